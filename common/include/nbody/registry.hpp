@@ -1,0 +1,121 @@
+#pragma once
+// The registry of formulations. A formulation is one small source file that defines its kernel and
+// one `register_...` function adding an Implementation here; the runner, validation, profiling and
+// reports work only through this interface.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nbody/accuracy.hpp"
+#include "nbody/bodies.hpp"
+
+namespace nbody {
+
+enum class DeviceKind { cpu, gpu };
+enum class Layout { aos, soa };
+enum class Precision { f32, f64 };
+// Full: within a few ulp per interaction (exact 1/sqrt, GPU rsqrtf, or rsqrt + one Newton step).
+// Approximate: a bare 12/14-bit rsqrt; never ranked beside full-accuracy results (FAIRNESS rule 2).
+enum class AccuracyClass { full, approximate };
+// all_pairs evaluates N^2 interactions; symmetric evaluates N(N-1)/2 pairs and applies each twice
+// (Newton's third law), credited N^2 "equivalent" interactions (FAIRNESS rule 4).
+enum class PairScheme { all_pairs, symmetric };
+
+std::string_view to_string(DeviceKind v);
+std::string_view to_string(Layout v);
+std::string_view to_string(Precision v);
+std::string_view to_string(AccuracyClass v);
+std::string_view to_string(PairScheme v);
+
+// Options a user can set for a run; each implementation uses those that apply to it.
+struct ExecutionOptions {
+  int threads = 0;     // CPU threads; 0 = all the machine has
+  std::string isa;     // CPU SIMD ISA to force ("sse4.2", "avx2", "avx512f"); empty = widest
+  int gpu_device = 0;  // CUDA device ordinal
+};
+
+// One formulation bound to one input. Created by Implementation::prepare, which does all setup
+// (layout conversion, allocation, host-to-device copies of the resident input) outside timing.
+class PreparedRun {
+ public:
+  virtual ~PreparedRun() = default;
+
+  // One force evaluation, timed on the implementation's own clock: a steady wall clock on the
+  // CPU, device events on the GPU. Returns seconds.
+  //   kernel:     the force computation only (inputs already resident where the kernel runs).
+  //   end_to_end: host-to-device copy of the bodies, kernel, device-to-host copy of the results.
+  //               Identical to `kernel` on the CPU, where nothing moves.
+  enum class Scope { kernel, end_to_end };
+  virtual double evaluate(Scope scope) = 0;
+
+  // Accelerations of the last evaluation, promoted to double, in body order.
+  virtual std::vector<Vec3<double>> accelerations() = 0;
+
+  // Facts decided at prepare time that a reader needs (ISA chosen, threads, launch configuration).
+  virtual std::map<std::string, std::string> details() const { return {}; }
+};
+
+struct ImplementationInfo {
+  std::string name;  // e.g. "cpu.soa"; unique; the --impl regex matches it
+  std::string description;
+  DeviceKind device = DeviceKind::cpu;
+  Layout layout = Layout::aos;
+  Precision precision = Precision::f32;
+  AccuracyClass accuracy_class = AccuracyClass::full;
+  PairScheme pairs = PairScheme::all_pairs;
+  bool multithreaded = false;              // uses more than one CPU thread
+  std::vector<std::string> optimizations;  // listed in reports (FAIRNESS rule 3)
+  Tolerance tolerance;
+  // Bytes of working memory per body beyond the input (for the memory check before allocating).
+  std::size_t bytes_per_body = 64;
+};
+
+struct Implementation {
+  ImplementationInfo info;
+  // Empty when the implementation can run here; otherwise the reason it cannot (no GPU, ISA
+  // missing, ...). Must be cheap and must not throw.
+  std::function<std::optional<std::string>()> unavailable_reason;
+  // Builds a run for the given float64 bodies (the implementation rounds them to its precision).
+  std::function<std::unique_ptr<PreparedRun>(std::span<const Body<double>> bodies, double softening,
+                                             const ExecutionOptions& options)>
+      prepare;
+  // Threads the run will use under `options` (recorded in results).
+  std::function<int(const ExecutionOptions& options)> threads_used;
+  // Optional: why N bodies cannot run (e.g. more than the GPU's free memory), checked before
+  // anything is allocated. Empty function or empty result: N is fine. Host memory is checked by
+  // the runner from bytes_per_body.
+  std::function<std::optional<std::string>(std::size_t n, const ExecutionOptions& options)>
+      size_limit_reason;
+};
+
+class Registry {
+ public:
+  // Throws std::logic_error on a duplicate name.
+  void add(Implementation implementation);
+  const std::vector<Implementation>& all() const { return implementations_; }
+  const Implementation* find(std::string_view name) const;
+  // Implementations whose name matches the ECMAScript regex (search, not full match). Throws
+  // UsageError for an invalid regex or when nothing matches.
+  std::vector<const Implementation*> select(const std::string& pattern) const;
+
+ private:
+  std::vector<Implementation> implementations_;
+};
+
+// Each part of the suite registers its formulations through one function.
+void register_cpu_implementations(Registry& registry);
+#if defined(NBODY_HAVE_CUDA)
+void register_gpu_implementations(Registry& registry);
+#endif
+
+// The registry of everything this build contains.
+Registry make_default_registry();
+
+}  // namespace nbody

@@ -1,0 +1,146 @@
+#include "nbody/reference.hpp"
+
+#include <bit>
+#include <cstdlib>
+#include <fstream>
+#include <system_error>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "nbody/initial_conditions.hpp"
+#include "nbody/physics.hpp"
+
+namespace nbody {
+namespace {
+
+// Neumaier's improvement of Kahan summation: the error does not grow with the number of terms.
+class CompensatedSum {
+ public:
+  void add(double value) {
+    const double t = sum_ + value;
+    compensation_ += std::abs(sum_) >= std::abs(value) ? (sum_ - t) + value : (value - t) + sum_;
+    sum_ = t;
+  }
+  double value() const { return sum_ + compensation_; }
+
+ private:
+  double sum_ = 0;
+  double compensation_ = 0;
+};
+
+std::uint64_t hash_targets(std::span<const std::uint32_t> targets) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const std::uint32_t t : targets) {
+    hash ^= t;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+struct CacheHeader {
+  char magic[8] = {'N', 'B', 'R', 'E', 'F', '0', '0', '1'};
+  std::uint64_t input_hash = 0;
+  std::uint64_t softening_bits = 0;
+  std::uint64_t body_count = 0;
+  std::uint64_t target_count = 0;
+  std::uint64_t target_hash = 0;
+
+  bool operator==(const CacheHeader&) const = default;
+};
+
+}  // namespace
+
+std::vector<Vec3<double>> reference_accelerations(std::span<const Body<double>> bodies,
+                                                  double softening,
+                                                  std::span<const std::uint32_t> targets) {
+  std::vector<Vec3<double>> result(targets.size());
+  const double softening_squared = softening * softening;
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, targets.size(), 16),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      for (std::size_t k = range.begin(); k != range.end(); ++k) {
+                        const Body<double>& bi = bodies[targets[k]];
+                        CompensatedSum ax, ay, az;
+                        for (const Body<double>& bj : bodies) {
+                          const PairAcceleration<double> a = pair_acceleration<double>(
+                              bi.x, bi.y, bi.z, bj.x, bj.y, bj.z, bj.m, softening_squared);
+                          ax.add(a.x);
+                          ay.add(a.y);
+                          az.add(a.z);
+                        }
+                        result[k] = {ax.value(), ay.value(), az.value()};
+                      }
+                    });
+  return result;
+}
+
+std::vector<std::uint32_t> validation_targets(std::size_t n, std::size_t max_targets) {
+  std::vector<std::uint32_t> targets;
+  if (n <= max_targets || max_targets < 2) {
+    targets.resize(n);
+    for (std::size_t i = 0; i < n; ++i) targets[i] = static_cast<std::uint32_t>(i);
+    return targets;
+  }
+  targets.resize(max_targets);
+  for (std::size_t k = 0; k < max_targets; ++k) {
+    targets[k] = static_cast<std::uint32_t>(k * (n - 1) / (max_targets - 1));
+  }
+  return targets;
+}
+
+std::filesystem::path ReferenceCache::default_directory() {
+  if (const char* dir = std::getenv("NBODY_FAIR_CACHE"); dir != nullptr) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::filesystem::path(xdg) / "nbody-fair";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return std::filesystem::path(home) / ".cache" / "nbody-fair";
+  }
+  return {};
+}
+
+std::vector<Vec3<double>> ReferenceCache::get_or_compute(
+    std::span<const Body<double>> bodies, double softening,
+    std::span<const std::uint32_t> targets) const {
+  if (directory_.empty()) return reference_accelerations(bodies, softening, targets);
+
+  CacheHeader key;
+  key.input_hash = input_hash(bodies);
+  key.softening_bits = std::bit_cast<std::uint64_t>(softening);
+  key.body_count = bodies.size();
+  key.target_count = targets.size();
+  key.target_hash = hash_targets(targets);
+  const std::filesystem::path file = directory_ / "reference" /
+                                     fmt::format("{:016x}-{:016x}-{:016x}.f64", key.input_hash,
+                                                 key.softening_bits, key.target_hash);
+
+  if (std::ifstream in(file, std::ios::binary); in) {
+    CacheHeader stored;
+    std::vector<Vec3<double>> cached(targets.size());
+    in.read(reinterpret_cast<char*>(&stored), sizeof stored);
+    in.read(reinterpret_cast<char*>(cached.data()),
+            static_cast<std::streamsize>(cached.size() * sizeof(Vec3<double>)));
+    if (in && stored == key) return cached;
+  }
+
+  std::vector<Vec3<double>> computed = reference_accelerations(bodies, softening, targets);
+  // Best effort: a cache that cannot be written only costs time. Written to a temporary name and
+  // renamed, so a concurrent reader never sees half a file.
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  const std::filesystem::path temporary = file.string() + fmt::format(".tmp{}", ::getpid());
+  if (std::ofstream out(temporary, std::ios::binary); out) {
+    out.write(reinterpret_cast<const char*>(&key), sizeof key);
+    out.write(reinterpret_cast<const char*>(computed.data()),
+              static_cast<std::streamsize>(computed.size() * sizeof(Vec3<double>)));
+    out.close();
+    if (out) std::filesystem::rename(temporary, file, ec);
+  }
+  std::filesystem::remove(temporary, ec);
+  return computed;
+}
+
+}  // namespace nbody

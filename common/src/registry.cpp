@@ -1,0 +1,63 @@
+#include "nbody/registry.hpp"
+
+#include <regex>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "nbody/errors.hpp"
+
+namespace nbody {
+
+std::string_view to_string(DeviceKind v) {
+  return v == DeviceKind::cpu ? "cpu" : "gpu";
+}
+std::string_view to_string(Layout v) {
+  return v == Layout::aos ? "aos" : "soa";
+}
+std::string_view to_string(Precision v) {
+  return v == Precision::f32 ? "f32" : "f64";
+}
+std::string_view to_string(AccuracyClass v) {
+  return v == AccuracyClass::full ? "full" : "approximate";
+}
+std::string_view to_string(PairScheme v) {
+  return v == PairScheme::all_pairs ? "all_pairs" : "symmetric";
+}
+
+void Registry::add(Implementation implementation) {
+  if (find(implementation.info.name) != nullptr) {
+    throw std::logic_error("duplicate implementation name: " + implementation.info.name);
+  }
+  implementations_.push_back(std::move(implementation));
+}
+
+const Implementation* Registry::find(std::string_view name) const {
+  for (const Implementation& impl : implementations_) {
+    if (impl.info.name == name) return &impl;
+  }
+  return nullptr;
+}
+
+std::vector<const Implementation*> Registry::select(const std::string& pattern) const {
+  std::regex regex;
+  try {
+    regex = std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw UsageError(fmt::format("invalid --impl pattern '{}': {}", pattern, e.what()));
+  }
+  std::vector<const Implementation*> selected;
+  for (const Implementation& impl : implementations_) {
+    if (std::regex_search(impl.info.name, regex)) selected.push_back(&impl);
+  }
+  if (selected.empty()) {
+    std::string names;
+    for (const Implementation& impl : implementations_)
+      names += (names.empty() ? "" : ", ") + impl.info.name;
+    throw UsageError(
+        fmt::format("no implementation matches --impl '{}' (available: {})", pattern, names));
+  }
+  return selected;
+}
+
+}  // namespace nbody

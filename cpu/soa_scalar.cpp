@@ -1,0 +1,44 @@
+// cpu.soa: the same scalar loop over a structure of arrays, one thread: the stepping stone to SIMD.
+#include "nbody/cpu/cpu_run.hpp"
+
+namespace nbody::cpu {
+namespace {
+
+template <class T>
+void soa_forces(const BodiesSoA<T>& bodies, T softening_squared, AccelerationsSoA<T>& acc) {
+  const std::size_t n = bodies.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const T xi = bodies.x[i], yi = bodies.y[i], zi = bodies.z[i];
+    T ax = 0, ay = 0, az = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      accumulate_interaction<T>(xi, yi, zi, bodies.x[j], bodies.y[j], bodies.z[j], bodies.m[j],
+                                softening_squared, ax, ay, az);
+    }
+    acc.x[i] = ax;
+    acc.y[i] = ay;
+    acc.z[i] = az;
+  }
+}
+
+}  // namespace
+
+void register_cpu_soa(Registry& registry) {
+  registry.add({
+      .info = {.name = "cpu.soa",
+               .description = "scalar loop over a structure of arrays, one thread",
+               .device = DeviceKind::cpu,
+               .layout = Layout::soa,
+               .precision = Precision::f32,
+               .optimizations = {"structure of arrays"},
+               .tolerance = scalar_float32_tolerance()},
+      .unavailable_reason = [] { return std::optional<std::string>{}; },
+      .prepare =
+          [](std::span<const Body<double>> bodies, double softening, const ExecutionOptions&) {
+            return std::make_unique<SoaRun<float>>(bodies, softening, soa_forces<float>);
+          },
+      .threads_used = [](const ExecutionOptions&) { return 1; },
+      .size_limit_reason = {},
+  });
+}
+
+}  // namespace nbody::cpu

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Stages the Debian packages nbody-fair builds against into a folder, for GPU nodes that have no
+# package registry (see README, "Running on an offline GPU node").
+#
+#   On a connected Debian 12 machine:  third_party/stage-offline-deps.sh [PREFIX]
+#   Copy PREFIX to the node, then:     cmake -B build -DCMAKE_PREFIX_PATH=PREFIX/usr ...
+#                                      export LD_LIBRARY_PATH=PREFIX/usr/lib/x86_64-linux-gnu
+#
+# The packages are only unpacked (dpkg -x), never installed, so nothing outside PREFIX changes.
+# Default PREFIX: third_party/prefix (git ignores it).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+prefix=$(realpath -m "${1:-$here/prefix}")
+debs="$here/debs"
+
+# The -dev packages and the runtime libraries they link to (the node's glibc and libstdc++ are
+# newer than Debian 12's, so these run there unchanged). libhwloc15 is what oneTBB's binding
+# library needs; googletest carries the gmock/gtest sources that libgtest-dev's CMake files name.
+packages=(
+  libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libhwloc15
+  libxsimd-dev xtl-dev
+  libfmt-dev libfmt9
+  libbenchmark-dev libbenchmark1debian
+  libgtest-dev googletest
+  nlohmann-json3-dev
+  libcli11-dev
+)
+
+command -v apt-get >/dev/null || { echo "stage-offline-deps: apt-get not found (run this on a Debian or Ubuntu machine with a package registry)" >&2; exit 1; }
+mkdir -p "$debs" "$prefix"
+(cd "$debs" && apt-get download "${packages[@]}")
+for deb in "$debs"/*.deb; do
+  dpkg -x "$deb" "$prefix"
+done
+# Unneeded for building or running; keeps the folder small enough to carry.
+rm -rf "$prefix/usr/share/doc" "$prefix/usr/share/man" "$prefix/usr/src/googletest/googletest/docs" \
+  "$prefix/usr/src/googletest/googlemock/docs"
+echo "staged ${#packages[@]} packages into $prefix ($(du -sh "$prefix" | cut -f1))"
+echo "configure with: cmake -B build -DCMAKE_PREFIX_PATH=$prefix/usr"
+echo "run with:       export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu"
