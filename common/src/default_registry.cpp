@@ -13,8 +13,18 @@ Registry make_default_registry() {
 }
 
 // Filled in by the counters work (CUPTI on the GPU, disassembly counts on the CPU).
-std::vector<std::unique_ptr<CounterSource>> make_counter_sources() { return {}; }
+std::vector<std::unique_ptr<CounterSource>> make_counter_sources() {
+  return {};
+}
 
-nlohmann::json measure_ceilings(bool /*remeasure*/) { return nullptr; }
+#if !defined(NBODY_HAVE_CUDA)
+nlohmann::json describe_gpus() {
+  return nlohmann::json::array();
+}
+#endif
+
+nlohmann::json measure_ceilings(bool /*remeasure*/) {
+  return nullptr;
+}
 
 }  // namespace nbody

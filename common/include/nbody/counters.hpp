@@ -14,8 +14,8 @@
 namespace nbody {
 
 struct CounterReadout {
-  std::string source;              // e.g. "cupti-range-profiler", "disassembly"
-  std::string unavailable_reason;  // empty when counters were read
+  std::string source;                     // e.g. "cupti-range-profiler", "disassembly"
+  std::string unavailable_reason;         // empty when counters were read
   std::map<std::string, double> metrics;  // raw counter name -> value
   std::map<std::string, double> derived;  // counted flops per interaction, fraction of peak, ...
 };
@@ -32,6 +32,10 @@ class CounterSource {
 
 // The counter sources this build has (CUPTI when built with CUDA, static counts for CPU kernels).
 std::vector<std::unique_ptr<CounterSource>> make_counter_sources();
+
+// The CUDA devices present (name, SMs, clocks, memory, driver and runtime versions); an empty
+// array on a build without CUDA or a machine without a GPU.
+nlohmann::json describe_gpus();
 
 // Ceilings measured on this machine (cached per machine), as JSON for results.json; `null` when
 // none could be measured. `remeasure` ignores the cache.

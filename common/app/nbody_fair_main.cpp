@@ -1,0 +1,266 @@
+// nbody-fair: list, validate, run, report, peaks. The command line only parses and dispatches;
+// measurement lives in the runner, printing in reports/.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "nbody/counters.hpp"
+#include "nbody/errors.hpp"
+#include "nbody/registry.hpp"
+#include "nbody/reports/markdown_report.hpp"
+#include "nbody/runner.hpp"
+#include "nbody/sizes.hpp"
+
+namespace {
+
+using nbody::UsageError;
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
+
+void on_interrupt(int signal_number) {
+  nbody::interrupt_requested() = true;
+  // A second Ctrl-C ends the program at once.
+  std::signal(signal_number, SIG_DFL);
+}
+
+// Creates the output folder and proves it writable before anything is measured, so a bad --out
+// fails at once and leaves nothing behind.
+void prepare_output_directory(const std::filesystem::path& directory) {
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(directory, ec);
+  std::filesystem::create_directories(directory, ec);
+  if (ec || !std::filesystem::is_directory(directory)) {
+    throw UsageError(fmt::format("cannot create output folder '{}'{}", directory.string(),
+                                 ec ? ": " + ec.message() : ""));
+  }
+  const std::filesystem::path probe = directory / ".nbody-fair-write-test";
+  const bool writable = static_cast<bool>(std::ofstream(probe));
+  std::filesystem::remove(probe, ec);
+  if (!writable) {
+    if (!existed) std::filesystem::remove(directory, ec);
+    throw UsageError(fmt::format("output folder '{}' is not writable", directory.string()));
+  }
+}
+
+struct CommonOptions {
+  std::vector<std::string> sizes;
+  std::string impl = ".";
+  std::string ic = "uniform";
+  nbody::SuiteOptions suite;
+};
+
+void add_selection_options(CLI::App& command, CommonOptions& o) {
+  command
+      .add_option("--sizes", o.sizes,
+                  "Body counts, e.g. 1000,4096 or 1K,64K,1M (default: from the hardware)")
+      ->delimiter(',');
+  command.add_option("--impl", o.impl, "Regular expression selecting implementations by name")
+      ->capture_default_str();
+  command.add_option("--ic", o.ic, "Initial condition: uniform or plummer")->capture_default_str();
+  command.add_option("--seed", o.suite.seed, "Seed of the initial condition")
+      ->capture_default_str();
+  command.add_option("--softening", o.suite.softening, "Softening length eps")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_option("--threads", o.suite.execution.threads, "CPU threads (0 = all)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--isa", o.suite.execution.isa,
+                     "Force a CPU SIMD ISA: sse4.2, avx2 or avx512f");
+  command.add_option("--gpu", o.suite.execution.gpu_device, "CUDA device ordinal")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--validate-bodies", o.suite.validation_bodies,
+                  "Validate every body up to this N, an even sample of this many above")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_flag(
+      "--no-reference-cache", [&o](std::int64_t) { o.suite.reference_cache = false; },
+      "Recompute the float64 reference instead of reading the on-disk cache");
+}
+
+// Turns the parsed strings into SuiteOptions; throws UsageError for bad values.
+void finish_options(CommonOptions& o, const nbody::Registry& registry, int argc, char** argv) {
+  o.suite.initial_condition = nbody::parse_initial_condition(o.ic);
+  o.suite.implementation_pattern = o.impl;
+  if (!o.sizes.empty()) o.suite.sizes = nbody::parse_sizes(o.sizes);
+  (void)registry.select(o.impl);  // an unknown pattern is an error before anything runs
+  o.suite.command_line.assign(argv, argv + argc);
+}
+
+void print_list(const nbody::Registry& registry, const nbody::ExecutionOptions& execution) {
+  fmt::print("{:<22} {:<4} {:<4} {:<4} {:<12} {:<10} {:>7}  {}\n", "implementation", "dev", "lay",
+             "prec", "accuracy", "pairs", "threads", "status");
+  for (const nbody::Implementation& impl : registry.all()) {
+    const auto reason = impl.unavailable_reason();
+    fmt::print("{:<22} {:<4} {:<4} {:<4} {:<12} {:<10} {:>7}  {}\n", impl.info.name,
+               nbody::to_string(impl.info.device), nbody::to_string(impl.info.layout),
+               nbody::to_string(impl.info.precision), nbody::to_string(impl.info.accuracy_class),
+               nbody::to_string(impl.info.pairs), impl.threads_used(execution),
+               reason ? "unavailable: " + *reason : "available");
+  }
+}
+
+void print_validation(const nbody::ResultsDocument& doc) {
+  fmt::print("{:<22} {:>9} {:<8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {}\n", "implementation",
+             "N", "status", "rel_L2", "L2 bound", "max_rel", "max bound", "p99_rel", "median_rel",
+             "note");
+  for (const nbody::ResultRecord& r : doc.results) {
+    if (!r.accuracy) {
+      fmt::print("{:<22} {:>9} {:<8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {}\n",
+                 r.implementation, r.n, r.status, "-", "-", "-", "-", "-", "-", r.reason);
+      continue;
+    }
+    const nbody::AccuracyRecord& a = *r.accuracy;
+    fmt::print(
+        "{:<22} {:>9} {:<8} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e}  {}\n",
+        r.implementation, r.n, r.status, a.metrics.relative_l2, a.relative_l2_bound,
+        a.metrics.max_relative, a.max_relative_bound, a.metrics.p99_relative,
+        a.metrics.median_relative,
+        a.sampled ? fmt::format("{} bodies sampled", a.metrics.bodies_compared) : "");
+  }
+}
+
+int exit_code(const nbody::ResultsDocument& doc) {
+  if (doc.interrupted) return kExitInterrupted;
+  for (const nbody::ResultRecord& r : doc.results) {
+    if (r.status == "failed") return kExitFailed;
+  }
+  return 0;
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app{"nbody-fair: a fair CPU-versus-GPU all-pairs N-body benchmark"};
+  app.require_subcommand(1);
+  const nbody::Registry registry = nbody::make_default_registry();
+
+  nbody::ExecutionOptions list_execution;
+  CLI::App* list =
+      app.add_subcommand("list", "List the implementations and whether they can run here");
+  list->add_option("--threads", list_execution.threads, "CPU threads (0 = all)");
+  list->add_option("--gpu", list_execution.gpu_device, "CUDA device ordinal");
+
+  CommonOptions validate_options;
+  CLI::App* validate =
+      app.add_subcommand("validate", "Compare each implementation with the float64 reference");
+  add_selection_options(*validate, validate_options);
+
+  CommonOptions run_options;
+  std::filesystem::path out_dir = "results";
+  CLI::App* run = app.add_subcommand(
+      "run", "Validate and time each implementation; write results.json and report.md");
+  add_selection_options(*run, run_options);
+  run->add_option("--reps", run_options.suite.repetitions, "Timed repetitions (median reported)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  run->add_option("--min-time", run_options.suite.min_time_s, "Minimum seconds per repetition")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  run->add_option("--max-eval-seconds", run_options.suite.max_eval_seconds,
+                  "Skip an (implementation, N) whose one evaluation is predicted to take longer")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  run->add_option("--out", out_dir, "Output folder")->capture_default_str();
+  run->add_flag(
+      "--no-counters", [&run_options](std::int64_t) { run_options.suite.counters = false; },
+      "Do not read hardware counters");
+
+  std::filesystem::path report_in, report_out;
+  CLI::App* report = app.add_subcommand("report", "Re-render report.md from a results.json");
+  report->add_option("--in", report_in, "results.json to read")->required();
+  report->add_option("--out", report_out, "Output folder (default: the folder of --in)");
+
+  bool remeasure = false;
+  CLI::App* peaks =
+      app.add_subcommand("peaks", "Measure (or show the cached) ceilings of this machine");
+  peaks->add_flag("--remeasure", remeasure, "Ignore the cached ceilings");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "nbody-fair: {}\n", e.what());
+    return kExitUsage;
+  }
+
+  if (*list) {
+    print_list(registry, list_execution);
+    return 0;
+  }
+  if (*report) {
+    const nbody::ResultsDocument doc = nbody::load_results(report_in);
+    const std::filesystem::path dir = report_out.empty() ? report_in.parent_path() : report_out;
+    prepare_output_directory(dir.empty() ? "." : dir);
+    nbody::reports::write_markdown(doc, dir.empty() ? "." : dir);
+    fmt::print("wrote {}\n", ((dir.empty() ? "." : dir) / "report.md").string());
+    return 0;
+  }
+  if (*peaks) {
+    const nlohmann::json ceilings = nbody::measure_ceilings(remeasure);
+    fmt::print("{}\n", ceilings.is_null() ? "no ceilings could be measured" : ceilings.dump(2));
+    return 0;
+  }
+
+  const bool is_run = static_cast<bool>(*run);
+  CommonOptions& options = is_run ? run_options : validate_options;
+  finish_options(options, registry, argc, argv);
+  const auto counter_sources = nbody::make_counter_sources();
+  const auto progress = nbody::make_stderr_progress();
+  nbody::SuiteContext context{.registry = registry,
+                              .counter_sources = counter_sources,
+                              .ceilings = nullptr,
+                              .gpus = nbody::describe_gpus(),
+                              .progress = *progress,
+                              .checkpoint = {}};
+  if (is_run) {
+    // Every check that can fail on bad input runs before the output folder is touched.
+    const auto selected = registry.select(options.suite.implementation_pattern);
+    for (const std::size_t n : options.suite.sizes) nbody::check_memory(selected, n);
+    prepare_output_directory(out_dir);
+    if (options.suite.counters) context.ceilings = nbody::measure_ceilings(false);
+    context.checkpoint = [&out_dir](const nbody::ResultsDocument& doc) {
+      nbody::save_results(doc, out_dir / "results.json");
+      nbody::reports::write_markdown(doc, out_dir);
+    };
+  }
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  const nbody::ResultsDocument doc = nbody::run_suite(
+      context, options.suite, is_run ? nbody::SuiteMode::run : nbody::SuiteMode::validate);
+  if (is_run) {
+    fmt::print("{}", nbody::reports::render_markdown(doc));
+    fmt::print("\nwrote {} and {}\n", (out_dir / "results.json").string(),
+               (out_dir / "report.md").string());
+  } else {
+    print_validation(doc);
+  }
+  if (doc.interrupted)
+    fmt::print(stderr, "nbody-fair: interrupted; kept {} measurements\n", doc.results.size());
+  return exit_code(doc);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "nbody-fair: {}\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "nbody-fair: error: {}\n", e.what());
+    return kExitFailed;
+  }
+}

@@ -1,0 +1,162 @@
+#pragma once
+// The results model: everything a run measured, and how. Measurement fills it, printers
+// (reports/) read it, and it is written to results.json (schema: docs/results-schema.md).
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nbody/accuracy.hpp"
+#include "nbody/json_optional.hpp"
+
+namespace nbody {
+
+inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
+inline constexpr int kResultsSchemaVersion = 1;
+
+struct TimingStatistics {
+  int repetitions = 0;
+  std::int64_t iterations_per_repetition = 0;
+  std::vector<double> samples_s;  // one per repetition: mean seconds per evaluation
+  double median_s = 0, mean_s = 0, min_s = 0, max_s = 0, stddev_s = 0;
+  double ci_low_s = 0, ci_high_s = 0;  // distribution-free CI of the median
+  double ci_confidence = 0;            // its actual coverage (binomial), e.g. 0.94
+  double cv = 0;                       // stddev / mean
+  bool noisy = false;                  // cv above the noise threshold
+};
+
+struct AccuracyRecord {
+  AccuracyMetrics metrics;
+  double relative_l2_bound = 0;
+  double max_relative_bound = 0;
+  bool sampled = false;  // validated on a subset of bodies (metrics.bodies_compared of N)
+  bool passed = false;
+};
+
+struct RateFigures {
+  double interactions_per_second = 0;      // credited N^2 / median time: the primary figure
+  double interactions_per_second_min = 0;  // from the slowest repetition
+  double interactions_per_second_max = 0;  // from the fastest repetition
+  double gflops_at_20 = 0;                 // 20 flops per credited interaction (FAIRNESS rule 4)
+};
+
+struct ResultRecord {
+  std::string implementation;
+  std::string initial_condition;
+  std::size_t n = 0;
+  std::string status;  // "ok", "failed" (accuracy or error), "skipped"
+  std::string reason;  // why failed or skipped
+  std::string input_hash;
+  std::uint64_t pairs_evaluated = 0;  // N^2, or N(N-1)/2 for symmetric kernels
+  double interactions_credited = 0;   // N^2 in every case (FAIRNESS rule 4)
+  int threads = 0;
+  std::map<std::string, std::string> details;
+  std::optional<AccuracyRecord> accuracy;
+  std::optional<TimingStatistics> kernel;
+  std::optional<TimingStatistics> end_to_end;  // GPU only: copies included
+  std::optional<RateFigures> kernel_rate;
+  std::optional<RateFigures> end_to_end_rate;
+  nlohmann::json counters;  // CounterReadout, or null
+};
+
+struct ImplementationRecord {
+  std::string name, description, device, layout, precision, accuracy_class, pairs;
+  bool multithreaded = false;
+  std::vector<std::string> optimizations;
+  double unit_roundoff = 0, relative_l2_coefficient = 0, max_relative_coefficient = 0;
+  bool available = false;
+  std::string unavailable_reason;
+  int threads = 0;
+};
+
+struct MachineRecord {
+  std::string hostname, os, cpu_model;
+  int logical_cpus = 0, physical_cores = 0;
+  std::vector<std::string> isa_features;
+  std::uint64_t memory_bytes = 0;
+  nlohmann::json gpus = nlohmann::json::array();
+};
+
+struct BuildRecord {
+  std::string tool_version, build_type, cxx_compiler, cxx_flags, cuda_compiler, cuda_flags,
+      cuda_architectures;
+  std::map<std::string, std::string> libraries;
+};
+
+struct RunSettings {
+  std::string command;  // list, validate, run
+  std::string initial_condition;
+  std::uint64_t seed = 0;
+  double softening = 0;
+  std::vector<std::size_t> sizes;
+  std::string implementation_pattern;
+  int repetitions = 0;
+  double min_time_s = 0;
+  double max_eval_seconds = 0;
+  std::size_t validation_bodies = 0;
+  bool counters = true;
+  int threads = 0;
+  std::string isa;
+  int gpu_device = 0;
+};
+
+struct InputRecord {
+  std::string initial_condition;
+  std::size_t n = 0;
+  std::uint64_t seed = 0;
+  std::string hash_f64;  // of the generated float64 bodies
+  std::string hash_f32;  // of the same bodies rounded to float32
+};
+
+struct ResultsDocument {
+  std::string schema = kResultsSchemaName;
+  int schema_version = kResultsSchemaVersion;
+  std::string generated_at;  // UTC, ISO 8601
+  std::vector<std::string> command_line;
+  bool complete = false;     // every planned measurement ran
+  bool interrupted = false;  // stopped by a signal; what is here was measured
+  MachineRecord machine;
+  BuildRecord build;
+  RunSettings settings;
+  nlohmann::json ceilings;  // measured ceilings (null when not measured)
+  std::vector<ImplementationRecord> implementations;
+  std::vector<InputRecord> inputs;
+  std::vector<ResultRecord> results;
+};
+
+void to_json(nlohmann::json& j, const AccuracyMetrics& v);
+void from_json(const nlohmann::json& j, AccuracyMetrics& v);
+void to_json(nlohmann::json& j, const TimingStatistics& v);
+void from_json(const nlohmann::json& j, TimingStatistics& v);
+void to_json(nlohmann::json& j, const AccuracyRecord& v);
+void from_json(const nlohmann::json& j, AccuracyRecord& v);
+void to_json(nlohmann::json& j, const RateFigures& v);
+void from_json(const nlohmann::json& j, RateFigures& v);
+void to_json(nlohmann::json& j, const ResultRecord& v);
+void from_json(const nlohmann::json& j, ResultRecord& v);
+void to_json(nlohmann::json& j, const ImplementationRecord& v);
+void from_json(const nlohmann::json& j, ImplementationRecord& v);
+void to_json(nlohmann::json& j, const MachineRecord& v);
+void from_json(const nlohmann::json& j, MachineRecord& v);
+void to_json(nlohmann::json& j, const BuildRecord& v);
+void from_json(const nlohmann::json& j, BuildRecord& v);
+void to_json(nlohmann::json& j, const RunSettings& v);
+void from_json(const nlohmann::json& j, RunSettings& v);
+void to_json(nlohmann::json& j, const InputRecord& v);
+void from_json(const nlohmann::json& j, InputRecord& v);
+void to_json(nlohmann::json& j, const ResultsDocument& v);
+void from_json(const nlohmann::json& j, ResultsDocument& v);
+
+// Writes `text` to `path` through a temporary file in the same folder and a rename, so a reader
+// (or an interrupted run) never leaves half a file. Throws std::runtime_error on failure.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+void save_results(const ResultsDocument& document, const std::filesystem::path& path);
+// Throws UsageError for a missing file, invalid JSON or another schema.
+ResultsDocument load_results(const std::filesystem::path& path);
+
+}  // namespace nbody

@@ -1,0 +1,78 @@
+#pragma once
+// The suite driver: for each size and implementation, validate against the float64 reference,
+// time through Google Benchmark, read counters, and record everything in a ResultsDocument.
+// Generic over the registry: it knows implementations only through registry.hpp.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nbody/counters.hpp"
+#include "nbody/initial_conditions.hpp"
+#include "nbody/registry.hpp"
+#include "nbody/results.hpp"
+
+namespace nbody {
+
+struct SuiteOptions {
+  InitialCondition initial_condition = InitialCondition::uniform_ball;
+  std::uint64_t seed = 20261121;
+  double softening = 0.01;
+  std::vector<std::size_t> sizes;  // empty: chosen from the hardware (default_sizes)
+  std::string implementation_pattern = ".";
+  int repetitions = 5;
+  double min_time_s = 0.1;                // per repetition
+  double warmup_s = 0.05;                 // discarded before the repetitions
+  double max_eval_seconds = 2.0;          // skip (N, impl) whose one evaluation is predicted longer
+  std::size_t validation_bodies = 16384;  // validate all bodies up to this N, a spread sample above
+  bool counters = true;
+  bool reference_cache = true;
+  double noise_threshold_cv = 0.05;  // repetitions whose cv exceeds this are flagged noisy
+  ExecutionOptions execution;
+  std::vector<std::string> command_line;
+};
+
+enum class SuiteMode { validate, run };
+
+// Reports progress on one line (a TTY) or one line per step (a log).
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  virtual void update(std::size_t step, std::size_t total, const std::string& what) = 0;
+  virtual void finish() = 0;
+};
+std::unique_ptr<ProgressSink> make_stderr_progress();
+std::unique_ptr<ProgressSink> make_silent_progress();
+
+// Powers of four from 1K: up to 64K on a machine without a usable GPU, up to 1M with one. The
+// per-evaluation time budget (max_eval_seconds) then skips what a slow formulation cannot finish.
+std::vector<std::size_t> default_sizes(std::span<const Implementation* const> selected,
+                                       const ExecutionOptions& execution);
+
+// Throws UsageError when N bodies cannot fit in this machine's available memory.
+void check_memory(std::span<const Implementation* const> selected, std::size_t n);
+
+// Set from a signal handler: the suite stops after the current measurement and the results hold
+// everything measured so far. A function-local static, since a handler can reach nothing else.
+std::atomic<bool>& interrupt_requested();
+
+struct SuiteContext {
+  const Registry& registry;
+  std::span<const std::unique_ptr<CounterSource>> counter_sources;
+  nlohmann::json ceilings;
+  nlohmann::json gpus;  // describe_gpus()
+  ProgressSink& progress;
+  // Called after every measurement with the document so far (for incremental, atomic saving).
+  std::function<void(const ResultsDocument&)> checkpoint;
+};
+
+// The document's header (machine, build, settings, implementations) without results.
+ResultsDocument make_document(const SuiteContext& context, const SuiteOptions& options,
+                              SuiteMode mode, std::span<const Implementation* const> selected);
+
+ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& options, SuiteMode mode);
+
+}  // namespace nbody

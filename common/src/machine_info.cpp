@@ -1,0 +1,117 @@
+#include "nbody/machine_info.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <oneapi/tbb/version.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <CLI/Version.hpp>
+#include <nlohmann/json.hpp>
+#include <xsimd/config/xsimd_config.hpp>
+
+#include "nbody/build_info.hpp"
+
+namespace nbody {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto begin = s.find_first_not_of(" \t");
+  const auto end = s.find_last_not_of(" \t\r\n");
+  return begin == std::string::npos ? std::string{} : s.substr(begin, end - begin + 1);
+}
+
+// Fields of /proc/cpuinfo for the first processor, plus the count of distinct physical cores.
+void read_cpuinfo(MachineRecord& machine) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, physical_id;
+  std::set<std::pair<std::string, std::string>> cores;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = trim(line.substr(0, colon));
+    const std::string value = trim(line.substr(colon + 1));
+    if (key == "model name" && machine.cpu_model.empty()) machine.cpu_model = value;
+    if (key == "physical id") physical_id = value;
+    if (key == "core id") cores.insert({physical_id, value});
+  }
+  machine.physical_cores = static_cast<int>(cores.size());
+}
+
+}  // namespace
+
+MachineRecord describe_machine() {
+  MachineRecord machine;
+  read_cpuinfo(machine);
+  machine.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
+  if (machine.physical_cores == 0) machine.physical_cores = machine.logical_cpus;
+  __builtin_cpu_init();
+  const std::pair<const char*, bool> features[] = {
+      {"sse4.2", __builtin_cpu_supports("sse4.2")},
+      {"avx", __builtin_cpu_supports("avx")},
+      {"avx2", __builtin_cpu_supports("avx2")},
+      {"fma", __builtin_cpu_supports("fma")},
+      {"avx512f", __builtin_cpu_supports("avx512f")},
+      {"avx512dq", __builtin_cpu_supports("avx512dq")},
+      {"avx512vl", __builtin_cpu_supports("avx512vl")}};
+  for (const auto& [name, supported] : features) {
+    if (supported) machine.isa_features.emplace_back(name);
+  }
+  if (utsname u{}; ::uname(&u) == 0) {
+    machine.hostname = u.nodename;
+    machine.os = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0) {
+    machine.memory_bytes =
+        static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
+  }
+  return machine;
+}
+
+BuildRecord describe_build() {
+  BuildRecord build;
+  build.tool_version = build_info::kToolVersion;
+  build.build_type = build_info::kBuildType;
+  build.cxx_compiler = build_info::kCxxCompiler;
+  build.cxx_flags = build_info::kCxxFlags;
+  build.cuda_compiler = build_info::kCudaCompiler;
+  build.cuda_flags = build_info::kCudaFlags;
+  build.cuda_architectures = build_info::kCudaArchitectures;
+  build.libraries = {
+      {"oneTBB", TBB_VERSION_STRING},
+      {"xsimd",
+       fmt::format("{}.{}.{}", XSIMD_VERSION_MAJOR, XSIMD_VERSION_MINOR, XSIMD_VERSION_PATCH)},
+      {"fmt",
+       fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)},
+      {"nlohmann_json", fmt::format("{}.{}.{}", NLOHMANN_JSON_VERSION_MAJOR,
+                                    NLOHMANN_JSON_VERSION_MINOR, NLOHMANN_JSON_VERSION_PATCH)},
+      {"CLI11", CLI11_VERSION},
+      {"benchmark", build_info::kBenchmarkVersion},
+  };
+  return build;
+}
+
+std::uint64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  std::uint64_t value = 0;
+  while (in >> key >> value >> unit) {
+    if (key == "MemAvailable:") return value * 1024;
+  }
+  return 0;
+}
+
+std::string utc_timestamp() {
+  const auto now = std::chrono::system_clock::now();
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
+}
+
+}  // namespace nbody

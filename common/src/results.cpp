@@ -1,0 +1,107 @@
+#include "nbody/results.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "nbody/errors.hpp"
+
+namespace nbody {
+
+// Missing keys keep their defaults, so older files with fewer fields still load.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AccuracyMetrics, relative_l2, max_relative,
+                                                p99_relative, median_relative, net_force_residual,
+                                                bodies_compared)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimingStatistics, repetitions,
+                                                iterations_per_repetition, samples_s, median_s,
+                                                mean_s, min_s, max_s, stddev_s, ci_low_s, ci_high_s,
+                                                ci_confidence, cv, noisy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AccuracyRecord, metrics, relative_l2_bound,
+                                                max_relative_bound, sampled, passed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RateFigures, interactions_per_second,
+                                                interactions_per_second_min,
+                                                interactions_per_second_max, gflops_at_20)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultRecord, implementation, initial_condition, n,
+                                                status, reason, input_hash, pairs_evaluated,
+                                                interactions_credited, threads, details, accuracy,
+                                                kernel, end_to_end, kernel_rate, end_to_end_rate,
+                                                counters)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ImplementationRecord, name, description, device,
+                                                layout, precision, accuracy_class, pairs,
+                                                multithreaded, optimizations, unit_roundoff,
+                                                relative_l2_coefficient, max_relative_coefficient,
+                                                available, unavailable_reason, threads)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MachineRecord, hostname, os, cpu_model,
+                                                logical_cpus, physical_cores, isa_features,
+                                                memory_bytes, gpus)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BuildRecord, tool_version, build_type, cxx_compiler,
+                                                cxx_flags, cuda_compiler, cuda_flags,
+                                                cuda_architectures, libraries)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunSettings, command, initial_condition, seed,
+                                                softening, sizes, implementation_pattern,
+                                                repetitions, min_time_s, max_eval_seconds,
+                                                validation_bodies, counters, threads, isa,
+                                                gpu_device)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputRecord, initial_condition, n, seed, hash_f64,
+                                                hash_f32)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultsDocument, schema, schema_version,
+                                                generated_at, command_line, complete, interrupted,
+                                                machine, build, settings, ceilings, implementations,
+                                                inputs, results)
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temporary =
+      path.parent_path() / fmt::format(".{}.tmp{}", path.filename().string(), ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      throw std::runtime_error(fmt::format("cannot write {}", temporary.string()));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    throw std::runtime_error(
+        fmt::format("cannot rename {} to {}", temporary.string(), path.string()));
+  }
+}
+
+void save_results(const ResultsDocument& document, const std::filesystem::path& path) {
+  // Non-finite values (an infinite error) become null rather than invalid JSON.
+  write_file_atomically(path, nlohmann::json(document).dump(2) + "\n");
+}
+
+ResultsDocument load_results(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("cannot read {}", path.string()));
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{} is not valid JSON: {}", path.string(), e.what()));
+  }
+  if (j.value("schema", std::string{}) != kResultsSchemaName) {
+    throw UsageError(fmt::format("{} is not an nbody-fair results file", path.string()));
+  }
+  if (j.value("schema_version", 0) > kResultsSchemaVersion) {
+    throw UsageError(fmt::format("{} has schema version {}, newer than this tool's {}",
+                                 path.string(), j.value("schema_version", 0),
+                                 kResultsSchemaVersion));
+  }
+  try {
+    return j.get<ResultsDocument>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(
+        fmt::format("{} does not follow the results schema: {}", path.string(), e.what()));
+  }
+}
+
+}  // namespace nbody

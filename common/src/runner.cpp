@@ -1,0 +1,432 @@
+#include "nbody/runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "nbody/errors.hpp"
+#include "nbody/machine_info.hpp"
+#include "nbody/reference.hpp"
+#include "nbody/sizes.hpp"
+
+namespace nbody {
+namespace {
+
+// ---- statistics handed to Google Benchmark (it runs the loop and the aggregation) ----
+
+double sample_min(const std::vector<double>& v) {
+  return *std::min_element(v.begin(), v.end());
+}
+double sample_max(const std::vector<double>& v) {
+  return *std::max_element(v.begin(), v.end());
+}
+
+// Distribution-free confidence interval of the median: the order statistics x_(k) and
+// x_(K+1-k) with the largest k for which P(Binomial(K, 1/2) < k) <= 2.5%. With fewer than six
+// samples no such k exists and the interval is [min, max], whose coverage is 1 - 2^(1-K).
+std::size_t median_ci_rank(std::size_t count) {
+  double cumulative = 0, term = std::pow(0.5, static_cast<double>(count));  // P(X = 0)
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    cumulative += term;  // P(X <= i)
+    if (cumulative > 0.025) break;
+    k = i + 1;
+    term = term * static_cast<double>(count - i) / static_cast<double>(i + 1);
+  }
+  return std::max<std::size_t>(k, 1);
+}
+
+double median_ci_coverage(std::size_t count) {
+  const std::size_t k = median_ci_rank(count);
+  double tail = 0, term = std::pow(0.5, static_cast<double>(count));
+  for (std::size_t i = 0; i < k; ++i) {
+    tail += term;
+    term = term * static_cast<double>(count - i) / static_cast<double>(i + 1);
+  }
+  return 1.0 - 2.0 * tail;
+}
+
+double median_ci_low(const std::vector<double>& v) {
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted[median_ci_rank(sorted.size()) - 1];
+}
+
+double median_ci_high(const std::vector<double>& v) {
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted[sorted.size() - median_ci_rank(sorted.size())];
+}
+
+// Keeps every run Google Benchmark reports, instead of printing it.
+class CaptureReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    captured.insert(captured.end(), runs.begin(), runs.end());
+  }
+  std::vector<Run> captured;
+};
+
+TimingStatistics time_evaluations(PreparedRun& run, PreparedRun::Scope scope,
+                                  const SuiteOptions& options) {
+  benchmark::ClearRegisteredBenchmarks();
+  std::string error;
+  benchmark::RegisterBenchmark("evaluation",
+                               [&run, scope](benchmark::State& state) {
+                                 for (auto _ : state) {
+                                   if (interrupt_requested()) {
+                                     state.SkipWithError("interrupted");
+                                     break;
+                                   }
+                                   state.SetIterationTime(run.evaluate(scope));
+                                 }
+                               })
+      ->UseManualTime()
+      ->Unit(benchmark::kSecond)
+      ->Repetitions(options.repetitions)
+      ->MinTime(options.min_time_s)
+      ->MinWarmUpTime(options.warmup_s)
+      ->ComputeStatistics("min", sample_min)
+      ->ComputeStatistics("max", sample_max)
+      ->ComputeStatistics("ci_low", median_ci_low)
+      ->ComputeStatistics("ci_high", median_ci_high);
+  CaptureReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+
+  TimingStatistics stats;
+  for (const benchmark::BenchmarkReporter::Run& r : reporter.captured) {
+    if (r.error_occurred) throw std::runtime_error("timing stopped: " + r.error_message);
+    if (r.run_type == benchmark::BenchmarkReporter::Run::RT_Iteration) {
+      stats.samples_s.push_back(r.GetAdjustedRealTime());
+      stats.iterations_per_repetition = r.iterations;
+      continue;
+    }
+    const std::string& name = r.aggregate_name;
+    if (name == "cv") {
+      stats.cv = r.real_accumulated_time;  // a ratio, not a time
+      continue;
+    }
+    const double seconds = r.GetAdjustedRealTime();
+    if (name == "median") stats.median_s = seconds;
+    if (name == "mean") stats.mean_s = seconds;
+    if (name == "stddev") stats.stddev_s = seconds;
+    if (name == "min") stats.min_s = seconds;
+    if (name == "max") stats.max_s = seconds;
+    if (name == "ci_low") stats.ci_low_s = seconds;
+    if (name == "ci_high") stats.ci_high_s = seconds;
+  }
+  stats.repetitions = static_cast<int>(stats.samples_s.size());
+  if (stats.repetitions == 0) throw std::runtime_error("timing produced no repetitions");
+  if (stats.repetitions == 1) {  // Google Benchmark computes no aggregates for one repetition
+    stats.median_s = stats.mean_s = stats.min_s = stats.max_s = stats.ci_low_s = stats.ci_high_s =
+        stats.samples_s.front();
+  }
+  stats.ci_confidence = stats.repetitions > 1 ? median_ci_coverage(stats.samples_s.size()) : 0;
+  stats.noisy = stats.cv > options.noise_threshold_cv;
+  return stats;
+}
+
+RateFigures rates(const TimingStatistics& t, double credited_interactions) {
+  RateFigures r;
+  r.interactions_per_second = credited_interactions / t.median_s;
+  r.interactions_per_second_min = credited_interactions / t.max_s;
+  r.interactions_per_second_max = credited_interactions / t.min_s;
+  r.gflops_at_20 = r.interactions_per_second * kConventionalFlopsPerInteraction * 1e-9;
+  return r;
+}
+
+nlohmann::json to_json(const CounterReadout& c) {
+  nlohmann::json j;
+  j["source"] = c.source;
+  j["available"] = c.unavailable_reason.empty();
+  if (!c.unavailable_reason.empty()) j["unavailable_reason"] = c.unavailable_reason;
+  j["metrics"] = c.metrics;
+  j["derived"] = c.derived;
+  return j;
+}
+
+ImplementationRecord describe(const Implementation& impl, const ExecutionOptions& execution) {
+  const ImplementationInfo& info = impl.info;
+  ImplementationRecord r;
+  r.name = info.name;
+  r.description = info.description;
+  r.device = to_string(info.device);
+  r.layout = to_string(info.layout);
+  r.precision = to_string(info.precision);
+  r.accuracy_class = to_string(info.accuracy_class);
+  r.pairs = to_string(info.pairs);
+  r.multithreaded = info.multithreaded;
+  r.optimizations = info.optimizations;
+  r.unit_roundoff = info.tolerance.unit_roundoff;
+  r.relative_l2_coefficient = info.tolerance.relative_l2_coefficient;
+  r.max_relative_coefficient = info.tolerance.max_relative_coefficient;
+  const std::optional<std::string> reason = impl.unavailable_reason();
+  r.available = !reason.has_value();
+  r.unavailable_reason = reason.value_or("");
+  r.threads = impl.threads_used(execution);
+  return r;
+}
+
+// Inputs as a formulation of the given precision sees them, promoted back to double: the
+// reference must be computed on exactly these values.
+std::vector<Body<double>> as_seen_by(Precision precision, const std::vector<Body<double>>& bodies) {
+  if (precision == Precision::f64) return bodies;
+  return convert_precision<double, float>(convert_precision<float, double>(bodies));
+}
+
+std::string describe_failure(const AccuracyRecord& a) {
+  return fmt::format(
+      "accuracy: relative L2 {:.3g} (bound {:.3g}), max relative {:.3g} (bound {:.3g})",
+      a.metrics.relative_l2, a.relative_l2_bound, a.metrics.max_relative, a.max_relative_bound);
+}
+
+class StderrProgress final : public ProgressSink {
+ public:
+  StderrProgress() : tty_(::isatty(STDERR_FILENO) == 1) {}
+  void update(std::size_t step, std::size_t total, const std::string& what) override {
+    const std::string line = fmt::format("[{}/{}] {}", step, total, what);
+    if (tty_) {
+      fmt::print(stderr, "\r\033[K{}", line);
+    } else {
+      fmt::print(stderr, "{}\n", line);
+    }
+    std::fflush(stderr);
+  }
+  void finish() override {
+    if (tty_) fmt::print(stderr, "\r\033[K");
+  }
+
+ private:
+  bool tty_;
+};
+
+class SilentProgress final : public ProgressSink {
+ public:
+  void update(std::size_t, std::size_t, const std::string&) override {}
+  void finish() override {}
+};
+
+}  // namespace
+
+std::unique_ptr<ProgressSink> make_stderr_progress() {
+  return std::make_unique<StderrProgress>();
+}
+std::unique_ptr<ProgressSink> make_silent_progress() {
+  return std::make_unique<SilentProgress>();
+}
+
+std::atomic<bool>& interrupt_requested() {
+  static std::atomic<bool> requested{false};
+  return requested;
+}
+
+std::vector<std::size_t> default_sizes(std::span<const Implementation* const> selected,
+                                       const ExecutionOptions&) {
+  const bool usable_gpu =
+      std::any_of(selected.begin(), selected.end(), [](const Implementation* i) {
+        return i->info.device == DeviceKind::gpu && !i->unavailable_reason();
+      });
+  const std::size_t largest = usable_gpu ? (1u << 20) : (1u << 16);
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 1024; n <= largest; n *= 4) sizes.push_back(n);
+  return sizes;
+}
+
+void check_memory(std::span<const Implementation* const> selected, std::size_t n) {
+  // The generated snapshot (bodies and velocities), the rounded copy the reference sees, and the
+  // formulation's own buffers.
+  std::size_t per_body = sizeof(Body<double>) * 2 + sizeof(Vec3<double>) * 2;
+  std::size_t largest_impl = 0;
+  for (const Implementation* impl : selected)
+    largest_impl = std::max(largest_impl, impl->info.bytes_per_body);
+  per_body += largest_impl;
+  const std::uint64_t available = available_memory_bytes();
+  if (available != 0 && static_cast<double>(n) * static_cast<double>(per_body) >
+                            0.8 * static_cast<double>(available)) {
+    throw UsageError(
+        fmt::format("N = {} needs about {:.1f} GiB but only {:.1f} GiB of memory is available", n,
+                    static_cast<double>(n) * static_cast<double>(per_body) / (1u << 30),
+                    static_cast<double>(available) / (1u << 30)));
+  }
+}
+
+ResultsDocument make_document(const SuiteContext& context, const SuiteOptions& options,
+                              SuiteMode mode, std::span<const Implementation* const> selected) {
+  ResultsDocument doc;
+  doc.generated_at = utc_timestamp();
+  doc.command_line = options.command_line;
+  doc.machine = describe_machine();
+  doc.build = describe_build();
+  doc.ceilings = context.ceilings;
+  RunSettings& s = doc.settings;
+  s.command = mode == SuiteMode::run ? "run" : "validate";
+  s.initial_condition = std::string(to_string(options.initial_condition));
+  s.seed = options.seed;
+  s.softening = options.softening;
+  s.sizes = options.sizes;
+  s.implementation_pattern = options.implementation_pattern;
+  s.repetitions = options.repetitions;
+  s.min_time_s = options.min_time_s;
+  s.max_eval_seconds = options.max_eval_seconds;
+  s.validation_bodies = options.validation_bodies;
+  s.counters = options.counters;
+  s.threads = options.execution.threads;
+  s.isa = options.execution.isa;
+  s.gpu_device = options.execution.gpu_device;
+  doc.machine.gpus = context.gpus;
+  for (const Implementation* impl : selected) {
+    doc.implementations.push_back(describe(*impl, options.execution));
+  }
+  return doc;
+}
+
+ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& options,
+                          SuiteMode mode) {
+  const std::vector<const Implementation*> selected =
+      context.registry.select(options.implementation_pattern);
+  SuiteOptions effective = options;
+  if (effective.sizes.empty()) effective.sizes = default_sizes(selected, options.execution);
+  for (const std::size_t n : effective.sizes) check_memory(selected, n);
+
+  ResultsDocument doc = make_document(context, effective, mode, selected);
+  const ReferenceCache cache(options.reference_cache ? ReferenceCache::default_directory()
+                                                     : std::filesystem::path{});
+  // Seconds of one evaluation at the last size each implementation ran, to predict the next.
+  std::map<std::string, std::pair<std::size_t, double>> last_evaluation;
+  const std::size_t total = effective.sizes.size() * selected.size();
+  std::size_t step = 0;
+  bool interrupted = false;
+
+  for (const std::size_t n : effective.sizes) {
+    if (interrupted) break;
+    const Snapshot snapshot = make_initial_condition(options.initial_condition, n, options.seed);
+    InputRecord input{std::string(to_string(options.initial_condition)), n, options.seed,
+                      hash_to_hex(input_hash(snapshot.bodies)),
+                      hash_to_hex(input_hash(convert_precision<float, double>(snapshot.bodies)))};
+    doc.inputs.push_back(input);
+    const std::vector<std::uint32_t> targets = validation_targets(n, options.validation_bodies);
+    std::map<Precision, std::pair<std::vector<Body<double>>, std::vector<Vec3<double>>>> references;
+
+    for (const Implementation* impl : selected) {
+      if (interrupt_requested()) {
+        interrupted = true;
+        break;
+      }
+      ++step;
+      const ImplementationInfo& info = impl->info;
+      ResultRecord record;
+      record.implementation = info.name;
+      record.initial_condition = input.initial_condition;
+      record.n = n;
+      record.input_hash = info.precision == Precision::f32 ? input.hash_f32 : input.hash_f64;
+      record.interactions_credited = static_cast<double>(n) * static_cast<double>(n);
+      record.pairs_evaluated = info.pairs == PairScheme::all_pairs
+                                   ? static_cast<std::uint64_t>(n) * n
+                                   : static_cast<std::uint64_t>(n) * (n - 1) / 2;
+      record.threads = impl->threads_used(options.execution);
+      const std::string label = fmt::format("{} N={}", info.name, format_size(n));
+
+      std::optional<std::string> skip = impl->unavailable_reason();
+      if (!skip && impl->size_limit_reason) skip = impl->size_limit_reason(n, options.execution);
+      if (!skip) {
+        if (const auto it = last_evaluation.find(info.name); it != last_evaluation.end()) {
+          const double ratio = static_cast<double>(n) / static_cast<double>(it->second.first);
+          const double predicted = it->second.second * ratio * ratio;
+          if (predicted > options.max_eval_seconds) {
+            skip =
+                fmt::format("one evaluation would take about {:.3g} s, over --max-eval-seconds {}",
+                            predicted, options.max_eval_seconds);
+          }
+        }
+      }
+      if (skip) {
+        record.status = "skipped";
+        record.reason = *skip;
+        doc.results.push_back(record);
+        context.progress.update(step, total, label + ": skipped");
+        if (context.checkpoint) context.checkpoint(doc);
+        continue;
+      }
+
+      try {
+        auto& reference = references[info.precision];
+        if (reference.first.empty()) {
+          context.progress.update(step, total,
+                                  fmt::format("float64 reference N={}", format_size(n)));
+          reference.first = as_seen_by(info.precision, snapshot.bodies);
+          reference.second = cache.get_or_compute(reference.first, options.softening, targets);
+        }
+        context.progress.update(step, total, label + ": validating");
+        std::unique_ptr<PreparedRun> run =
+            impl->prepare(snapshot.bodies, options.softening, options.execution);
+        // The validation evaluation doubles as the first warm-up; it is never timed.
+        const double first_seconds = run->evaluate(PreparedRun::Scope::kernel);
+        last_evaluation[info.name] = {n, first_seconds};
+        record.details = run->details();
+        AccuracyRecord accuracy;
+        accuracy.metrics = compare_with_reference(run->accelerations(), reference.second, targets,
+                                                  reference.first);
+        accuracy.relative_l2_bound = info.tolerance.relative_l2_bound(n);
+        accuracy.max_relative_bound = info.tolerance.max_relative_bound(n);
+        accuracy.sampled = targets.size() < n;
+        accuracy.passed = info.tolerance.accepts(accuracy.metrics, n);
+        record.accuracy = accuracy;
+        if (!accuracy.passed) {
+          record.status = "failed";
+          record.reason = describe_failure(accuracy);
+        } else if (mode == SuiteMode::validate) {
+          record.status = "ok";
+        } else {
+          context.progress.update(step, total, label + ": timing");
+          record.kernel = time_evaluations(*run, PreparedRun::Scope::kernel, options);
+          record.kernel_rate = rates(*record.kernel, record.interactions_credited);
+          last_evaluation[info.name] = {n, record.kernel->median_s};
+          if (info.device == DeviceKind::gpu) {
+            context.progress.update(step, total, label + ": timing end to end");
+            record.end_to_end = time_evaluations(*run, PreparedRun::Scope::end_to_end, options);
+            record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
+          }
+          record.status = "ok";
+          if (options.counters) {
+            for (const std::unique_ptr<CounterSource>& source : context.counter_sources) {
+              if (!source->applies_to(info)) continue;
+              context.progress.update(step, total, label + ": counters");
+              record.counters = to_json(source->read(*run, info, n, context.ceilings));
+              break;
+            }
+          } else {
+            record.counters =
+                to_json(CounterReadout{.source = "none",
+                                       .unavailable_reason = "disabled by --no-counters",
+                                       .metrics = {},
+                                       .derived = {}});
+          }
+        }
+      } catch (const std::exception& e) {
+        if (interrupt_requested()) {
+          interrupted = true;
+          break;
+        }
+        record.status = "failed";
+        record.reason = e.what();
+      }
+      doc.results.push_back(record);
+      if (context.checkpoint) context.checkpoint(doc);
+    }
+  }
+  context.progress.finish();
+  doc.interrupted = interrupted || interrupt_requested();
+  doc.complete = !doc.interrupted;
+  if (context.checkpoint) context.checkpoint(doc);
+  return doc;
+}
+
+}  // namespace nbody

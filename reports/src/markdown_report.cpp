@@ -1,0 +1,216 @@
+#include "nbody/reports/markdown_report.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace nbody::reports {
+namespace {
+
+std::string si(double value, const char* unit = "") {
+  const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int k = 0;
+  while (std::abs(value) >= 1000 && k < 5) {
+    value /= 1000;
+    ++k;
+  }
+  return fmt::format("{:.3g} {}{}", value, prefixes[k], unit);
+}
+
+std::string seconds(double s) {
+  if (s < 1e-3) return fmt::format("{:.3g} µs", s * 1e6);
+  if (s < 1) return fmt::format("{:.3g} ms", s * 1e3);
+  return fmt::format("{:.3g} s", s);
+}
+
+std::string escape(std::string text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+const ImplementationRecord* find_impl(const ResultsDocument& doc, const std::string& name) {
+  for (const ImplementationRecord& impl : doc.implementations) {
+    if (impl.name == name) return &impl;
+  }
+  return nullptr;
+}
+
+// Best full-accuracy float32 rate per device at size n; naive = the plain AoS port on each side.
+struct Pick {
+  const ResultRecord* record = nullptr;
+};
+
+std::optional<double> rate(const ResultRecord& r) {
+  if (r.status != "ok" || !r.kernel_rate) return std::nullopt;
+  return r.kernel_rate->interactions_per_second;
+}
+
+void headline(std::string& out, const ResultsDocument& doc) {
+  std::vector<std::size_t> sizes;
+  for (const ResultRecord& r : doc.results) {
+    if (std::find(sizes.begin(), sizes.end(), r.n) == sizes.end()) sizes.push_back(r.n);
+  }
+  std::string rows;
+  for (const std::size_t n : sizes) {
+    std::map<std::string, Pick> best;  // device -> best full-accuracy float32 result
+    for (const ResultRecord& r : doc.results) {
+      const ImplementationRecord* impl = find_impl(doc, r.implementation);
+      if (r.n != n || !impl || !rate(r) || impl->accuracy_class != "full" ||
+          impl->precision != "f32")
+        continue;
+      Pick& p = best[impl->device];
+      if (!p.record || *rate(r) > *rate(*p.record)) p.record = &r;
+    }
+    const ResultRecord* naive_cpu = nullptr;
+    const ResultRecord* naive_gpu = nullptr;
+    for (const ResultRecord& r : doc.results) {
+      if (r.n != n || !rate(r)) continue;
+      if (r.implementation == "cpu.aos") naive_cpu = &r;
+      if (r.implementation == "gpu.aos") naive_gpu = &r;
+    }
+    const auto cell = [](const ResultRecord* r) {
+      return r ? fmt::format("{} ({})", si(*rate(*r), "int/s"), r->implementation)
+               : std::string("—");
+    };
+    const auto ratio = [](const ResultRecord* gpu, const ResultRecord* cpu) {
+      return gpu && cpu ? fmt::format("{:.3g}×", *rate(*gpu) / *rate(*cpu)) : std::string("—");
+    };
+    rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", n, cell(best["cpu"].record),
+                        cell(best["gpu"].record), ratio(best["gpu"].record, best["cpu"].record),
+                        cell(naive_cpu), cell(naive_gpu), ratio(naive_gpu, naive_cpu));
+  }
+  out += "## Headline: best against best, naive against naive\n\n";
+  out +=
+      "Full-accuracy float32 only; kernel time; interactions per second (int/s), N² per force "
+      "evaluation. A ratio needs both sides measured at that N.\n\n";
+  out += "| N | best CPU | best GPU | GPU/CPU (best) | naive CPU | naive GPU | GPU/CPU (naive) |\n";
+  out += "|---:|---|---|---:|---|---|---:|\n";
+  out += rows + "\n";
+}
+
+void results_table(std::string& out, const ResultsDocument& doc, bool approximate_class) {
+  out += approximate_class
+             ? "## Approximate accuracy class (not ranked beside full-accuracy results)\n\n"
+             : "## Results\n\n";
+  out +=
+      "| implementation | N | status | interactions/s (median) | range (slowest–fastest rep) | "
+      "GFLOP/s @20 | time (median) | 95% CI of median | cv | end-to-end int/s | rel. L2 error | "
+      "max rel. error | accuracy |\n";
+  out += "|---|---:|---|---:|---|---:|---:|---|---:|---:|---:|---:|---|\n";
+  for (const ResultRecord& r : doc.results) {
+    const ImplementationRecord* impl = find_impl(doc, r.implementation);
+    if (!impl || (impl->accuracy_class == "approximate") != approximate_class) continue;
+    std::string timing = "| — | — | — | — | — | — | — ";
+    if (r.kernel && r.kernel_rate) {
+      const TimingStatistics& t = *r.kernel;
+      timing =
+          fmt::format("| {} | {} – {} | {:.4g} | {} | {} – {} ({:.0f}%) | {:.1f}%{} | {} ",
+                      si(r.kernel_rate->interactions_per_second),
+                      si(r.kernel_rate->interactions_per_second_min),
+                      si(r.kernel_rate->interactions_per_second_max), r.kernel_rate->gflops_at_20,
+                      seconds(t.median_s), seconds(t.ci_low_s), seconds(t.ci_high_s),
+                      100 * t.ci_confidence, 100 * t.cv, t.noisy ? " ⚠ noisy" : "",
+                      r.end_to_end_rate ? si(r.end_to_end_rate->interactions_per_second) : "—");
+    }
+    std::string accuracy = "| — | — | — ";
+    if (r.accuracy) {
+      const AccuracyRecord& a = *r.accuracy;
+      accuracy = fmt::format(
+          "| {:.2e} | {:.2e} | {}{} ", a.metrics.relative_l2, a.metrics.max_relative,
+          a.passed ? "pass" : "**FAIL**",
+          a.sampled ? fmt::format(" ({} bodies sampled)", a.metrics.bodies_compared) : "");
+    }
+    const std::string status =
+        r.status == "ok" ? "ok" : fmt::format("**{}**: {}", r.status, escape(r.reason));
+    out += fmt::format("| {} | {} | {} {}{}|\n", r.implementation, r.n, status, timing, accuracy);
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string render_markdown(const ResultsDocument& doc) {
+  std::string out = "# nbody-fair report\n\n";
+  std::size_t failed = 0, skipped = 0, ok = 0;
+  for (const ResultRecord& r : doc.results) {
+    failed += r.status == "failed";
+    skipped += r.status == "skipped";
+    ok += r.status == "ok";
+  }
+  out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
+                     escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  if (doc.interrupted)
+    out += "**This run was interrupted: the results below are what it had measured.**\n\n";
+  out += fmt::format(
+      "{} measurements: {} ok, {} failed, {} skipped. Initial condition: {}, seed {}, "
+      "softening {}; {} repetitions of at least {} s each, warm-up discarded.\n\n",
+      doc.results.size(), ok, failed, skipped, doc.settings.initial_condition, doc.settings.seed,
+      doc.settings.softening, doc.settings.repetitions, doc.settings.min_time_s);
+  if (doc.settings.command == "run") headline(out, doc);
+  results_table(out, doc, false);
+  if (std::any_of(
+          doc.implementations.begin(), doc.implementations.end(),
+          [](const ImplementationRecord& i) { return i.accuracy_class == "approximate"; })) {
+    results_table(out, doc, true);
+  }
+
+  out +=
+      "## Implementations\n\n| name | device | layout | precision | accuracy class | pairs | "
+      "threads | available | optimizations |\n|---|---|---|---|---|---|---:|---|---|\n";
+  for (const ImplementationRecord& i : doc.implementations) {
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", i.name, i.device,
+                       i.layout, i.precision, i.accuracy_class,
+                       i.pairs == "symmetric" ? "N(N−1)/2 evaluated, N² credited" : "N²", i.threads,
+                       i.available ? "yes" : "no: " + escape(i.unavailable_reason),
+                       escape(fmt::format("{}", fmt::join(i.optimizations, "; "))));
+  }
+
+  const MachineRecord& m = doc.machine;
+  out += fmt::format(
+      "\n## Machine and build\n\n- CPU: {} ({} physical cores, {} logical CPUs; ISA: {})\n",
+      m.cpu_model, m.physical_cores, m.logical_cpus, fmt::join(m.isa_features, ", "));
+  out += fmt::format("- Memory: {:.1f} GiB; OS: {}; host: {}\n",
+                     static_cast<double>(m.memory_bytes) / (1u << 30), m.os, m.hostname);
+  if (m.gpus.empty()) out += "- GPU: none found\n";
+  for (const auto& g : m.gpus) {
+    out += fmt::format(
+        "- GPU {}: {} (compute capability {}, {} SMs, SM clock {} MHz, {:.1f} GiB, driver {}, "
+        "runtime {})\n",
+        g.value("ordinal", 0), g.value("name", std::string{}),
+        g.value("compute_capability", std::string{}), g.value("sm_count", 0),
+        g.value("sm_clock_khz", 0) / 1000,
+        static_cast<double>(g.value("memory_bytes", std::uint64_t{0})) / (1u << 30),
+        g.value("driver_version", 0), g.value("runtime_version", 0));
+  }
+  const BuildRecord& b = doc.build;
+  out += fmt::format("- nbody-fair {} ({}); C++: {} `{}`; CUDA: {} `{}` (architectures {})\n",
+                     b.tool_version, b.build_type, b.cxx_compiler, escape(b.cxx_flags),
+                     b.cuda_compiler.empty() ? "not built" : b.cuda_compiler, escape(b.cuda_flags),
+                     b.cuda_architectures);
+  out += "- Libraries:";
+  for (const auto& [name, version] : b.libraries) out += fmt::format(" {} {};", name, version);
+  out +=
+      "\n\n## Inputs\n\n| initial condition | N | seed | hash (float64) | hash (float32) "
+      "|\n|---|---:|---:|---|---|\n";
+  for (const InputRecord& in : doc.inputs) {
+    out += fmt::format("| {} | {} | {} | `{}` | `{}` |\n", in.initial_condition, in.n, in.seed,
+                       in.hash_f64, in.hash_f32);
+  }
+  return out;
+}
+
+void write_markdown(const ResultsDocument& document, const std::filesystem::path& directory) {
+  write_file_atomically(directory / "report.md", render_markdown(document));
+}
+
+}  // namespace nbody::reports
