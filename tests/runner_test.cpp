@@ -1,0 +1,215 @@
+// The runner, the results model and the command line: round trips, sizes, and bad input.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "nbody/errors.hpp"
+#include "nbody/results.hpp"
+#include "nbody/sizes.hpp"
+
+extern char** environ;
+
+namespace nbody {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh, empty folder per test.
+fs::path scratch(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("nbody-fair-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+pid_t spawn(const std::vector<std::string>& args, const fs::path& stderr_file) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(NBODY_FAIR_EXE));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, NBODY_FAIR_EXE, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(rc, 0);
+  return pid;
+}
+
+int wait_exit_code(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+struct CommandResult {
+  int exit_code;
+  std::string stderr_text;
+};
+
+CommandResult run_tool(const std::vector<std::string>& args) {
+  const fs::path err =
+      fs::temp_directory_path() / ("nbody-fair-test-stderr-" + std::to_string(::getpid()));
+  const int code = wait_exit_code(spawn(args, err));
+  std::ifstream in(err);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(err);
+  return {code, text};
+}
+
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(Sizes, ParseListsAndSuffixes) {
+  EXPECT_EQ(parse_sizes("1000,4096"), (std::vector<std::size_t>{1000, 4096}));
+  EXPECT_EQ(parse_sizes("1K,64K,1M"), (std::vector<std::size_t>{1024, 65536, 1048576}));
+  EXPECT_EQ(parse_sizes(std::vector<std::string>{"7", "31"}), (std::vector<std::size_t>{7, 31}));
+  for (const char* bad : {"0", "-5", "abc", "1.5", "", "12x", "99999999999999999999", "3000M"}) {
+    EXPECT_THROW(parse_sizes(std::string(bad)), UsageError) << bad;
+  }
+  EXPECT_EQ(format_size(65536), "64K");
+  EXPECT_EQ(format_size(1000), "1000");
+}
+
+TEST(Results, JsonRoundTripPreservesEverything) {
+  ResultsDocument doc;
+  doc.generated_at = "2026-11-21T00:00:00Z";
+  doc.command_line = {"nbody-fair", "run"};
+  doc.complete = true;
+  doc.machine.cpu_model = "Test CPU";
+  doc.machine.isa_features = {"avx2"};
+  doc.build.libraries = {{"fmt", "9.1.0"}};
+  doc.settings.sizes = {7, 31};
+  doc.ceilings = {{"cpu_fma_gflops", 1.5}};
+  doc.implementations.push_back({.name = "cpu.soa", .optimizations = {"structure of arrays"}});
+  doc.inputs.push_back({"uniform", 31, 5, "abc", "def"});
+  ResultRecord r;
+  r.implementation = "cpu.soa";
+  r.n = 31;
+  r.status = "ok";
+  r.details = {{"isa", "avx2"}};
+  r.accuracy =
+      AccuracyRecord{.metrics = {.relative_l2 = 1e-7, .bodies_compared = 31}, .passed = true};
+  r.kernel = TimingStatistics{.repetitions = 3, .samples_s = {1, 2, 3}, .median_s = 2};
+  r.kernel_rate = RateFigures{.interactions_per_second = 480.5};
+  r.counters = {{"source", "test"}};
+  doc.results.push_back(r);
+  ResultRecord skipped;
+  skipped.status = "skipped";
+  skipped.reason = "no GPU";
+  doc.results.push_back(skipped);
+
+  const fs::path dir = scratch("roundtrip");
+  save_results(doc, dir / "results.json");
+  const ResultsDocument loaded = load_results(dir / "results.json");
+  EXPECT_EQ(nlohmann::json(loaded), nlohmann::json(doc));
+  EXPECT_FALSE(loaded.results[1].kernel.has_value());
+  EXPECT_EQ(loaded.results[0].kernel->samples_s.size(), 3u);
+  fs::remove_all(dir);
+}
+
+TEST(Results, LoadRejectsOtherFiles) {
+  const fs::path dir = scratch("load");
+  std::ofstream(dir / "bad.json") << "{ not json";
+  std::ofstream(dir / "other.json") << R"({"schema": "something else"})";
+  EXPECT_THROW(load_results(dir / "bad.json"), UsageError);
+  EXPECT_THROW(load_results(dir / "other.json"), UsageError);
+  EXPECT_THROW(load_results(dir / "missing.json"), UsageError);
+  fs::remove_all(dir);
+}
+
+TEST(CommandLine, RunWritesResultsAndReport) {
+  const fs::path dir = scratch("run");
+  const CommandResult r =
+      run_tool({"run", "--impl", "^cpu\\.(aos|soa)$", "--sizes", "7,31", "--reps", "2",
+                "--min-time", "0.01", "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  EXPECT_TRUE(doc.complete);
+  ASSERT_EQ(doc.results.size(), 4u);
+  for (const ResultRecord& rec : doc.results) {
+    EXPECT_EQ(rec.status, "ok") << rec.reason;
+    ASSERT_TRUE(rec.kernel.has_value());
+    EXPECT_EQ(rec.kernel->repetitions, 2);
+    EXPECT_GT(rec.kernel_rate->interactions_per_second, 0);
+    EXPECT_FALSE(rec.input_hash.empty());
+  }
+  EXPECT_TRUE(fs::exists(dir / "out" / "report.md"));
+  fs::remove_all(dir);
+}
+
+// Bad input: one line on stderr, exit code 2, and no files left behind.
+TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
+  const fs::path dir = scratch("bad");
+  const std::string out = (dir / "out").string();
+  const std::vector<std::vector<std::string>> cases = {
+      {"run", "--impl", "no-such-implementation", "--out", out},
+      {"run", "--impl", "([", "--out", out},
+      {"run", "--sizes", "0", "--out", out},
+      {"run", "--sizes", "-3", "--out", out},
+      {"run", "--sizes", "abc", "--out", out},
+      {"run", "--sizes", "2000000000", "--out", out},  // more than this machine's memory
+      {"run", "--ic", "spiral", "--out", out},
+      {"run", "--reps", "0", "--out", out},
+      {"validate", "--sizes", "12q"},
+      {"no-such-command"},
+  };
+  for (const auto& args : cases) {
+    const CommandResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << args[args.size() > 2 ? 2 : 0] << ": " << r.stderr_text;
+    EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+    EXPECT_FALSE(fs::exists(out)) << "left " << out << " behind";
+  }
+  // An output folder that cannot be created (below a regular file).
+  std::ofstream(dir / "file") << "x";
+  const CommandResult r =
+      run_tool({"run", "--sizes", "7", "--out", (dir / "file" / "sub").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
+  EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+  fs::remove_all(dir);
+}
+
+// Ctrl-C keeps what was measured: results.json stays valid and says it was interrupted.
+TEST(CommandLine, InterruptKeepsPartialResults) {
+  const fs::path dir = scratch("interrupt");
+  const fs::path out = dir / "out";
+  const pid_t pid =
+      spawn({"run", "--impl", "^cpu\\.(aos|soa)$", "--sizes", "7,31,64,128,256,512,1K,2K,4K,8K,16K",
+             "--reps", "50", "--min-time", "0.05", "--out", out.string()},
+            dir / "stderr.txt");
+  // Wait for the first checkpoint, then interrupt.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(out / "results.json") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(fs::exists(out / "results.json"));
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit_code(pid), 130);
+  const ResultsDocument doc = load_results(out / "results.json");
+  EXPECT_TRUE(doc.interrupted);
+  EXPECT_FALSE(doc.complete);
+  EXPECT_GE(doc.results.size(), 1u);
+  EXPECT_LT(doc.results.size(), 22u);
+  EXPECT_TRUE(fs::exists(out / "report.md"));
+  for (const auto& entry : fs::directory_iterator(out)) {
+    EXPECT_TRUE(entry.path().filename() == "results.json" || entry.path().filename() == "report.md")
+        << "stray file " << entry.path();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nbody
