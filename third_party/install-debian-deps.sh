@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages, what nbody-fair needs to build and test and this machine lacks.
+# The CUDA toolkit is optional and not installed here: without nvcc the suite builds CPU-only.
+# (For GPU nodes with no package registry see stage-offline-deps.sh.)
+set -euo pipefail
+
+packages=(cmake g++ make libtbb-dev libxsimd-dev xtl-dev libfmt-dev libbenchmark-dev libgtest-dev
+          nlohmann-json3-dev libcli11-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+((${#missing[@]})) || { echo "install-debian-deps: nothing to install"; exit 0; }
+echo "install-debian-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
