@@ -1,0 +1,177 @@
+// What the SIMD formulations share, compiled for the baseline x86-64: the run-time ISA choice
+// (xsimd's dispatch over the ISAs that cpu/simd_arch_*.cpp were compiled for), the padded layout,
+// the oneTBB thread count and the tolerances.
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+#include <tbb/info.h>
+#include <xsimd/xsimd.hpp>
+
+#include "nbody/cpu/simd_runs.hpp"
+#include "nbody/errors.hpp"
+
+namespace nbody::cpu::simd {
+namespace {
+
+// The ISAs a kernel set exists for, widest first, as xsimd::dispatch wants them.
+using DispatchedArchs = xsimd::arch_list<xsimd::avx512f, xsimd::fma3<xsimd::avx2>, xsimd::sse4_2>;
+
+// What xsimd::dispatch calls with the widest architecture of DispatchedArchs this CPU has.
+struct IsaOfArch {
+  Isa operator()(xsimd::avx512f) const { return Isa::avx512f; }
+  Isa operator()(xsimd::fma3<xsimd::avx2>) const { return Isa::avx2; }
+  Isa operator()(xsimd::sse4_2) const { return Isa::sse4_2; }
+  // xsimd 8.1 derives the dispatcher's return type from a call with the build's default arch,
+  // which it never dispatches to; this overload only has to exist.
+  template <class Arch>
+  Isa operator()(Arch) const {
+    return Isa::sse4_2;
+  }
+};
+
+constexpr Isa kAllIsas[] = {Isa::sse4_2, Isa::avx2, Isa::avx512f};
+
+// Where padding bodies sit: far enough that their (zero-mass) terms cannot be singular, near
+// enough that d^-3 stays a normal float (no denormal slow path).
+constexpr float kPaddingCoordinate = 1.0e4f;
+
+}  // namespace
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::sse4_2:
+      return "sse4.2";
+    case Isa::avx2:
+      return "avx2";
+    case Isa::avx512f:
+      return "avx512f";
+  }
+  return "unknown";
+}
+
+std::string isa_description(Isa isa) {
+  const KernelSet kernels = kernels_for(isa);
+  switch (isa) {
+    case Isa::sse4_2:
+      return fmt::format("SSE4.2, {} lanes", kernels.lanes);
+    case Isa::avx2:
+      return fmt::format("AVX2+FMA, {} lanes", kernels.lanes);
+    case Isa::avx512f:
+      return fmt::format("AVX-512F, {} lanes", kernels.lanes);
+  }
+  return "unknown";
+}
+
+std::optional<Isa> widest_isa() {
+  // dispatch falls through to the last architecture unconditionally: check that one first.
+  if (!xsimd::available_architectures().sse4_2) return std::nullopt;
+  return xsimd::dispatch<DispatchedArchs>(IsaOfArch{})();
+}
+
+Isa resolve_isa(std::string_view forced, std::optional<Isa> widest) {
+  if (!widest) throw UsageError("the SIMD formulations need at least SSE4.2, which this CPU lacks");
+  if (forced.empty()) return *widest;
+  for (const Isa isa : kAllIsas) {
+    if (forced != isa_name(isa)) continue;
+    if (static_cast<int>(isa) > static_cast<int>(*widest)) {
+      throw UsageError(
+          fmt::format("--isa {}: this CPU supports at most {}", forced, isa_name(*widest)));
+    }
+    return isa;
+  }
+  throw UsageError(fmt::format("--isa {}: unknown ISA (known: sse4.2, avx2, avx512f)", forced));
+}
+
+Isa resolve_isa(std::string_view forced) {
+  return resolve_isa(forced, widest_isa());
+}
+
+KernelSet kernels_for(Isa isa) {
+  switch (isa) {
+    case Isa::sse4_2:
+      return kernels_sse4_2();
+    case Isa::avx2:
+      return kernels_avx2();
+    case Isa::avx512f:
+      return kernels_avx512f();
+  }
+  throw std::logic_error("kernels_for: no such ISA");
+}
+
+std::uint64_t diagonal_tile_pair_evaluations(std::size_t size, std::size_t lanes) {
+  const std::uint64_t blocks = size / lanes;
+  const std::uint64_t block_pairs = static_cast<std::uint64_t>(lanes) * lanes;
+  return blocks * block_pairs + blocks * (blocks - 1) / 2 * block_pairs;
+}
+
+PaddedBodies::PaddedBodies(std::span<const Body<double>> bodies)
+    : storage_((bodies.size() + kBodyPadding - 1) / kBodyPadding * kBodyPadding),
+      count_(bodies.size()) {
+  for (std::size_t i = 0; i < storage_.size(); ++i) {
+    const bool real = i < bodies.size();
+    storage_.x[i] = real ? static_cast<float>(bodies[i].x) : kPaddingCoordinate;
+    storage_.y[i] = real ? static_cast<float>(bodies[i].y) : kPaddingCoordinate;
+    storage_.z[i] = real ? static_cast<float>(bodies[i].z) : kPaddingCoordinate;
+    storage_.m[i] = real ? static_cast<float>(bodies[i].m) : 0.0f;
+  }
+}
+
+BodiesView PaddedBodies::view() const {
+  return {.x = storage_.x.data(),
+          .y = storage_.y.data(),
+          .z = storage_.z.data(),
+          .m = storage_.m.data(),
+          .count = count_,
+          .padded_count = storage_.size()};
+}
+
+AccelerationsView PaddedAccelerations::view() {
+  return {.x = storage_.x.data(), .y = storage_.y.data(), .z = storage_.z.data()};
+}
+
+std::vector<Vec3<double>> PaddedAccelerations::promoted(std::size_t count) const {
+  std::vector<Vec3<double>> out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    out[i] = {static_cast<double>(storage_.x[i]), static_cast<double>(storage_.y[i]),
+              static_cast<double>(storage_.z[i])};
+  }
+  return out;
+}
+
+int tbb_threads(const ExecutionOptions& options) {
+  const int available = tbb::info::default_concurrency();
+  if (options.threads < 0) {
+    throw UsageError(fmt::format("--threads {}: must be 0 (all) or positive", options.threads));
+  }
+  if (options.threads > available) {
+    throw UsageError(fmt::format("--threads {}: oneTBB can use at most {} threads here",
+                                 options.threads, available));
+  }
+  return options.threads == 0 ? available : options.threads;
+}
+
+std::optional<std::string> simd_unavailable_reason() {
+  if (widest_isa()) return std::nullopt;
+  return "this CPU lacks SSE4.2, the narrowest ISA the SIMD kernels are built for";
+}
+
+// Measured worst cases and margins: docs/tolerances.md, section "CPU SIMD/TBB".
+Tolerance simd_full_tolerance() {
+  // Worst of 40000 inputs per size: L2 7.3 (SSE4.2, N = 2), max 66 (AVX2, N = 7, a body whose
+  // forces nearly cancel; cpu.soa reaches 73 there). L2 12 also covers the analytic worst case of
+  // one pair after a 12-bit start (about 10).
+  return {.unit_roundoff = kFloat32UnitRoundoff,
+          .relative_l2_coefficient = 12.0,
+          .max_relative_coefficient = 96.0};
+}
+
+Tolerance simd_bare_rsqrt_tolerance() {
+  // Unit roundoff of a 12-bit rsqrt (rsqrtps: relative error below 1.5 * 2^-12; rsqrt14 is four
+  // times better): the rsqrt error, tripled by the cube, dominates every term. Worst of 40000
+  // inputs per size: L2 2.2 (N = 2; analytic worst case of one pair 3.2), max 20 (N = 7).
+  return {
+      .unit_roundoff = 0x1.0p-12, .relative_l2_coefficient = 4.0, .max_relative_coefficient = 32.0};
+}
+
+}  // namespace nbody::cpu::simd

@@ -1,0 +1,106 @@
+// cpu.simd and cpu.simd.approx: one thread, structure of arrays, xsimd batches of the widest ISA
+// this CPU has (or the one forced with --isa). cpu.simd follows the approximate rsqrt with one
+// Newton-Raphson step (full accuracy, like the GPU's rsqrtf); cpu.simd.approx does not, and is
+// reported in the approximate class so the report can show what the step costs and buys.
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "nbody/cpu/simd_runs.hpp"
+
+namespace nbody::cpu::simd {
+namespace {
+
+class SingleThreadRun final : public PreparedRun {
+ public:
+  SingleThreadRun(std::span<const Body<double>> bodies, double softening, Isa isa, bool newton_step)
+      : bodies_(bodies),
+        accelerations_(bodies_.padded_count()),
+        softening_squared_(static_cast<float>(softening * softening)),
+        kernels_(kernels_for(isa)),
+        kernel_(newton_step ? kernels_.all_pairs : kernels_.all_pairs_bare_rsqrt),
+        newton_step_(newton_step) {}
+
+  double evaluate(Scope) override {
+    const std::size_t step = kernels_.all_pairs_step;
+    const std::size_t target_end = (bodies_.count() + step - 1) / step * step;
+    const auto start = std::chrono::steady_clock::now();
+    kernel_(bodies_.view(), softening_squared_, 0, target_end, accelerations_.view());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  std::vector<Vec3<double>> accelerations() override {
+    return accelerations_.promoted(bodies_.count());
+  }
+
+  std::map<std::string, std::string> details() const override {
+    return {{"isa", std::string(isa_name(kernels_.isa))},
+            {"lanes", std::to_string(kernels_.lanes)},
+            {"threads", "1"},
+            {"rsqrt", fmt::format("{}{}", kernels_.rsqrt_instruction,
+                                  newton_step_ ? " + 1 Newton-Raphson step" : " alone")},
+            {"fma", kernels_.fma ? "yes" : "no"},
+            {"targets_per_iteration", std::to_string(kernels_.all_pairs_step)}};
+  }
+
+ private:
+  PaddedBodies bodies_;
+  PaddedAccelerations accelerations_;
+  float softening_squared_;
+  KernelSet kernels_;
+  AllPairsKernel kernel_;
+  bool newton_step_;
+};
+
+// What the registry lists; the run's details() has the ISA actually used.
+std::vector<std::string> simd_optimizations(bool newton_step) {
+  const std::optional<Isa> widest = widest_isa();
+  std::vector<std::string> list = {
+      "structure of arrays",
+      fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower one)",
+                  widest ? isa_description(*widest) : "none"),
+      newton_step ? "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step"
+                  : "approximate rsqrt alone (rsqrt14 / rsqrtps, 12-14 bits)",
+      "FMA (AVX2, AVX-512F)", "2 target vectors per iteration"};
+  return list;
+}
+
+}  // namespace
+
+std::unique_ptr<PreparedRun> prepare_single_thread(std::span<const Body<double>> bodies,
+                                                   double softening,
+                                                   const ExecutionOptions& options,
+                                                   bool newton_step) {
+  return std::make_unique<SingleThreadRun>(bodies, softening, resolve_isa(options.isa),
+                                           newton_step);
+}
+
+void register_cpu_simd(Registry& registry) {
+  for (const bool newton_step : {true, false}) {
+    registry.add({
+        .info = {.name = newton_step ? "cpu.simd" : "cpu.simd.approx",
+                 .description = newton_step
+                                    ? "xsimd batches, one thread, rsqrt + 1 Newton-Raphson step"
+                                    : "xsimd batches, one thread, bare 12/14-bit rsqrt",
+                 .device = DeviceKind::cpu,
+                 .layout = Layout::soa,
+                 .precision = Precision::f32,
+                 .accuracy_class = newton_step ? AccuracyClass::full : AccuracyClass::approximate,
+                 .pairs = PairScheme::all_pairs,
+                 .multithreaded = false,
+                 .optimizations = simd_optimizations(newton_step),
+                 .tolerance = newton_step ? simd_full_tolerance() : simd_bare_rsqrt_tolerance(),
+                 .bytes_per_body = 32},
+        .unavailable_reason = [] { return simd_unavailable_reason(); },
+        .prepare =
+            [newton_step](std::span<const Body<double>> bodies, double softening,
+                          const ExecutionOptions& options) {
+              return prepare_single_thread(bodies, softening, options, newton_step);
+            },
+        .threads_used = [](const ExecutionOptions&) { return 1; },
+        .size_limit_reason = {},
+    });
+  }
+}
+
+}  // namespace nbody::cpu::simd

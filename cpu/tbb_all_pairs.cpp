@@ -1,0 +1,118 @@
+// cpu.tbb: cpu.simd's kernel spread over all cores with oneTBB, a parallel_for over blocks of
+// targets. Each target's sum runs over the sources in the same order as in cpu.simd, so the two
+// give bit-identical results on the same ISA.
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+
+#include "nbody/cpu/simd_runs.hpp"
+#include "nbody/errors.hpp"
+
+namespace nbody::cpu::simd {
+namespace {
+
+class TbbAllPairsRun final : public PreparedRun {
+ public:
+  TbbAllPairsRun(std::span<const Body<double>> bodies, double softening, Isa isa, int threads,
+                 std::size_t grain)
+      : bodies_(bodies),
+        accelerations_(bodies_.padded_count()),
+        softening_squared_(static_cast<float>(softening * softening)),
+        kernels_(kernels_for(isa)),
+        arena_(threads),
+        threads_(threads),
+        grain_steps_(std::max<std::size_t>(1, grain / kernels_.all_pairs_step)) {
+    arena_.initialize();  // start the workers here, outside timing
+  }
+
+  double evaluate(Scope) override {
+    const std::size_t step = kernels_.all_pairs_step;
+    const std::size_t steps = (bodies_.count() + step - 1) / step;
+    const BodiesView bodies = bodies_.view();
+    const AccelerationsView out = accelerations_.view();
+    const auto start = std::chrono::steady_clock::now();
+    arena_.execute([&] {
+      // simple_partitioner: tasks of exactly the measured grain.
+      tbb::parallel_for(
+          tbb::blocked_range<std::size_t>(0, steps, grain_steps_),
+          [&](const tbb::blocked_range<std::size_t>& range) {
+            kernels_.all_pairs(bodies, softening_squared_, range.begin() * step, range.end() * step,
+                               out);
+          },
+          tbb::simple_partitioner());
+    });
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  std::vector<Vec3<double>> accelerations() override {
+    return accelerations_.promoted(bodies_.count());
+  }
+
+  std::map<std::string, std::string> details() const override {
+    return {{"isa", std::string(isa_name(kernels_.isa))},
+            {"lanes", std::to_string(kernels_.lanes)},
+            {"threads", std::to_string(threads_)},
+            {"grain_bodies", std::to_string(grain_steps_ * kernels_.all_pairs_step)},
+            {"rsqrt", fmt::format("{} + 1 Newton-Raphson step", kernels_.rsqrt_instruction)},
+            {"fma", kernels_.fma ? "yes" : "no"}};
+  }
+
+ private:
+  PaddedBodies bodies_;
+  PaddedAccelerations accelerations_;
+  float softening_squared_;
+  KernelSet kernels_;
+  tbb::task_arena arena_;
+  int threads_;
+  std::size_t grain_steps_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedRun> prepare_tbb_all_pairs(std::span<const Body<double>> bodies,
+                                                   double softening,
+                                                   const ExecutionOptions& options,
+                                                   std::size_t grain) {
+  return std::make_unique<TbbAllPairsRun>(bodies, softening, resolve_isa(options.isa),
+                                          tbb_threads(options), grain);
+}
+
+void register_cpu_tbb(Registry& registry) {
+  const std::optional<Isa> widest = widest_isa();
+  registry.add({
+      .info = {.name = "cpu.tbb",
+               .description = "cpu.simd's kernel on every core, oneTBB parallel_for",
+               .device = DeviceKind::cpu,
+               .layout = Layout::soa,
+               .precision = Precision::f32,
+               .accuracy_class = AccuracyClass::full,
+               .pairs = PairScheme::all_pairs,
+               .multithreaded = true,
+               .optimizations =
+                   {"structure of arrays",
+                    fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower "
+                                "one)",
+                                widest ? isa_description(*widest) : "none"),
+                    "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step",
+                    "FMA (AVX2, AVX-512F)", "2 target vectors per iteration",
+                    fmt::format("oneTBB parallel_for, grain {} bodies", kDefaultTbbGrain),
+                    "all cores (--threads sets the count)"},
+               .tolerance = simd_full_tolerance(),
+               .bytes_per_body = 32},
+      .unavailable_reason = [] { return simd_unavailable_reason(); },
+      .prepare =
+          [](std::span<const Body<double>> bodies, double softening,
+             const ExecutionOptions& options) {
+            return prepare_tbb_all_pairs(bodies, softening, options);
+          },
+      .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
+      .size_limit_reason = {},
+  });
+}
+
+}  // namespace nbody::cpu::simd

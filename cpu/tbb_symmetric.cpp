@@ -1,0 +1,173 @@
+// cpu.tbb.symmetric: Newton's third law on the CPU, the counterpart of the GPU's atomic kernel.
+// The bodies are cut into tiles; each task takes one pair of tiles (a, b), a <= b, and evaluates
+// each of their body pairs once, adding +m_j f to one body and -m_i f to the other in its
+// thread's private accumulators, which are summed at the end. About N^2/2 pairs are evaluated
+// (recorded exactly in details()) and N^2 "equivalent" interactions credited (FAIRNESS.md rule 4).
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/info.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "nbody/cpu/simd_runs.hpp"
+#include "nbody/errors.hpp"
+
+namespace nbody::cpu::simd {
+namespace {
+
+// Bodies per task of the final sum over the threads' accumulators.
+constexpr std::size_t kReductionGrain = 4096;
+
+class TbbSymmetricRun final : public PreparedRun {
+ public:
+  TbbSymmetricRun(std::span<const Body<double>> bodies, double softening, Isa isa, int threads,
+                  std::size_t tile)
+      : bodies_(bodies),
+        accelerations_(bodies_.padded_count()),
+        softening_squared_(static_cast<float>(softening * softening)),
+        kernels_(kernels_for(isa)),
+        arena_(threads),
+        threads_(threads),
+        tile_(std::max(kBodyPadding, tile / kBodyPadding * kBodyPadding)),
+        partial_(PaddedAccelerations(bodies_.padded_count())) {
+    const std::size_t n = bodies_.padded_count();
+    for (std::size_t a = 0; a < n; a += tile_) {
+      for (std::size_t b = a; b < n; b += tile_) {
+        const std::size_t a_end = std::min(n, a + tile_), b_end = std::min(n, b + tile_);
+        tiles_.push_back({a, a_end, b, b_end});
+        pair_evaluations_ += a == b ? diagonal_tile_pair_evaluations(a_end - a, kernels_.lanes)
+                                    : static_cast<std::uint64_t>(a_end - a) * (b_end - b);
+      }
+    }
+    arena_.initialize();  // start the workers here, outside timing
+  }
+
+  double evaluate(Scope) override {
+    const BodiesView bodies = bodies_.view();
+    const auto start = std::chrono::steady_clock::now();
+    arena_.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tiles_.size()),
+                        [&](const tbb::blocked_range<std::size_t>& range) {
+                          const AccelerationsView out = partial_.local().view();
+                          for (std::size_t t = range.begin(); t != range.end(); ++t) {
+                            const TilePair& p = tiles_[t];
+                            kernels_.symmetric_tile(bodies, softening_squared_, p.first_begin,
+                                                    p.first_end, p.second_begin, p.second_end, out);
+                          }
+                        });
+      reduce_partials();
+    });
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  std::vector<Vec3<double>> accelerations() override {
+    return accelerations_.promoted(bodies_.count());
+  }
+
+  std::map<std::string, std::string> details() const override {
+    const double n = static_cast<double>(bodies_.count());
+    return {{"isa", std::string(isa_name(kernels_.isa))},
+            {"lanes", std::to_string(kernels_.lanes)},
+            {"threads", std::to_string(threads_)},
+            {"tile_bodies", std::to_string(tile_)},
+            {"rsqrt", fmt::format("{} + 1 Newton-Raphson step", kernels_.rsqrt_instruction)},
+            {"fma", kernels_.fma ? "yes" : "no"},
+            {"pair_evaluations", std::to_string(pair_evaluations_)},
+            {"pair_evaluations_per_n_squared",
+             fmt::format("{:.4f}", static_cast<double>(pair_evaluations_) / (n * n))}};
+  }
+
+ private:
+  struct TilePair {
+    std::size_t first_begin, first_end, second_begin, second_end;
+  };
+
+  // accelerations = sum of the threads' accumulators, which are zeroed on the way for the next
+  // evaluation (a thread that joins later starts from the zeroed exemplar).
+  void reduce_partials() {
+    std::vector<AccelerationsView> partials;
+    for (PaddedAccelerations& partial : partial_) partials.push_back(partial.view());
+    const AccelerationsView out = accelerations_.view();
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies_.padded_count(), kReductionGrain),
+                      [&](const tbb::blocked_range<std::size_t>& range) {
+                        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                          float x = 0, y = 0, z = 0;
+                          for (const AccelerationsView& p : partials) {
+                            x += std::exchange(p.x[i], 0.0f);
+                            y += std::exchange(p.y[i], 0.0f);
+                            z += std::exchange(p.z[i], 0.0f);
+                          }
+                          out.x[i] = x;
+                          out.y[i] = y;
+                          out.z[i] = z;
+                        }
+                      });
+  }
+
+  PaddedBodies bodies_;
+  PaddedAccelerations accelerations_;
+  float softening_squared_;
+  KernelSet kernels_;
+  tbb::task_arena arena_;
+  int threads_;
+  std::size_t tile_;
+  std::vector<TilePair> tiles_;
+  std::uint64_t pair_evaluations_ = 0;
+  tbb::enumerable_thread_specific<PaddedAccelerations> partial_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedRun> prepare_tbb_symmetric(std::span<const Body<double>> bodies,
+                                                   double softening,
+                                                   const ExecutionOptions& options,
+                                                   std::size_t tile) {
+  return std::make_unique<TbbSymmetricRun>(bodies, softening, resolve_isa(options.isa),
+                                           tbb_threads(options), tile);
+}
+
+void register_cpu_tbb_symmetric(Registry& registry) {
+  const std::optional<Isa> widest = widest_isa();
+  registry.add({
+      .info = {.name = "cpu.tbb.symmetric",
+               .description = "Newton's third law: half the pairs, per-thread accumulators, "
+                              "oneTBB over tile pairs",
+               .device = DeviceKind::cpu,
+               .layout = Layout::soa,
+               .precision = Precision::f32,
+               .accuracy_class = AccuracyClass::full,
+               .pairs = PairScheme::symmetric,
+               .multithreaded = true,
+               .optimizations =
+                   {"structure of arrays",
+                    fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower "
+                                "one)",
+                                widest ? isa_description(*widest) : "none"),
+                    "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step",
+                    "FMA (AVX2, AVX-512F)",
+                    "symmetric pairs (Newton's third law), about N^2/2 evaluated",
+                    "per-thread private accumulators, summed at the end",
+                    fmt::format("oneTBB parallel_for over pairs of {}-body tiles",
+                                kDefaultSymmetricTile),
+                    "all cores (--threads sets the count)"},
+               .tolerance = simd_full_tolerance(),
+               // Bodies, result, and one accumulator set per thread.
+               .bytes_per_body =
+                   32 + 16 * static_cast<std::size_t>(tbb::info::default_concurrency())},
+      .unavailable_reason = [] { return simd_unavailable_reason(); },
+      .prepare =
+          [](std::span<const Body<double>> bodies, double softening,
+             const ExecutionOptions& options) {
+            return prepare_tbb_symmetric(bodies, softening, options);
+          },
+      .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
+      .size_limit_reason = {},
+  });
+}
+
+}  // namespace nbody::cpu::simd
