@@ -1,0 +1,59 @@
+// gpu.aos: the straight port of cpu.aos (CUDA Handbook's GPU_AOS). One thread per body; position
+// and mass read as one 16-byte load per body straight from global memory, no shared memory.
+#include "nbody/gpu/formulations.hpp"
+#include "nbody/gpu/gpu_run.hpp"
+
+namespace nbody::gpu {
+namespace {
+
+constexpr int kBlockSize = 256;
+
+template <class T>
+__global__ void __launch_bounds__(kBlockSize) aos_forces(ForceArgs<T> args) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= args.count) return;
+  const Body<T> bi = args.bodies[i];
+  T ax = 0, ay = 0, az = 0;
+  for (int j = 0; j < args.count; ++j) {
+    const Body<T> bj = args.bodies[j];
+    accumulate_interaction<T, DeviceInvSqrt>(bi.x, bi.y, bi.z, bj.x, bj.y, bj.z, bj.m,
+                                             args.softening_squared, ax, ay, az);
+  }
+  args.accelerations[i] = {ax, ay, az};
+}
+
+template <class T>
+class AosKernel final : public ForceKernel<T> {
+ public:
+  explicit AosKernel(int count)
+      : grid_(static_cast<unsigned>((count + kBlockSize - 1) / kBlockSize)) {}
+  int padding_multiple() const override { return 1; }
+  void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
+    aos_forces<T><<<grid_, kBlockSize, 0, stream>>>(args);
+    check_launch();
+  }
+  LaunchDescription describe() const override {
+    LaunchDescription launch;
+    launch.grid = dim3(grid_);
+    launch.block = dim3(kBlockSize);
+    return launch;
+  }
+
+ private:
+  unsigned grid_;
+};
+
+}  // namespace
+
+void register_gpu_aos(Registry& registry) {
+  registry.add(make_gpu_implementation<float>(
+      {.name = "gpu.aos",
+       .description = "one thread per body, float4 bodies read from global memory",
+       .layout = Layout::aos,
+       .precision = Precision::f32,
+       .optimizations = {"none (straight port)", "rsqrtf (MUFU.RSQ)"},
+       .tolerance = gpu_float32_tolerance()},
+      [](const DeviceContext&, int count) { return std::make_unique<AosKernel<float>>(count); }));
+}
+
+}  // namespace nbody::gpu

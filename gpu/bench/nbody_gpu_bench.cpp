@@ -1,0 +1,142 @@
+// nbody-gpu-bench: the GPU side's tuning tool. Each benchmark prepares one formulation on one
+// input (outside timing), discards one warm-up evaluation, then reports the device-event time of
+// each evaluation as Google Benchmark manual time, and interactions per second (N^2 per
+// evaluation, also for symmetric kernels: FAIRNESS rule 4).
+//
+//   nbody-gpu-bench --impl '^gpu' --sizes 16384,65536,1048576 [--variants] [--iterations 1]
+//                   [--benchmark_repetitions=5 --benchmark_out=bench.json ...]
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "nbody/gpu/formulations.hpp"
+#include "nbody/initial_conditions.hpp"
+#include "nbody/registry.hpp"
+
+namespace {
+
+constexpr double kSoftening = 0.01;
+
+struct Options {
+  std::string impl_pattern = "^gpu";
+  std::vector<std::size_t> sizes = {16384, 65536, 1048576};
+  std::vector<std::string> scopes = {"kernel", "end_to_end"};
+  std::string initial_condition = "plummer";
+  std::uint64_t seed = 42;
+  int gpu_device = 0;
+  int iterations = 0;  // 0: let Google Benchmark choose
+  bool variants = false;
+};
+
+// Inputs shared by every benchmark of one size.
+class InputCache {
+ public:
+  InputCache(nbody::InitialCondition ic, std::uint64_t seed) : ic_(ic), seed_(seed) {}
+  const std::vector<nbody::Body<double>>& bodies(std::size_t n) {
+    auto [it, inserted] = inputs_.try_emplace(n);
+    if (inserted) it->second = nbody::make_initial_condition(ic_, n, seed_).bodies;
+    return it->second;
+  }
+
+ private:
+  nbody::InitialCondition ic_;
+  std::uint64_t seed_;
+  std::map<std::size_t, std::vector<nbody::Body<double>>> inputs_;
+};
+
+void run_benchmark(benchmark::State& state, const nbody::Implementation& impl,
+                   nbody::PreparedRun::Scope scope, std::size_t n, InputCache& inputs,
+                   const nbody::ExecutionOptions& options) {
+  if (const auto reason = impl.unavailable_reason()) {
+    state.SkipWithError(reason->c_str());
+    return;
+  }
+  if (impl.size_limit_reason) {
+    if (const auto reason = impl.size_limit_reason(n, options)) {
+      state.SkipWithError(reason->c_str());
+      return;
+    }
+  }
+  const std::unique_ptr<nbody::PreparedRun> run =
+      impl.prepare(inputs.bodies(n), kSoftening, options);
+  run->evaluate(scope);  // warm-up: module load, first-touch, clocks
+  double seconds = 0;
+  for (auto _ : state) {
+    const double elapsed = run->evaluate(scope);
+    state.SetIterationTime(elapsed);
+    seconds += elapsed;
+  }
+  const double interactions = static_cast<double>(n) * static_cast<double>(n);
+  const auto iterations = static_cast<double>(state.iterations());
+  state.counters["Ginteractions_per_s"] = interactions * iterations / seconds * 1e-9;
+  state.counters["N"] = static_cast<double>(n);
+  const auto details = run->details();
+  std::string label;
+  for (const char* key : {"grid", "block", "bodies_per_thread", "j_splits", "blocks_per_sm"}) {
+    if (const auto it = details.find(key); it != details.end()) {
+      label += fmt::format("{}{}={}", label.empty() ? "" : " ", key, it->second);
+    }
+  }
+  state.SetLabel(label);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);  // takes the --benchmark_* flags out of argv
+  Options options;
+  CLI::App app{"Times the GPU formulations with device events (Google Benchmark manual time)"};
+  app.add_option("--impl", options.impl_pattern, "regex over implementation names");
+  app.add_option("--sizes", options.sizes, "body counts")->delimiter(',');
+  app.add_option("--scope", options.scopes, "kernel and/or end_to_end")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"kernel", "end_to_end"}));
+  app.add_option("--ic", options.initial_condition, "uniform or plummer");
+  app.add_option("--seed", options.seed, "initial-condition seed");
+  app.add_option("--gpu-device", options.gpu_device, "CUDA device ordinal");
+  app.add_option("--iterations", options.iterations, "timed evaluations (0: automatic)");
+  app.add_flag("--variants", options.variants, "also time the shapes of gpu.tuned");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const nbody::Registry registry = nbody::make_default_registry();
+    std::vector<nbody::Implementation> implementations;
+    for (const nbody::Implementation* impl : registry.select(options.impl_pattern)) {
+      implementations.push_back(*impl);
+    }
+    if (options.variants) {
+      for (nbody::Implementation& variant : nbody::gpu::tuned_variants()) {
+        implementations.push_back(std::move(variant));
+      }
+    }
+    InputCache inputs(nbody::parse_initial_condition(options.initial_condition), options.seed);
+    const nbody::ExecutionOptions execution{.gpu_device = options.gpu_device};
+    for (const nbody::Implementation& impl : implementations) {
+      for (const std::size_t n : options.sizes) {
+        for (const std::string& scope_name : options.scopes) {
+          const auto scope = scope_name == "kernel" ? nbody::PreparedRun::Scope::kernel
+                                                    : nbody::PreparedRun::Scope::end_to_end;
+          auto* bench = benchmark::RegisterBenchmark(
+              fmt::format("{}/{}/N={}", impl.info.name, scope_name, n).c_str(),
+              [&impl, scope, n, &inputs, execution](benchmark::State& state) {
+                run_benchmark(state, impl, scope, n, inputs, execution);
+              });
+          bench->UseManualTime()->Unit(benchmark::kMillisecond);
+          if (options.iterations > 0) bench->Iterations(options.iterations);
+        }
+      }
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "nbody-gpu-bench: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

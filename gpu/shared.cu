@@ -1,0 +1,82 @@
+// gpu.shared and gpu.shared.f64: GPU Gems 3 chapter 31 (and the blocking step of the Burtscher
+// slides): each block stages tiles of bodies through shared memory, every thread of the block
+// reads each staged body, so global memory is read once per block instead of once per thread.
+#include "nbody/gpu/formulations.hpp"
+#include "nbody/gpu/gpu_run.hpp"
+
+namespace nbody::gpu {
+namespace {
+
+constexpr int kTileSize = 256;  // GPU Gems 3's p: threads per block = bodies per tile
+
+template <class T>
+__global__ void __launch_bounds__(kTileSize) shared_forces(ForceArgs<T> args) {
+  __shared__ Body<T> tile[kTileSize];
+  // The grid covers the padded bodies, so every thread takes part in every tile load.
+  const int i = static_cast<int>(blockIdx.x) * kTileSize + static_cast<int>(threadIdx.x);
+  const Body<T> bi = args.bodies[i];
+  T ax = 0, ay = 0, az = 0;
+  for (int tile_start = 0; tile_start < args.padded_count; tile_start += kTileSize) {
+    tile[threadIdx.x] = args.bodies[tile_start + static_cast<int>(threadIdx.x)];
+    __syncthreads();
+#pragma unroll 4
+    for (int k = 0; k < kTileSize; ++k) {
+      const Body<T> bj = tile[k];
+      accumulate_interaction<T, DeviceInvSqrt>(bi.x, bi.y, bi.z, bj.x, bj.y, bj.z, bj.m,
+                                               args.softening_squared, ax, ay, az);
+    }
+    __syncthreads();  // the tile is overwritten next
+  }
+  if (i < args.count) args.accelerations[i] = {ax, ay, az};
+}
+
+template <class T>
+class SharedKernel final : public ForceKernel<T> {
+ public:
+  explicit SharedKernel(int count)
+      : grid_(static_cast<unsigned>(round_up(count, kTileSize) / kTileSize)) {}
+  int padding_multiple() const override { return kTileSize; }
+  void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
+    shared_forces<T><<<grid_, kTileSize, 0, stream>>>(args);
+    check_launch();
+  }
+  LaunchDescription describe() const override {
+    LaunchDescription launch;
+    launch.grid = dim3(grid_);
+    launch.block = dim3(kTileSize);
+    launch.shared_memory_bytes = kTileSize * sizeof(Body<T>);
+    return launch;
+  }
+
+ private:
+  unsigned grid_;
+};
+
+template <class T>
+ForceKernelFactory<T> shared_factory() {
+  return [](const DeviceContext&, int count) { return std::make_unique<SharedKernel<T>>(count); };
+}
+
+}  // namespace
+
+void register_gpu_shared(Registry& registry) {
+  const std::vector<std::string> optimizations = {"shared-memory tiles of 256", "unrolled x4",
+                                                  "rsqrt on the device (MUFU.RSQ in float32)"};
+  registry.add(make_gpu_implementation<float>(
+      {.name = "gpu.shared",
+       .description = "one thread per body, tiles of bodies staged through shared memory",
+       .layout = Layout::aos,
+       .precision = Precision::f32,
+       .optimizations = optimizations,
+       .tolerance = gpu_float32_tolerance()},
+      shared_factory<float>()));
+  registry.add(make_gpu_implementation<double>({.name = "gpu.shared.f64",
+                                                .description = "gpu.shared in float64",
+                                                .layout = Layout::aos,
+                                                .precision = Precision::f64,
+                                                .optimizations = optimizations,
+                                                .tolerance = gpu_float64_tolerance()},
+                                               shared_factory<double>()));
+}
+
+}  // namespace nbody::gpu

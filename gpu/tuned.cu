@@ -1,0 +1,246 @@
+// gpu.tuned and gpu.tuned.f64: the all-pairs kernel tuned for sm_90 (docs/perf-notes.md, GPU).
+//
+// The inner loop is issue-bound: per interaction 3 FADD + 3 FFMA (softened distance), MUFU.RSQ,
+// 3 FMUL, 3 FFMA (accumulation) = 13 issue slots, plus one LDS.128 shared by the thread's bodies.
+// Hence:
+//   - several bodies per thread: one shared-memory load feeds kBodiesPerThread interactions, and
+//     their independent dependency chains hide MUFU and LDS latency without many warps;
+//   - tiles of bodies staged through shared memory, read as broadcasts, loop unrolled;
+//   - this file is compiled with -ftz=true, so rsqrtf is MUFU.RSQ alone (without it the compiler
+//     adds a denormal fix-up of 3 instructions around it);
+//   - split-j: when there are too few blocks of i bodies to fill every SM (small N), the j range is
+//     split across blockIdx.y and the partial sums are added by a second small kernel in a fixed
+//     order (deterministic). The split count comes from the SM count and the occupancy the device
+//     reports for the kernel, not from constants.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nbody/gpu/formulations.hpp"
+#include "nbody/gpu/gpu_run.hpp"
+
+namespace nbody::gpu {
+namespace {
+
+// Warps per SM at which the FP32 pipes are taken to be saturated, for the split-j model. With 4+
+// independent interactions in flight per thread, 4 warps per scheduler are plenty.
+constexpr int kSaturatingWarpsPerSm = 16;
+// Upper bound on the partial-sum scratch (bytes); large N never needs many splits.
+constexpr std::size_t kMaxPartialBytes = std::size_t{256} << 20;
+constexpr int kReduceBlockSize = 256;
+
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll>
+__global__ void __launch_bounds__(kBlockSize)
+    tuned_forces(ForceArgs<T> args, Vec3<T>* partials, int tiles_per_split) {
+  __shared__ Body<T> tile[kBlockSize];
+  constexpr int kBodiesPerBlock = kBlockSize * kBodiesPerThread;
+  // The thread's bodies are kBlockSize apart, so each of its loads is coalesced across the block.
+  const int first_i =
+      static_cast<int>(blockIdx.x) * kBodiesPerBlock + static_cast<int>(threadIdx.x);
+  const T eps2 = args.softening_squared;
+  T x[kBodiesPerThread], y[kBodiesPerThread], z[kBodiesPerThread];
+  T ax[kBodiesPerThread], ay[kBodiesPerThread], az[kBodiesPerThread];
+#pragma unroll
+  for (int b = 0; b < kBodiesPerThread; ++b) {
+    const Body<T> bi = args.bodies[first_i + b * kBlockSize];
+    x[b] = bi.x;
+    y[b] = bi.y;
+    z[b] = bi.z;
+    ax[b] = ay[b] = az[b] = 0;
+  }
+  const int tile_count = args.padded_count / kBlockSize;
+  const int first_tile = static_cast<int>(blockIdx.y) * tiles_per_split;
+  const int end_tile = min(first_tile + tiles_per_split, tile_count);
+  for (int t = first_tile; t < end_tile; ++t) {
+    __syncthreads();  // everyone is done with the previous tile
+    tile[threadIdx.x] = args.bodies[t * kBlockSize + static_cast<int>(threadIdx.x)];
+    __syncthreads();
+#pragma unroll kUnroll
+    for (int k = 0; k < kBlockSize; ++k) {
+      const Body<T> bj = tile[k];  // same address in every lane: a broadcast
+#pragma unroll
+      for (int b = 0; b < kBodiesPerThread; ++b) {
+        accumulate_interaction<T, DeviceInvSqrt>(x[b], y[b], z[b], bj.x, bj.y, bj.z, bj.m, eps2,
+                                                 ax[b], ay[b], az[b]);
+      }
+    }
+  }
+  Vec3<T>* out = gridDim.y == 1 ? args.accelerations
+                                : partials + static_cast<std::size_t>(blockIdx.y) *
+                                                 static_cast<std::size_t>(args.padded_count);
+#pragma unroll
+  for (int b = 0; b < kBodiesPerThread; ++b) out[first_i + b * kBlockSize] = {ax[b], ay[b], az[b]};
+}
+
+// accelerations[i] = sum over splits of partials[split][i], in split order.
+template <class T>
+__global__ void __launch_bounds__(kReduceBlockSize)
+    sum_partials(const Vec3<T>* __restrict__ partials, int splits, ForceArgs<T> args) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= args.count) return;
+  T sx = 0, sy = 0, sz = 0;
+  for (int s = 0; s < splits; ++s) {
+    const Vec3<T> p = partials[static_cast<std::size_t>(s) * args.padded_count + i];
+    sx += p.x;
+    sy += p.y;
+    sz += p.z;
+  }
+  args.accelerations[i] = {sx, sy, sz};
+}
+
+struct SplitPlan {
+  int splits = 1;
+  int tiles_per_split = 1;
+};
+
+// Chooses how many ways to split the j range. Model: blocks go to SMs in waves of blocks_per_sm;
+// an SM holding k blocks runs at min(1, k warps / kSaturatingWarpsPerSm) of its rate, so a last
+// wave of few blocks is slow. The estimated time is the busiest SM's; the fewest splits within 3%
+// of the best estimate win (less scratch, a smaller reduction).
+SplitPlan plan_splits(int i_blocks, int tiles, int sm_count, int blocks_per_sm, int warps_per_block,
+                      int max_splits) {
+  const auto saturation = [&](long long resident_blocks) {
+    return std::min(1.0,
+                    static_cast<double>(resident_blocks * warps_per_block) / kSaturatingWarpsPerSm);
+  };
+  std::vector<std::pair<SplitPlan, double>> candidates;
+  for (int splits = 1; splits <= std::min(tiles, max_splits); ++splits) {
+    const int tiles_per_split = (tiles + splits - 1) / splits;
+    if ((tiles + tiles_per_split - 1) / tiles_per_split != splits) continue;  // same as fewer
+    const long long blocks = static_cast<long long>(i_blocks) * splits;
+    const long long busiest = (blocks + sm_count - 1) / sm_count;
+    const long long waves = (busiest + blocks_per_sm - 1) / blocks_per_sm;
+    const long long last_wave = busiest - (waves - 1) * blocks_per_sm;
+    const double time = static_cast<double>((waves - 1) * blocks_per_sm * tiles_per_split) /
+                            saturation(blocks_per_sm) +
+                        static_cast<double>(last_wave * tiles_per_split) / saturation(last_wave);
+    candidates.push_back({{splits, tiles_per_split}, time});
+  }
+  double best_time = candidates.front().second;
+  for (const auto& candidate : candidates) best_time = std::min(best_time, candidate.second);
+  for (const auto& [plan, time] : candidates) {
+    if (time <= 1.03 * best_time) return plan;
+  }
+  return candidates.front().first;
+}
+
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll>
+class TunedKernel final : public ForceKernel<T> {
+ public:
+  static constexpr int kBodiesPerBlock = kBlockSize * kBodiesPerThread;
+
+  TunedKernel(const DeviceContext& device, int count) {
+    const int padded = round_up(count, kBodiesPerBlock);
+    const int i_blocks = padded / kBodiesPerBlock;
+    const int tiles = padded / kBlockSize;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks_per_sm_, tuned_forces<T, kBodiesPerThread, kBlockSize, kUnroll>, kBlockSize, 0));
+    const std::size_t split_bytes = static_cast<std::size_t>(padded) * sizeof(Vec3<T>);
+    const int max_splits =
+        static_cast<int>(std::max<std::size_t>(1, kMaxPartialBytes / split_bytes));
+    plan_ = plan_splits(i_blocks, tiles, device.properties.multiProcessorCount,
+                        std::max(1, blocks_per_sm_), kBlockSize / 32, max_splits);
+    grid_ = dim3(static_cast<unsigned>(i_blocks), static_cast<unsigned>(plan_.splits));
+    if (plan_.splits > 1) {
+      partials_ = DeviceBuffer<Vec3<T>>(static_cast<std::size_t>(plan_.splits) *
+                                        static_cast<std::size_t>(padded));
+    }
+    reduce_grid_ = static_cast<unsigned>((count + kReduceBlockSize - 1) / kReduceBlockSize);
+  }
+
+  int padding_multiple() const override { return kBodiesPerBlock; }
+
+  void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
+    tuned_forces<T, kBodiesPerThread, kBlockSize, kUnroll>
+        <<<grid_, kBlockSize, 0, stream>>>(args, partials_.data(), plan_.tiles_per_split);
+    check_launch();
+    if (plan_.splits > 1) {
+      sum_partials<T>
+          <<<reduce_grid_, kReduceBlockSize, 0, stream>>>(partials_.data(), plan_.splits, args);
+      check_launch();
+    }
+  }
+
+  LaunchDescription describe() const override {
+    LaunchDescription launch;
+    launch.grid = grid_;
+    launch.block = dim3(kBlockSize);
+    launch.bodies_per_thread = kBodiesPerThread;
+    launch.threads_per_body = plan_.splits;
+    launch.shared_memory_bytes = kBlockSize * sizeof(Body<T>);
+    launch.extra = {{"j_splits", std::to_string(plan_.splits)},
+                    {"tiles_per_split", std::to_string(plan_.tiles_per_split)},
+                    {"blocks_per_sm", std::to_string(blocks_per_sm_)},
+                    {"unroll", std::to_string(kUnroll)},
+                    {"reduce_grid", plan_.splits > 1 ? std::to_string(reduce_grid_) : "none"}};
+    return launch;
+  }
+
+ private:
+  int blocks_per_sm_ = 0;
+  SplitPlan plan_;
+  dim3 grid_;
+  unsigned reduce_grid_ = 0;
+  DeviceBuffer<Vec3<T>> partials_;
+};
+
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll>
+ImplementationInfo tuned_info(std::string name, std::string description) {
+  const bool f32 = std::is_same_v<T, float>;
+  return {.name = std::move(name),
+          .description = std::move(description),
+          .layout = Layout::aos,
+          .precision = f32 ? Precision::f32 : Precision::f64,
+          .optimizations = {std::to_string(kBodiesPerThread) + " bodies per thread",
+                            "shared-memory tiles of " + std::to_string(kBlockSize) + " (broadcast)",
+                            "unrolled x" + std::to_string(kUnroll),
+                            f32 ? "rsqrtf (MUFU.RSQ), -ftz=true" : "rsqrt (float64)",
+                            "split-j for small N (splits from SM count and occupancy)"},
+          .tolerance = f32 ? gpu_float32_tolerance() : gpu_float64_tolerance()};
+}
+
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll>
+Implementation make_tuned(std::string name, std::string description) {
+  return make_gpu_implementation<T>(
+      tuned_info<T, kBodiesPerThread, kBlockSize, kUnroll>(std::move(name), std::move(description)),
+      [](const DeviceContext& device, int count) {
+        return std::make_unique<TunedKernel<T, kBodiesPerThread, kBlockSize, kUnroll>>(device,
+                                                                                       count);
+      },
+      // The partial sums of split-j.
+      [](std::size_t) { return kMaxPartialBytes; });
+}
+
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll>
+Implementation make_tuned_variant() {
+  const std::string shape = std::to_string(kBodiesPerThread) + "x" + std::to_string(kBlockSize) +
+                            "u" + std::to_string(kUnroll);
+  return make_tuned<T, kBodiesPerThread, kBlockSize, kUnroll>(
+      std::string(std::is_same_v<T, float> ? "gpu.tuned" : "gpu.tuned.f64") + "[" + shape + "]",
+      "tuning variant: bodies per thread x block size, unroll");
+}
+
+}  // namespace
+
+void register_gpu_tuned(Registry& registry) {
+  registry.add(make_tuned<float, 8, 128, 4>(
+      "gpu.tuned", "several bodies per thread, broadcast tiles, split-j for small N, sm_90"));
+  registry.add(make_tuned<double, 4, 128, 4>("gpu.tuned.f64", "gpu.tuned in float64"));
+}
+
+std::vector<Implementation> tuned_variants() {
+  std::vector<Implementation> variants;
+  variants.push_back(make_tuned_variant<float, 4, 128, 8>());
+  variants.push_back(make_tuned_variant<float, 8, 128, 4>());
+  variants.push_back(make_tuned_variant<float, 8, 256, 4>());
+  variants.push_back(make_tuned_variant<float, 8, 128, 8>());
+  variants.push_back(make_tuned_variant<float, 12, 128, 2>());
+  variants.push_back(make_tuned_variant<float, 16, 64, 2>());
+  variants.push_back(make_tuned_variant<double, 2, 128, 4>());
+  variants.push_back(make_tuned_variant<double, 4, 128, 4>());
+  return variants;
+}
+
+}  // namespace nbody::gpu

@@ -1,0 +1,130 @@
+// The GPU formulations against the float64 reference at awkward sizes, both generators, and the
+// GpuRun plumbing (scopes, details, memory refusal). Every test that needs a device skips with the
+// formulation's own reason where there is none.
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "nbody/gpu/formulations.hpp"
+#include "test_support.hpp"
+
+namespace nbody {
+namespace {
+
+const std::vector<std::string> kGpuFormulations = {"gpu.aos",      "gpu.shared", "gpu.atomic",
+                                                   "gpu.shuffle",  "gpu.tuned",  "gpu.shared.f64",
+                                                   "gpu.tuned.f64"};
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
+      '_');
+  return name;
+}
+
+// Validates `impl` on both generators at `sizes`, printing the measured error coefficients
+// (error / (u sqrt N)) that docs/tolerances.md derives the tolerances from.
+void expect_matches_reference(const Implementation& impl, std::span<const std::size_t> sizes) {
+  const std::uint64_t seed = testing::test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (set NBODY_TEST_SEED to repeat)");
+  for (const InitialCondition ic : {InitialCondition::uniform_ball, InitialCondition::plummer}) {
+    for (const std::size_t n : sizes) {
+      const testing::ValidationOutcome outcome =
+          testing::validate_implementation(impl, ic, n, seed);
+      EXPECT_TRUE(outcome.accepted) << outcome.summary;
+      const double scale = impl.info.tolerance.unit_roundoff *
+                           std::sqrt(static_cast<double>(std::max<std::size_t>(n, 1)));
+      std::cout << "[ measured ] " << impl.info.name << " " << to_string(ic) << " N=" << n
+                << " l2_coefficient=" << outcome.metrics.relative_l2 / scale
+                << " max_coefficient=" << outcome.metrics.max_relative / scale
+                << " net_force_residual=" << outcome.metrics.net_force_residual << "\n";
+    }
+  }
+}
+
+class GpuFormulation : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    impl_ = registry_.find(GetParam());
+    ASSERT_NE(impl_, nullptr) << GetParam() << " is not registered";
+  }
+  Registry registry_ = make_default_registry();
+  const Implementation* impl_ = nullptr;
+};
+
+TEST_P(GpuFormulation, IsDescribedAsAGpuFormulation) {
+  EXPECT_EQ(impl_->info.device, DeviceKind::gpu);
+  EXPECT_FALSE(impl_->info.optimizations.empty());
+  EXPECT_GT(impl_->info.tolerance.relative_l2_coefficient, 0);
+  EXPECT_EQ(impl_->info.pairs,
+            GetParam() == "gpu.atomic" ? PairScheme::symmetric : PairScheme::all_pairs);
+}
+
+TEST_P(GpuFormulation, MatchesReferenceWithinTolerance) {
+  if (const auto reason = impl_->unavailable_reason()) GTEST_SKIP() << *reason;
+  const std::size_t sizes[] = {1, 2, 31, 1000, 4097, 65536};
+  expect_matches_reference(*impl_, sizes);
+}
+
+TEST_P(GpuFormulation, EndToEndScopeGivesTheKernelScopeResult) {
+  if (const auto reason = impl_->unavailable_reason()) GTEST_SKIP() << *reason;
+  const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, 1000, 7);
+  auto run = impl_->prepare(snapshot.bodies, testing::kTestSoftening, {});
+  EXPECT_GT(run->evaluate(PreparedRun::Scope::kernel), 0);
+  const std::vector<Vec3<double>> kernel_scope = run->accelerations();
+  EXPECT_GT(run->evaluate(PreparedRun::Scope::end_to_end), 0);
+  const std::vector<Vec3<double>> end_to_end = run->accelerations();
+  ASSERT_EQ(kernel_scope.size(), end_to_end.size());
+  double difference_squared = 0, magnitude_squared = 0;
+  for (std::size_t i = 0; i < end_to_end.size(); ++i) {
+    const double dx = kernel_scope[i].x - end_to_end[i].x, dy = kernel_scope[i].y - end_to_end[i].y,
+                 dz = kernel_scope[i].z - end_to_end[i].z;
+    difference_squared += dx * dx + dy * dy + dz * dz;
+    magnitude_squared += kernel_scope[i].x * kernel_scope[i].x +
+                         kernel_scope[i].y * kernel_scope[i].y +
+                         kernel_scope[i].z * kernel_scope[i].z;
+  }
+  // Atomics add in a different order each time; every other kernel is deterministic.
+  const double tolerance = impl_->info.pairs == PairScheme::symmetric ? 1e-5 : 0.0;
+  EXPECT_LE(std::sqrt(difference_squared), tolerance * std::sqrt(magnitude_squared));
+}
+
+TEST_P(GpuFormulation, DetailsNameTheLaunchAndTheDevice) {
+  if (const auto reason = impl_->unavailable_reason()) GTEST_SKIP() << *reason;
+  const Snapshot snapshot = make_initial_condition(InitialCondition::uniform_ball, 4097, 3);
+  const auto details = impl_->prepare(snapshot.bodies, testing::kTestSoftening, {})->details();
+  for (const char* key : {"device", "sm_count", "grid", "block", "bodies_per_thread",
+                          "threads_per_body", "shared_memory_bytes"}) {
+    EXPECT_TRUE(details.contains(key)) << key;
+  }
+  if (impl_->info.pairs == PairScheme::symmetric) {
+    EXPECT_TRUE(details.contains("pairs_evaluated"));
+  }
+}
+
+TEST_P(GpuFormulation, RefusesMoreBodiesThanTheDeviceCanHold) {
+  ASSERT_TRUE(impl_->size_limit_reason);
+  const auto reason = impl_->size_limit_reason(std::size_t{1} << 40, {});
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_FALSE(reason->empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuFormulation, ::testing::ValuesIn(kGpuFormulations), test_name);
+
+// Every shape the tuning tool times must compute the same function.
+TEST(GpuTunedVariants, MatchReferenceWithinTolerance) {
+  const std::vector<Implementation> variants = gpu::tuned_variants();
+  ASSERT_FALSE(variants.empty());
+  if (const auto reason = variants.front().unavailable_reason()) GTEST_SKIP() << *reason;
+  const std::size_t sizes[] = {1, 31, 4097};
+  for (const Implementation& variant : variants) expect_matches_reference(variant, sizes);
+}
+
+}  // namespace
+}  // namespace nbody
