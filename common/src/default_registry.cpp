@@ -12,19 +12,12 @@ Registry make_default_registry() {
   return registry;
 }
 
-// Filled in by the counters work (CUPTI on the GPU, disassembly counts on the CPU).
-std::vector<std::unique_ptr<CounterSource>> make_counter_sources() {
-  return {};
-}
+// make_counter_sources() and measure_ceilings() live in ceilings.cpp.
 
 #if !defined(NBODY_HAVE_CUDA)
 nlohmann::json describe_gpus() {
   return nlohmann::json::array();
 }
 #endif
-
-nlohmann::json measure_ceilings(bool /*remeasure*/) {
-  return nullptr;
-}
 
 }  // namespace nbody

@@ -1,0 +1,57 @@
+#pragma once
+// Ceilings measured on this machine (FAIRNESS.md rule 6), as self-describing JSON:
+//   {"schema": "nbody-fair/ceilings", "version": 1, "machine": {...}, "measured_at": "...",
+//    "from_cache": bool, "cache_file": "...",
+//    "entries": [{"name", "device", "quantity", "value", "unit", "threads", "isa", "method",
+//                 "datasheet": {"value", "source"} | null, "theoretical": {...} | null, ...}],
+//    "unavailable": [{"name", "reason"}]}
+// measure_ceilings() (nbody/counters.hpp) produces it; counter figures look entries up by name.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace nbody {
+
+inline constexpr const char* kCeilingsSchemaName = "nbody-fair/ceilings";
+// Bump when a measurement method changes: cached ceilings of another version are remeasured.
+inline constexpr int kCeilingsSchemaVersion = 1;
+
+// Entry names.
+std::string cpu_fp32_flops_ceiling(std::string_view isa,
+                                   bool all_cores);  // "cpu.fp32_flops.avx2.all_cores"
+inline constexpr const char* kCpuMemoryBandwidthCeiling = "cpu.memory_bandwidth.triad";
+inline constexpr const char* kGpuFp32FlopsCeiling = "gpu.fp32_flops.fma";
+inline constexpr const char* kGpuFp64FlopsCeiling = "gpu.fp64_flops.fma";
+inline constexpr const char* kGpuRsqrtCeiling = "gpu.mufu_rsqrt";
+inline constexpr const char* kGpuMemoryBandwidthCeiling = "gpu.memory_bandwidth.d2d_copy";
+
+// The entry called `name`, or null.
+const nlohmann::json* find_ceiling(const nlohmann::json& ceilings, std::string_view name);
+std::optional<double> ceiling_value(const nlohmann::json& ceilings, std::string_view name);
+std::optional<double> ceiling_datasheet_value(const nlohmann::json& ceilings,
+                                              std::string_view name);
+
+struct CeilingOptions {
+  bool remeasure = false;
+  // Where the per-machine cache lives; empty: $NBODY_FAIR_CACHE_DIR, else
+  // $XDG_CACHE_HOME/nbody-fair, else ~/.cache/nbody-fair. A cache that cannot be written is
+  // skipped.
+  std::filesystem::path cache_directory;
+  bool measure_cpu = true;
+  bool measure_gpu = true;
+  double seconds_per_fma_run = 0.1;  // one timed run of the FMA kernel, per ISA and width
+  std::size_t triad_bytes_per_array = std::size_t{256} << 20;
+  int gpu_device = 0;
+};
+
+// Measures (or reads from the cache) and returns the ceilings document; null when nothing could
+// be measured. Never throws.
+nlohmann::json measure_ceilings(const CeilingOptions& options);
+
+// Published figures for a GPU known by its device name (H100 SXM / PCIe / NVL, H200), or null.
+nlohmann::json gpu_datasheet(std::string_view device_name);
+
+}  // namespace nbody

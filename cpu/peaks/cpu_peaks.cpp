@@ -1,0 +1,157 @@
+#include "nbody/peaks/cpu_peaks.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+
+#include <fmt/core.h>
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_arena.h>
+#include <xsimd/xsimd.hpp>
+
+namespace nbody::peaks {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class F>
+double seconds_of(F&& f) {
+  const auto start = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+float run_chains(const std::string& isa, long iterations) {
+  if (isa == "sse4.2") return detail::fma_chains_sse4_2(iterations);
+  if (isa == "avx2") return detail::fma_chains_avx2(iterations);
+  if (isa == "avx512f") return detail::fma_chains_avx512f(iterations);
+  throw std::invalid_argument("unknown ISA " + isa);
+}
+
+int float_lanes(const std::string& isa) {
+  if (isa == "sse4.2") return 4;
+  if (isa == "avx2") return 8;
+  return 16;
+}
+
+// Runs `body(thread_index)` once on each of `threads` threads at the same time: one task per
+// thread of an arena of exactly that size, statically partitioned.
+template <class Body>
+void on_every_thread(int threads, Body&& body) {
+  if (threads == 1) {
+    body(0);
+    return;
+  }
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<int>(0, threads, 1),
+        [&](const tbb::blocked_range<int>& range) {
+          for (int t = range.begin(); t != range.end(); ++t) body(t);
+        },
+        tbb::static_partitioner{});
+  });
+}
+
+}  // namespace
+
+std::vector<std::string> cpu_isa_names() {
+  return {"sse4.2", "avx2", "avx512f"};
+}
+
+bool cpu_isa_available(const std::string& isa) {
+  const auto arch = xsimd::available_architectures();
+  if (isa == "sse4.2") return arch.sse4_2 != 0;
+  if (isa == "avx2") return arch.fma3_avx2 != 0;
+  if (isa == "avx512f") return arch.avx512f != 0;
+  return false;
+}
+
+int all_cores_threads() {
+  return tbb::info::default_concurrency();
+}
+
+int detail::fma_chains_per_iteration(const std::string& isa) {
+  return isa == "avx512f" ? kChainsThirtyTwoRegisters : kChainsSixteenRegisters;
+}
+
+std::optional<FmaPeak> measure_fma_peak(const std::string& isa, int threads, double seconds) {
+  if (!cpu_isa_available(isa) || threads < 1) return std::nullopt;
+  // Calibrate on one thread (this also raises the clock), then size one run to `seconds`.
+  long iterations = 1 << 16;
+  double calibration_s = 0;
+  while ((calibration_s = seconds_of([&] { run_chains(isa, iterations); })) < 0.02) iterations *= 2;
+  iterations = std::max(1L, static_cast<long>(static_cast<double>(iterations) * seconds /
+                                              std::max(calibration_s, 1e-9)));
+  std::vector<float> sink(static_cast<std::size_t>(threads));
+  double best_s = 0;
+  constexpr int kRuns = 3;  // a peak is the best run: anything slower was disturbed
+  for (int run = 0; run < kRuns; ++run) {
+    const double s = seconds_of(
+        [&] { on_every_thread(threads, [&](int t) { sink[t] = run_chains(isa, iterations); }); });
+    if (run == 0 || s < best_s) best_s = s;
+  }
+  const int lanes = float_lanes(isa);
+  const double fma_instructions =
+      static_cast<double>(iterations) * threads * detail::fma_chains_per_iteration(isa);
+  FmaPeak peak;
+  peak.isa = isa;
+  peak.threads = threads;
+  peak.lanes = lanes;
+  // SSE has no FMA: each chain step is a multiply and an add, two arithmetic instructions.
+  peak.fp_instructions_per_second = (isa == "sse4.2" ? 2.0 : 1.0) * fma_instructions / best_s;
+  peak.flops_per_second = 2.0 * lanes * fma_instructions / best_s;
+  peak.method = fmt::format(
+      "{} independent {}-lane float32 {} chains per thread (xsimd), {} thread(s) in a oneTBB "
+      "arena, best of {} runs of {:.2f} s",
+      detail::fma_chains_per_iteration(isa), lanes, isa == "sse4.2" ? "multiply+add" : "FMA",
+      threads, kRuns, best_s);
+  return peak;
+}
+
+BandwidthPeak measure_triad_bandwidth(int threads, std::size_t bytes_per_array, int repetitions) {
+  const std::size_t n = bytes_per_array / sizeof(double);
+  // Uninitialised on purpose: every thread first touches the pages it will stream (NUMA).
+  std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
+  const auto chunk = [&](int t) {
+    const std::size_t begin = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+    const std::size_t end = n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+    return std::pair{begin, end};
+  };
+  on_every_thread(threads, [&](int t) {
+    const auto [begin, end] = chunk(t);
+    for (std::size_t i = begin; i < end; ++i) {
+      a[i] = 0.0;
+      b[i] = 1.0;
+      c[i] = 2.0;
+    }
+  });
+  const double scalar = 3.0;
+  double best_s = 0;
+  for (int rep = 0; rep <= repetitions; ++rep) {  // the first is a warm-up
+    const double s = seconds_of([&] {
+      on_every_thread(threads, [&](int t) {
+        const auto [begin, end] = chunk(t);
+        for (std::size_t i = begin; i < end; ++i) a[i] = b[i] + scalar * c[i];
+      });
+    });
+    if (rep == 1 || (rep > 1 && s < best_s)) best_s = s;
+  }
+  if (a[n / 2] != 7.0) throw std::logic_error("triad produced a wrong value");
+  BandwidthPeak peak;
+  peak.threads = threads;
+  peak.bytes_per_array = n * sizeof(double);
+  peak.bytes_per_second = 3.0 * sizeof(double) * static_cast<double>(n) / best_s;
+  peak.method = fmt::format(
+      "STREAM triad a = b + s*c, float64, 3 arrays of {} MiB, {} thread(s) (oneTBB, static "
+      "partition, first touch by the streaming thread), best of {}; 24 bytes per element "
+      "(write-allocate not counted)",
+      peak.bytes_per_array >> 20, threads, repetitions);
+  return peak;
+}
+
+}  // namespace nbody::peaks

@@ -1,0 +1,11 @@
+// FMA chains compiled for avx512f only (512-bit FMA). Called only after a run-time ISA check.
+#include "fma_chains.hpp"
+#include "nbody/peaks/cpu_peaks.hpp"
+
+namespace nbody::peaks::detail {
+
+float fma_chains_avx512f(long iterations) {
+  return run_fma_chains<xsimd::avx512f, kChainsThirtyTwoRegisters>(iterations, 0.5f, 0.25f);
+}
+
+}  // namespace nbody::peaks::detail

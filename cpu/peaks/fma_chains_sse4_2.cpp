@@ -1,0 +1,12 @@
+// FMA chains compiled for sse4_2 only (no FMA instruction: xsimd::fma is a multiply and an add, the
+// SSE peak). Called only after a run-time ISA check.
+#include "fma_chains.hpp"
+#include "nbody/peaks/cpu_peaks.hpp"
+
+namespace nbody::peaks::detail {
+
+float fma_chains_sse4_2(long iterations) {
+  return run_fma_chains<xsimd::sse4_2, kChainsSixteenRegisters>(iterations, 0.5f, 0.25f);
+}
+
+}  // namespace nbody::peaks::detail

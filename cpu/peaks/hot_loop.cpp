@@ -1,0 +1,307 @@
+#include "nbody/peaks/hot_loop.hpp"
+
+#include <link.h>
+#include <signal.h>
+#include <sys/time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include <fmt/core.h>
+
+namespace nbody::peaks {
+namespace {
+
+constexpr std::size_t kMaxSamples = std::size_t{1} << 16;
+constexpr std::size_t kMinSamples = 20;
+
+struct SampleBuffer {
+  std::array<std::uintptr_t, kMaxSamples> program_counters{};
+  std::atomic<std::size_t> count{0};
+};
+
+// The one piece of static state in the suite: a signal handler can reach nothing else. Points to
+// the buffer of the sampling in progress, null otherwise.
+std::atomic<SampleBuffer*>& active_buffer() {
+  static std::atomic<SampleBuffer*> buffer{nullptr};
+  return buffer;
+}
+
+// Async-signal-safe: one relaxed atomic increment and one store into preallocated memory.
+void record_program_counter(int /*signal*/, siginfo_t* /*info*/, void* context) {
+  SampleBuffer* buffer = active_buffer().load(std::memory_order_relaxed);
+  if (buffer == nullptr) return;
+  const std::size_t slot = buffer->count.fetch_add(1, std::memory_order_relaxed);
+  if (slot >= kMaxSamples) return;
+#if defined(__x86_64__)
+  const auto* user_context = static_cast<const ucontext_t*>(context);
+  buffer->program_counters[slot] =
+      static_cast<std::uintptr_t>(user_context->uc_mcontext.gregs[REG_RIP]);
+#else
+  (void)context;
+#endif
+}
+
+// SIGPROF every millisecond of process CPU time (all threads) while alive.
+class ProgramCounterSampler {
+ public:
+  explicit ProgramCounterSampler(SampleBuffer& buffer) {
+    struct sigaction action {};
+    action.sa_sigaction = record_program_counter;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGPROF, &action, &previous_action_) != 0) return;
+    active_buffer().store(&buffer);
+    itimerval timer{};
+    timer.it_interval.tv_usec = 1000;
+    timer.it_value.tv_usec = 1000;
+    running_ = setitimer(ITIMER_PROF, &timer, &previous_timer_) == 0;
+  }
+  ~ProgramCounterSampler() {
+    itimerval off{};
+    setitimer(ITIMER_PROF, &off, nullptr);
+    active_buffer().store(nullptr);
+    // A SIGPROF still in flight must not meet the default action (terminate): our handler, now a
+    // no-op, stays unless another had been installed.
+    if (previous_action_.sa_handler != SIG_DFL) sigaction(SIGPROF, &previous_action_, nullptr);
+    if (previous_timer_.it_value.tv_sec != 0 || previous_timer_.it_value.tv_usec != 0) {
+      setitimer(ITIMER_PROF, &previous_timer_, nullptr);
+    }
+  }
+  ProgramCounterSampler(const ProgramCounterSampler&) = delete;
+  ProgramCounterSampler& operator=(const ProgramCounterSampler&) = delete;
+  bool running() const { return running_; }
+
+ private:
+  struct sigaction previous_action_ {};
+  itimerval previous_timer_{};
+  bool running_ = false;
+};
+
+struct LoadedObject {
+  std::string path;
+  std::uintptr_t bias = 0;  // run-time address = bias + link-time address
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> executable_ranges;
+};
+
+std::vector<LoadedObject> loaded_objects() {
+  std::vector<LoadedObject> objects;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto& out = *static_cast<std::vector<LoadedObject>*>(data);
+        LoadedObject object;
+        object.path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        object.bias = info->dlpi_addr;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& header = info->dlpi_phdr[i];
+          if (header.p_type == PT_LOAD && (header.p_flags & PF_X) != 0) {
+            const std::uintptr_t begin = info->dlpi_addr + header.p_vaddr;
+            object.executable_ranges.emplace_back(begin, begin + header.p_memsz);
+          }
+        }
+        out.push_back(std::move(object));
+        return 0;
+      },
+      &objects);
+  if (!objects.empty() && objects.front().path.empty()) {  // the main program
+    std::array<char, 4096> path{};
+    const ssize_t length = readlink("/proc/self/exe", path.data(), path.size() - 1);
+    objects.front().path =
+        length > 0 ? std::string(path.data(), static_cast<std::size_t>(length)) : "/proc/self/exe";
+  }
+  return objects;
+}
+
+// Output of a shell command, or empty with `ok` false.
+std::string command_output(const std::string& command, bool& ok) {
+  std::string out;
+  ok = false;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) return out;
+  std::array<char, 1 << 16> chunk{};
+  std::size_t read = 0;
+  while ((read = std::fread(chunk.data(), 1, chunk.size(), pipe.get())) > 0)
+    out.append(chunk.data(), read);
+  ok = pclose(pipe.release()) == 0;
+  return out;
+}
+
+struct Symbol {
+  std::uint64_t address = 0, size = 0;
+  std::string name;
+};
+
+// Function symbols with sizes, by address (`nm -n -S`).
+std::vector<Symbol> function_symbols(const std::string& path, bool& ok) {
+  std::vector<Symbol> symbols;
+  const std::string text =
+      command_output("nm -n -S -C --defined-only '" + path + "' 2>/dev/null", ok);
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string address, size, type;
+    if (!(fields >> address >> size >> type) || type.size() != 1) continue;
+    if (std::string("tTwWi").find(type[0]) == std::string::npos) continue;
+    Symbol symbol;
+    try {
+      symbol.address = std::stoull(address, nullptr, 16);
+      symbol.size = std::stoull(size, nullptr, 16);
+    } catch (const std::exception&) {
+      continue;
+    }
+    std::getline(fields >> std::ws, symbol.name);
+    if (symbol.size > 0) symbols.push_back(std::move(symbol));
+  }
+  return symbols;
+}
+
+bool is_runtime_library(const std::string& path) {
+  const std::string file = path.substr(path.find_last_of('/') + 1);
+  for (const char* prefix : {"libtbb", "libc.so", "libc-", "ld-linux", "libpthread", "libgomp",
+                             "libstdc++", "libm.so", "linux-vdso", "libcuda", "libcudart"}) {
+    if (file.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+HotLoop find_hot_loop(const std::function<double()>& evaluate, double min_seconds) {
+  HotLoop result;
+#if !defined(__x86_64__)
+  result.unavailable_reason = "hot-loop disassembly is implemented for x86-64 only";
+  return result;
+#else
+  try {
+    auto buffer = std::make_unique<SampleBuffer>();
+    double evaluated_seconds = 0;
+    {
+      ProgramCounterSampler sampler(*buffer);
+      if (!sampler.running()) {
+        result.unavailable_reason = "could not start SIGPROF sampling (setitimer failed)";
+        return result;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      do {
+        evaluated_seconds += evaluate();
+        ++result.evaluations;
+      } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+               min_seconds);
+    }
+    result.seconds_per_evaluation = evaluated_seconds / result.evaluations;
+    result.samples = std::min(buffer->count.load(), kMaxSamples);
+    if (result.samples < kMinSamples) {
+      result.unavailable_reason = fmt::format("only {} program-counter samples in {} evaluation(s)",
+                                              result.samples, result.evaluations);
+      return result;
+    }
+
+    // Attribute every sample to (object, link-time address).
+    const std::vector<LoadedObject> objects = loaded_objects();
+    std::map<std::size_t, std::vector<std::uint64_t>> addresses_by_object;
+    for (std::size_t s = 0; s < result.samples; ++s) {
+      const std::uintptr_t pc = buffer->program_counters[s];
+      for (std::size_t o = 0; o < objects.size(); ++o) {
+        const auto& ranges = objects[o].executable_ranges;
+        if (std::any_of(ranges.begin(), ranges.end(),
+                        [&](const auto& r) { return r.first <= pc && pc < r.second; })) {
+          addresses_by_object[o].push_back(pc - objects[o].bias);
+          break;
+        }
+      }
+    }
+
+    // The hottest function outside the runtime libraries (thread pool, libc).
+    std::size_t best_object = 0, best_count = 0;
+    Symbol best_symbol;
+    std::vector<std::uint64_t> best_addresses;
+    std::string symbol_problem;
+    for (const auto& [object_index, addresses] : addresses_by_object) {
+      const LoadedObject& object = objects[object_index];
+      if (is_runtime_library(object.path)) continue;
+      if (object.path.find('\'') != std::string::npos) continue;
+      bool ok = false;
+      const std::vector<Symbol> symbols = function_symbols(object.path, ok);
+      if (symbols.empty()) {
+        symbol_problem = "no function symbols in " + object.path + " (nm missing or stripped?)";
+        continue;
+      }
+      std::map<std::size_t, std::vector<std::uint64_t>> by_symbol;
+      for (const std::uint64_t address : addresses) {
+        auto it = std::upper_bound(symbols.begin(), symbols.end(), address,
+                                   [](std::uint64_t a, const Symbol& s) { return a < s.address; });
+        if (it == symbols.begin()) continue;
+        --it;
+        if (address < it->address + it->size) {
+          by_symbol[static_cast<std::size_t>(it - symbols.begin())].push_back(address);
+        }
+      }
+      for (auto& [symbol_index, symbol_addresses] : by_symbol) {
+        if (symbol_addresses.size() > best_count) {
+          best_count = symbol_addresses.size();
+          best_object = object_index;
+          best_symbol = symbols[symbol_index];
+          best_addresses = std::move(symbol_addresses);
+        }
+      }
+    }
+    if (best_count == 0) {
+      result.unavailable_reason = symbol_problem.empty()
+                                      ? "no sample fell in a function of the suite's code"
+                                      : symbol_problem;
+      return result;
+    }
+    result.binary = objects[best_object].path;
+    result.samples_in_function = best_count;
+
+    bool ok = false;
+    const std::string disassembly = command_output(
+        fmt::format("objdump -d -C --no-show-raw-insn -w --start-address=0x{:x} "
+                    "--stop-address=0x{:x} '{}' 2>/dev/null",
+                    best_symbol.address, best_symbol.address + best_symbol.size, result.binary),
+        ok);
+    if (!ok || disassembly.empty()) {
+      result.unavailable_reason = "objdump failed or is not installed";
+      return result;
+    }
+    const std::vector<LoopCensus> loops = innermost_loops(parse_objdump(disassembly));
+    const LoopCensus* hottest = nullptr;
+    for (const LoopCensus& loop : loops) {
+      const auto in_loop = static_cast<std::size_t>(
+          std::count_if(best_addresses.begin(), best_addresses.end(),
+                        [&](std::uint64_t a) { return loop.begin <= a && a <= loop.end; }));
+      if (in_loop > result.samples_in_loop) {
+        result.samples_in_loop = in_loop;
+        hottest = &loop;
+      }
+    }
+    if (hottest == nullptr) {
+      result.unavailable_reason = "no loop in the hottest function " + best_symbol.name;
+      return result;
+    }
+    result.loop = *hottest;
+    if (result.loop.interactions_per_iteration == 0) {
+      result.unavailable_reason =
+          "the hot loop holds no square root or rsqrt, so its interactions per iteration are "
+          "unknown (" +
+          best_symbol.name + ")";
+    }
+  } catch (const std::exception& error) {
+    result.unavailable_reason = std::string("hot-loop analysis failed: ") + error.what();
+  }
+  return result;
+#endif
+}
+
+}  // namespace nbody::peaks

@@ -1,0 +1,14 @@
+#pragma once
+// Counters of the CPU kernels: the instruction census of each kernel's hot loop, found by sampling
+// and read from the disassembly of the running binary (nbody/peaks/hot_loop.hpp). Raw counts go
+// into CounterReadout::metrics; figures derived from them are added by the caller
+// (nbody/counter_figures.hpp).
+#include <memory>
+
+#include "nbody/counters.hpp"
+
+namespace nbody::peaks {
+
+std::unique_ptr<CounterSource> make_cpu_disassembly_counter_source();
+
+}  // namespace nbody::peaks

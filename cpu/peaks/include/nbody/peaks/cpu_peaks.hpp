@@ -1,0 +1,56 @@
+#pragma once
+// CPU ceilings measured on the machine itself (FAIRNESS.md rule 6): float32 FMA throughput of each
+// SIMD ISA on one core and on all cores, and memory bandwidth by a STREAM-style triad.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nbody::peaks {
+
+// The ISAs the suite's SIMD kernels choose between, narrowest first (ExecutionOptions::isa names).
+std::vector<std::string> cpu_isa_names();
+// Whether this CPU (and this build) can run `isa`.
+bool cpu_isa_available(const std::string& isa);
+
+struct FmaPeak {
+  std::string isa;
+  int threads = 0;
+  int lanes = 0;                          // float32 lanes per vector
+  double flops_per_second = 0;            // 2 per lane per FMA (mul + add on SSE)
+  double fp_instructions_per_second = 0;  // arithmetic instructions (SSE: muls and adds)
+  std::string method;
+};
+
+// Best of a few timed runs of independent FMA chains. `threads` = 1 or more (oneTBB arena);
+// `seconds` is the target duration of one run. Empty when the ISA is not available.
+std::optional<FmaPeak> measure_fma_peak(const std::string& isa, int threads, double seconds);
+
+struct BandwidthPeak {
+  int threads = 0;
+  std::size_t bytes_per_array = 0;
+  double bytes_per_second = 0;
+  std::string method;
+};
+
+// a[i] = b[i] + s * c[i] over three float64 arrays of `bytes_per_array` each, 24 bytes counted per
+// element (STREAM convention: write-allocate traffic not counted). Best of `repetitions`.
+BandwidthPeak measure_triad_bandwidth(int threads, std::size_t bytes_per_array, int repetitions);
+
+// Logical CPUs oneTBB uses by default: "all cores" in the ceilings.
+int all_cores_threads();
+
+namespace detail {
+// Chains per thread: 16 registers (SSE, AVX2) hold 14 besides the two operands, 32 (AVX-512) 24.
+inline constexpr int kChainsSixteenRegisters = 14;
+inline constexpr int kChainsThirtyTwoRegisters = 24;
+// One run of `chains` independent FMA chains per thread for `iterations` steps, per ISA; each is
+// defined in its own translation unit compiled for that ISA. Returns a value that depends on every
+// chain so the work cannot be removed.
+float fma_chains_sse4_2(long iterations);
+float fma_chains_avx2(long iterations);
+float fma_chains_avx512f(long iterations);
+// FMA instructions (SSE: mul + add pairs) one call of the above executes per iteration.
+int fma_chains_per_iteration(const std::string& isa);
+}  // namespace detail
+
+}  // namespace nbody::peaks

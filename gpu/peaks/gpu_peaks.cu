@@ -1,0 +1,256 @@
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "nbody/peaks/gpu_peaks.hpp"
+
+namespace nbody::peaks {
+namespace {
+
+// Failures travel as this exception inside this file only; the public functions catch it.
+struct CudaFailure {
+  std::string what;
+};
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    throw CudaFailure{std::string(what) + ": " + cudaGetErrorName(status) + " (" +
+                      cudaGetErrorString(status) + ")"};
+  }
+}
+
+__device__ __forceinline__ float fused_multiply_add(float a, float b, float c) {
+  return __fmaf_rn(a, b, c);
+}
+__device__ __forceinline__ double fused_multiply_add(double a, double b, double c) {
+  return __fma_rn(a, b, c);
+}
+
+// kFmaChains independent chains per thread; acc = acc * a + b converges to b / (1 - a), so values
+// stay normal. The start values come from a conversion, not an FMA, so the FFMA count is exact.
+template <class T>
+__global__ void fma_chains_kernel(T* out, T a, T b, int iterations) {
+  T acc[kFmaChains];
+#pragma unroll
+  for (int k = 0; k < kFmaChains; ++k) acc[k] = static_cast<T>(threadIdx.x + k);
+#pragma unroll 16
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int k = 0; k < kFmaChains; ++k) acc[k] = fused_multiply_add(acc[k], a, b);
+  }
+  T sum = acc[0];
+#pragma unroll
+  for (int k = 1; k < kFmaChains; ++k) sum += acc[k];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+// MUFU.RSQ alone: the flush-to-zero PTX instruction has no denormal fix-up around it. x converges
+// to 1 (a fixed point of 1/sqrt), so inputs stay normal.
+__global__ void rsqrt_chains_kernel(float* out, int iterations) {
+  float x[kFmaChains];
+#pragma unroll
+  for (int k = 0; k < kFmaChains; ++k) x[k] = static_cast<float>(threadIdx.x + k + 1);
+#pragma unroll 16
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int k = 0; k < kFmaChains; ++k) asm("rsqrt.approx.ftz.f32 %0, %0;" : "+f"(x[k]));
+  }
+  float sum = x[0];
+#pragma unroll
+  for (int k = 1; k < kFmaChains; ++k) sum += x[k];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+class EventPair {
+ public:
+  EventPair() {
+    check(cudaEventCreate(&start_), "cudaEventCreate");
+    check(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~EventPair() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  template <class F>
+  double seconds(F&& enqueue) {
+    check(cudaEventRecord(start_), "cudaEventRecord");
+    enqueue();
+    check(cudaGetLastError(), "kernel launch");
+    check(cudaEventRecord(stop_), "cudaEventRecord");
+    check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return 1e-3 * static_cast<double>(ms);
+  }
+
+ private:
+  cudaEvent_t start_{}, stop_{};
+};
+
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(std::size_t bytes) { check(cudaMalloc(&data_, bytes), "cudaMalloc"); }
+  ~DeviceMemory() { cudaFree(data_); }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  void* data_ = nullptr;
+};
+
+struct Launch {
+  int blocks = 0, threads = 256;
+};
+
+// Full occupancy: 2048 resident threads per SM on sm_90.
+Launch full_device(int sm_count) {
+  return {sm_count * 8, 256};
+}
+
+// Best time of `runs` launches sized to about `target_s` each, after calibration.
+template <class Enqueue>
+double best_seconds_for(EventPair& events, Enqueue&& enqueue_iterations, int& iterations,
+                        double target_s) {
+  iterations = 256;
+  double s = 0;
+  while ((s = events.seconds([&] { enqueue_iterations(iterations); })) < 0.005 &&
+         iterations < (1 << 28)) {
+    iterations *= 4;
+  }
+  iterations = std::max(16, static_cast<int>(std::min(1e9, iterations * target_s / s)));
+  double best = 0;
+  for (int run = 0; run < 3; ++run) {
+    const double t = events.seconds([&] { enqueue_iterations(iterations); });
+    if (run == 0 || t < best) best = t;
+  }
+  return best;
+}
+
+int attribute(cudaDeviceAttr what, int ordinal) {
+  int value = 0;
+  check(cudaDeviceGetAttribute(&value, what, ordinal), "cudaDeviceGetAttribute");
+  return value;
+}
+
+}  // namespace
+
+GpuPeaks measure_gpu_peaks(int ordinal) {
+  GpuPeaks peaks;
+  peaks.ordinal = ordinal;
+  try {
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    if (ordinal < 0 || ordinal >= count) {
+      peaks.unavailable_reason = "no CUDA device " + std::to_string(ordinal);
+      return peaks;
+    }
+    check(cudaSetDevice(ordinal), "cudaSetDevice");
+    cudaDeviceProp properties{};
+    check(cudaGetDeviceProperties(&properties, ordinal), "cudaGetDeviceProperties");
+    peaks.device_name = properties.name;
+    peaks.sm_count = properties.multiProcessorCount;
+    peaks.compute_capability = properties.major * 10 + properties.minor;
+    peaks.max_sm_clock_hz = 1e3 * attribute(cudaDevAttrClockRate, ordinal);
+    peaks.memory_clock_hz = 1e3 * attribute(cudaDevAttrMemoryClockRate, ordinal);
+    peaks.memory_bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, ordinal);
+
+    const Launch launch = full_device(peaks.sm_count);
+    const double threads = static_cast<double>(launch.blocks) * launch.threads;
+    DeviceMemory out(static_cast<std::size_t>(launch.blocks) * launch.threads * sizeof(double));
+    EventPair events;
+    constexpr double kTargetSeconds = 0.05;
+    int iterations = 0;
+
+    const double fp32_s = best_seconds_for(
+        events,
+        [&](int it) {
+          fma_chains_kernel<float>
+              <<<launch.blocks, launch.threads>>>(out.as<float>(), 0.5f, 0.25f, it);
+        },
+        iterations, kTargetSeconds);
+    peaks.fp32_flops = 2.0 * threads * kFmaChains * iterations / fp32_s;
+
+    const double fp64_s = best_seconds_for(
+        events,
+        [&](int it) {
+          fma_chains_kernel<double>
+              <<<launch.blocks, launch.threads>>>(out.as<double>(), 0.5, 0.25, it);
+        },
+        iterations, kTargetSeconds);
+    peaks.fp64_flops = 2.0 * threads * kFmaChains * iterations / fp64_s;
+
+    const double rsqrt_s = best_seconds_for(
+        events,
+        [&](int it) {
+          rsqrt_chains_kernel<<<launch.blocks, launch.threads>>>(out.as<float>(), it);
+        },
+        iterations, kTargetSeconds);
+    peaks.rsqrt_per_second = threads * kFmaChains * iterations / rsqrt_s;
+
+    char buffer[256];
+    std::snprintf(buffer, sizeof buffer,
+                  "%d x %d threads, %d independent FMA chains each, unrolled 16; best of 3 "
+                  "launches of about %.0f ms (device events)",
+                  launch.blocks, launch.threads, kFmaChains, 1e3 * kTargetSeconds);
+    peaks.fma_method = buffer;
+    std::snprintf(buffer, sizeof buffer,
+                  "%d x %d threads, %d independent rsqrt.approx.ftz.f32 (MUFU.RSQ) chains each; "
+                  "best of 3 launches of about %.0f ms",
+                  launch.blocks, launch.threads, kFmaChains, 1e3 * kTargetSeconds);
+    peaks.rsqrt_method = buffer;
+
+    // Device-to-device copy: as large as memory allows up to 1 GiB per buffer.
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const std::size_t copy_bytes =
+        std::min<std::size_t>(std::size_t{1} << 30, free_bytes / 4) & ~std::size_t{0xFFFFF};
+    DeviceMemory source(copy_bytes), destination(copy_bytes);
+    check(cudaMemset(source.as<char>(), 1, copy_bytes), "cudaMemset");
+    double best_copy = 0;
+    for (int run = 0; run < 6; ++run) {  // the first is a warm-up
+      const double t = events.seconds([&] {
+        check(cudaMemcpyAsync(destination.as<char>(), source.as<char>(), copy_bytes,
+                              cudaMemcpyDeviceToDevice),
+              "cudaMemcpyAsync");
+      });
+      if (run == 1 || (run > 1 && t < best_copy)) best_copy = t;
+    }
+    peaks.copy_bytes = copy_bytes;
+    peaks.copy_bytes_per_second = 2.0 * static_cast<double>(copy_bytes) / best_copy;
+    std::snprintf(buffer, sizeof buffer,
+                  "cudaMemcpy device to device of %zu MiB, bytes read + written, best of 5 "
+                  "(device events)",
+                  copy_bytes >> 20);
+    peaks.copy_method = buffer;
+  } catch (const CudaFailure& failure) {
+    peaks.unavailable_reason = failure.what;
+  }
+  return peaks;
+}
+
+KnownWork run_known_fma_work(int ordinal, int blocks, int threads, int iterations) {
+  KnownWork work;
+  try {
+    check(cudaSetDevice(ordinal), "cudaSetDevice");
+    DeviceMemory out(static_cast<std::size_t>(blocks) * threads * sizeof(float));
+    EventPair events;
+    work.seconds = events.seconds([&] {
+      fma_chains_kernel<float><<<blocks, threads>>>(out.as<float>(), 0.5f, 0.25f, iterations);
+    });
+    work.ffma_thread_instructions =
+        static_cast<double>(blocks) * threads * kFmaChains * static_cast<double>(iterations);
+  } catch (const CudaFailure& failure) {
+    work.error = failure.what;
+  }
+  return work;
+}
+
+}  // namespace nbody::peaks

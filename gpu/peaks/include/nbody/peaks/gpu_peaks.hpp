@@ -1,0 +1,41 @@
+#pragma once
+// GPU ceilings measured on the device itself (FAIRNESS.md rule 6): float32 and float64 FMA
+// throughput, MUFU reciprocal-square-root throughput, device memory bandwidth. Host-only header.
+#include <cstddef>
+#include <string>
+
+namespace nbody::peaks {
+
+struct GpuPeaks {
+  std::string unavailable_reason;  // empty when measured
+  int ordinal = 0;
+  std::string device_name;
+  int sm_count = 0;
+  int compute_capability = 0;  // 90 for sm_90
+  double max_sm_clock_hz = 0;  // cudaDevAttrClockRate
+  double memory_clock_hz = 0;  // cudaDevAttrMemoryClockRate
+  int memory_bus_bits = 0;
+  double fp32_flops = 0;             // 2 per FFMA
+  double fp64_flops = 0;             // 2 per DFMA
+  double rsqrt_per_second = 0;       // MUFU.RSQ thread results
+  double copy_bytes_per_second = 0;  // read + write
+  std::size_t copy_bytes = 0;        // size of one copy
+  std::string fma_method, rsqrt_method, copy_method;
+};
+
+// Never throws; a failure (no device, no driver) becomes unavailable_reason.
+GpuPeaks measure_gpu_peaks(int ordinal);
+
+// Work with a known instruction count, to check counters against: one launch of the float32 FMA
+// kernel of the ceiling with `blocks` x `threads` threads, each running kFmaChains chains for
+// `iterations` steps, i.e. exactly blocks * threads * kFmaChains * iterations FFMA instructions
+// (checked in the SASS: docs/perf-notes.md).
+inline constexpr int kFmaChains = 8;
+struct KnownWork {
+  std::string error;  // empty on success
+  double ffma_thread_instructions = 0;
+  double seconds = 0;
+};
+KnownWork run_known_fma_work(int ordinal, int blocks, int threads, int iterations);
+
+}  // namespace nbody::peaks

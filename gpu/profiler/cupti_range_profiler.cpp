@@ -1,0 +1,397 @@
+// The CUPTI Range Profiler session (CUDA 13 API). Sequence, per NVIDIA's range-profiling
+// tutorial: profiler initialize, chip name, counter availability, host object and config image,
+// range profiler enable, counter-data image, set config (auto range, kernel replay), start, work,
+// stop, decode, evaluate per range, and everything undone in reverse order (RAII).
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_result.h>
+#include <cupti_target.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "nbody/profiler/cupti.hpp"
+
+namespace nbody::profiler {
+namespace {
+
+// Failures travel as this inside this file only; the public functions turn it into a reason.
+struct CuptiFailure {
+  std::string what;
+};
+
+std::string explain(CUptiResult status) {
+  switch (status) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+      return "insufficient privileges for GPU performance counters (ERR_NVGPUCTRPERM: run as "
+             "root, or load the driver with NVreg_RestrictProfilingToAdminUsers=0)";
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+      return "a MIG instance: its counters cannot be profiled";
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+      return "a virtualised GPU without profiling support";
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+      return "a CMP device: profiling not supported";
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+      return "another profiler (ncu, nsys, a second session) holds the counters";
+    default: {
+      const char* text = nullptr;
+      cuptiGetResultString(status, &text);
+      return text != nullptr ? text : "CUPTI error " + std::to_string(static_cast<int>(status));
+    }
+  }
+}
+
+void check(CUptiResult status, const char* call) {
+  if (status != CUPTI_SUCCESS) throw CuptiFailure{std::string(call) + ": " + explain(status)};
+}
+
+void check_cuda(cudaError_t status, const char* call) {
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear a sticky "no device" error
+    throw CuptiFailure{std::string(call) + ": " + cudaGetErrorString(status)};
+  }
+}
+
+class ProfilerInitialization {
+ public:
+  ProfilerInitialization() {
+    CUpti_Profiler_Initialize_Params params{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    check(cuptiProfilerInitialize(&params), "cuptiProfilerInitialize");
+  }
+  ~ProfilerInitialization() {
+    CUpti_Profiler_DeInitialize_Params params{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+    cuptiProfilerDeInitialize(&params);
+  }
+  ProfilerInitialization(const ProfilerInitialization&) = delete;
+  ProfilerInitialization& operator=(const ProfilerInitialization&) = delete;
+};
+
+// The host object: metric names, config images and evaluation for one chip. Loads libnvperf_host.
+class HostObject {
+ public:
+  HostObject(const std::string& chip, const std::vector<std::uint8_t>& availability) {
+    CUpti_Profiler_Host_Initialize_Params params{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    params.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    params.pChipName = chip.c_str();
+    params.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
+    const CUptiResult status = cuptiProfilerHostInitialize(&params);
+    if (status != CUPTI_SUCCESS) {
+      throw CuptiFailure{"cuptiProfilerHostInitialize(" + chip + "): " + explain(status) +
+                         " (libcupti loads libnvperf_host.so from the library path)"};
+    }
+    object_ = params.pHostObject;
+  }
+  ~HostObject() {
+    CUpti_Profiler_Host_Deinitialize_Params params{
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    params.pHostObject = object_;
+    cuptiProfilerHostDeinitialize(&params);
+  }
+  HostObject(const HostObject&) = delete;
+  HostObject& operator=(const HostObject&) = delete;
+
+  MetricCheck check_metric(const std::string& name) const {
+    CUpti_Profiler_Host_GetMetricProperties_Params params{
+        CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
+    params.pHostObject = object_;
+    params.pMetricName = name.c_str();
+    MetricCheck result{.name = name, .valid = false, .description = {}, .unit = {}};
+    if (cuptiProfilerHostGetMetricProperties(&params) == CUPTI_SUCCESS) {
+      result.valid = true;
+      result.description = params.pDescription != nullptr ? params.pDescription : "";
+      result.unit = params.pDimUnit != nullptr ? params.pDimUnit : "";
+    }
+    return result;
+  }
+
+  // The config image scheduling `metrics`, and the replay passes it needs.
+  std::vector<std::uint8_t> config_image(std::vector<const char*> metrics, std::size_t& passes) {
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add{
+        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    add.pHostObject = object_;
+    add.ppMetricNames = metrics.data();
+    add.numMetrics = metrics.size();
+    check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+    CUpti_Profiler_Host_GetConfigImageSize_Params size{
+        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    size.pHostObject = object_;
+    check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+    std::vector<std::uint8_t> image(size.configImageSize);
+    CUpti_Profiler_Host_GetConfigImage_Params get{
+        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    get.pHostObject = object_;
+    get.configImageSize = image.size();
+    get.pConfigImage = image.data();
+    check(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+    CUpti_Profiler_Host_GetNumOfPasses_Params count{
+        CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+    count.configImageSize = image.size();
+    count.pConfigImage = image.data();
+    check(cuptiProfilerHostGetNumOfPasses(&count), "cuptiProfilerHostGetNumOfPasses");
+    passes = count.numOfPasses;
+    return image;
+  }
+
+  std::vector<double> evaluate(const std::vector<std::uint8_t>& counter_data, std::size_t range,
+                               std::vector<const char*> metrics) const {
+    std::vector<double> values(metrics.size());
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params params{
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+    params.pHostObject = object_;
+    params.pCounterDataImage = counter_data.data();
+    params.counterDataImageSize = counter_data.size();
+    params.rangeIndex = range;
+    params.ppMetricNames = metrics.data();
+    params.numMetrics = metrics.size();
+    params.pMetricValues = values.data();
+    check(cuptiProfilerHostEvaluateToGpuValues(&params), "cuptiProfilerHostEvaluateToGpuValues");
+    return values;
+  }
+
+ private:
+  CUpti_Profiler_Host_Object* object_ = nullptr;
+};
+
+class RangeProfiler {
+ public:
+  explicit RangeProfiler(CUcontext context) {
+    CUpti_RangeProfiler_Enable_Params params{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    params.ctx = context;
+    check(cuptiRangeProfilerEnable(&params), "cuptiRangeProfilerEnable");
+    object_ = params.pRangeProfilerObject;
+  }
+  ~RangeProfiler() {
+    CUpti_RangeProfiler_Disable_Params params{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    params.pRangeProfilerObject = object_;
+    cuptiRangeProfilerDisable(&params);
+  }
+  RangeProfiler(const RangeProfiler&) = delete;
+  RangeProfiler& operator=(const RangeProfiler&) = delete;
+  CUpti_RangeProfiler_Object* get() const { return object_; }
+
+ private:
+  CUpti_RangeProfiler_Object* object_ = nullptr;
+};
+
+std::vector<const char*> c_strings(const std::vector<std::string>& names) {
+  std::vector<const char*> out;
+  for (const std::string& name : names) out.push_back(name.c_str());
+  return out;
+}
+
+// The current CUcontext through the runtime's driver entry point, so nothing links libcuda and
+// the suite still starts on a machine without a driver.
+CUcontext current_context() {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  check_cuda(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000,
+                                              cudaEnableDefault, &found),
+             "cudaGetDriverEntryPointByVersion(cuCtxGetCurrent)");
+  if (found != cudaDriverEntryPointSuccess || function == nullptr) {
+    throw CuptiFailure{"cuCtxGetCurrent not found in the driver"};
+  }
+  CUcontext context = nullptr;
+  if (reinterpret_cast<GetCurrent>(function)(&context) != CUDA_SUCCESS || context == nullptr) {
+    throw CuptiFailure{"no current CUDA context"};
+  }
+  return context;
+}
+
+const char* support_level(CUpti_Profiler_Support_Level level) {
+  switch (level) {
+    case CUPTI_PROFILER_CONFIGURATION_SUPPORTED:
+      return "supported";
+    case CUPTI_PROFILER_CONFIGURATION_DISABLED:
+      return "disabled";
+    case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED:
+      return "unsupported";
+    default:
+      return "unknown";
+  }
+}
+
+void check_device_supported(int ordinal) {
+  CUpti_Profiler_DeviceSupported_Params params{CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
+  params.cuDevice = ordinal;
+  params.api = CUPTI_PROFILER_RANGE_PROFILING;
+  check(cuptiProfilerDeviceSupported(&params), "cuptiProfilerDeviceSupported");
+  if (params.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
+  throw CuptiFailure{fmt::format(
+      "device does not support range profiling (architecture {}, vGPU {}, SLI {}, confidential "
+      "compute {}, CMP {}, WSL {})",
+      support_level(params.architecture), support_level(params.vGpu), support_level(params.sli),
+      support_level(params.confidentialCompute), support_level(params.cmp),
+      support_level(params.wsl))};
+}
+
+std::string chip_name(int ordinal) {
+  CUpti_Device_GetChipName_Params params{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+  params.deviceIndex = static_cast<std::size_t>(ordinal);
+  check(cuptiDeviceGetChipName(&params), "cuptiDeviceGetChipName");
+  if (params.pChipName == nullptr) throw CuptiFailure{"cuptiDeviceGetChipName returned no name"};
+  return params.pChipName;
+}
+
+std::vector<std::uint8_t> counter_availability(CUcontext context) {
+  CUpti_Profiler_GetCounterAvailability_Params params{
+      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+  params.ctx = context;
+  check(cuptiProfilerGetCounterAvailability(&params), "cuptiProfilerGetCounterAvailability");
+  std::vector<std::uint8_t> image(params.counterAvailabilityImageSize);
+  params.pCounterAvailabilityImage = image.data();
+  check(cuptiProfilerGetCounterAvailability(&params), "cuptiProfilerGetCounterAvailability");
+  return image;
+}
+
+// More launches than one kernel-scope evaluation makes; beyond this, ranges would be dropped.
+constexpr std::size_t kMaxRanges = 64;
+// Kernel replay submits every pass itself; the loop only guards against a surprise.
+constexpr int kMaxWorkRepetitions = 64;
+
+}  // namespace
+
+bool cupti_available_in_build() {
+  return true;
+}
+
+MetricValidation validate_metrics(const std::string& chip,
+                                  const std::vector<std::string>& metrics) {
+  MetricValidation validation;
+  try {
+    HostObject host(chip, {});
+    std::vector<std::string> valid;
+    for (const std::string& name : metrics) {
+      validation.metrics.push_back(host.check_metric(name));
+      if (validation.metrics.back().valid) valid.push_back(name);
+    }
+    if (!valid.empty()) host.config_image(c_strings(valid), validation.passes);
+  } catch (const CuptiFailure& failure) {
+    validation.error = failure.what;
+  }
+  return validation;
+}
+
+KernelProfile profile_kernels(int ordinal, const std::function<void()>& work,
+                              const std::vector<std::string>& metrics) {
+  KernelProfile profile;
+  try {
+    int devices = 0;
+    check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+    if (ordinal < 0 || ordinal >= devices) {
+      throw CuptiFailure{fmt::format("no CUDA device {}", ordinal)};
+    }
+    check_cuda(cudaSetDevice(ordinal), "cudaSetDevice");
+    check_cuda(cudaFree(nullptr), "cudaFree(0) (context creation)");
+    const CUcontext context = current_context();
+
+    ProfilerInitialization initialization;
+    check_device_supported(ordinal);
+    profile.chip = chip_name(ordinal);
+    HostObject host(profile.chip, counter_availability(context));
+    std::vector<std::string> names;
+    for (const std::string& name : metrics) {
+      (host.check_metric(name).valid ? names : profile.metrics_not_supported).push_back(name);
+    }
+    if (names.empty()) throw CuptiFailure{"none of the metrics is supported on " + profile.chip};
+    const std::vector<const char*> c_names = c_strings(names);
+    std::vector<std::uint8_t> config = host.config_image(c_names, profile.passes);
+
+    RangeProfiler profiler(context);
+    CUpti_RangeProfiler_GetCounterDataSize_Params size{
+        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    size.pRangeProfilerObject = profiler.get();
+    size.pMetricNames = const_cast<const char**>(c_names.data());
+    size.numMetrics = c_names.size();
+    size.maxNumOfRanges = kMaxRanges;
+    size.maxNumRangeTreeNodes = kMaxRanges;
+    check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
+    std::vector<std::uint8_t> counter_data(size.counterDataSize);
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params initialize{
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+    initialize.pRangeProfilerObject = profiler.get();
+    initialize.counterDataSize = counter_data.size();
+    initialize.pCounterData = counter_data.data();
+    check(cuptiRangeProfilerCounterDataImageInitialize(&initialize),
+          "cuptiRangeProfilerCounterDataImageInitialize");
+
+    CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    set.pRangeProfilerObject = profiler.get();
+    set.configSize = config.size();
+    set.pConfig = config.data();
+    set.counterDataImageSize = counter_data.size();
+    set.pCounterDataImage = counter_data.data();
+    set.range = CUPTI_AutoRange;
+    set.replayMode = CUPTI_KernelReplay;
+    set.maxRangesPerPass = kMaxRanges;
+    set.numNestingLevels = 1;
+    set.minNestingLevel = 1;
+    set.passIndex = 0;
+    set.targetNestingLevel = 0;  // as NVIDIA's auto-range tutorial; some versions want 1
+    if (cuptiRangeProfilerSetConfig(&set) != CUPTI_SUCCESS) {
+      set.targetNestingLevel = 1;
+      check(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+    }
+
+    bool all_passes_submitted = false;
+    for (int repetition = 0; !all_passes_submitted && repetition < kMaxWorkRepetitions;
+         ++repetition) {
+      CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+      start.pRangeProfilerObject = profiler.get();
+      check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+      work();
+      check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+      stop.pRangeProfilerObject = profiler.get();
+      check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+      all_passes_submitted = stop.isAllPassSubmitted != 0;
+    }
+    if (!all_passes_submitted) throw CuptiFailure{"kernel replay did not complete its passes"};
+
+    CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+    decode.pRangeProfilerObject = profiler.get();
+    check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+    if (decode.numOfRangeDropped != 0) {
+      throw CuptiFailure{fmt::format("{} kernel launches dropped (more than {} per evaluation)",
+                                     decode.numOfRangeDropped, kMaxRanges)};
+    }
+    CUpti_RangeProfiler_GetCounterDataInfo_Params info{
+        CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+    info.pCounterDataImage = counter_data.data();
+    info.counterDataImageSize = counter_data.size();
+    check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+    if (info.numTotalRanges == 0) throw CuptiFailure{"no kernel was launched under the profiler"};
+    for (std::size_t range = 0; range < info.numTotalRanges; ++range) {
+      CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range_info{
+          CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
+      range_info.pCounterDataImage = counter_data.data();
+      range_info.counterDataImageSize = counter_data.size();
+      range_info.rangeIndex = range;
+      range_info.rangeDelimiter = "/";
+      RangeValues values;
+      if (cuptiRangeProfilerCounterDataGetRangeInfo(&range_info) == CUPTI_SUCCESS &&
+          range_info.rangeName != nullptr) {
+        values.name = range_info.rangeName;
+      }
+      const std::vector<double> evaluated = host.evaluate(counter_data, range, c_names);
+      for (std::size_t m = 0; m < names.size(); ++m) values.values[names[m]] = evaluated[m];
+      profile.ranges.push_back(std::move(values));
+    }
+  } catch (const CuptiFailure& failure) {
+    profile.unavailable_reason = failure.what;
+    profile.ranges.clear();
+  } catch (const std::exception& error) {
+    profile.unavailable_reason = std::string("the profiled work failed: ") + error.what();
+    profile.ranges.clear();
+  }
+  return profile;
+}
+
+}  // namespace nbody::profiler

@@ -1,0 +1,448 @@
+// Hardware counters and ceilings: the disassembly census, the derived figures, the ceilings and
+// their cache, CUPTI's host-side metric checks (no GPU needed) and, where a GPU is present, CUPTI
+// against work of known instruction count.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "nbody/ceilings.hpp"
+#include "nbody/counter_figures.hpp"
+#include "nbody/counters.hpp"
+#include "nbody/initial_conditions.hpp"
+#include "nbody/peaks/cpu_peaks.hpp"
+#include "nbody/peaks/hot_loop.hpp"
+#include "nbody/peaks/loop_census.hpp"
+#include "nbody/registry.hpp"
+#include "nbody/reports/ceilings_table.hpp"
+#include "test_support.hpp"
+#if defined(NBODY_HAVE_CUDA)
+#include "nbody/peaks/gpu_peaks.hpp"
+#include "nbody/profiler/cupti.hpp"
+#endif
+
+namespace nbody {
+namespace {
+
+using peaks::innermost_loops;
+using peaks::LoopCensus;
+using peaks::parse_objdump;
+
+// GCC 13 -O3 for x86-64 of cpu.soa's loop (exact 1/sqrt, no FMA), with its cold path that jumps
+// back into the loop: a backward branch that must not be taken for the inner loop.
+constexpr const char* kScalarLoop = R"(
+0000000000000080 <void soa_forces<float>(BodiesSoA<float> const&, float, AccelerationsSoA<float>&)>:
+  c8:	movss  0x0(%rbp,%rax,4),%xmm7
+  fc:	movaps %xmm4,%xmm13
+ 100:	movss  0x0(%rbp,%rbx,4),%xmm2
+ 106:	movss  (%r14,%rbx,4),%xmm1
+ 10c:	movss  0x0(%r13,%rbx,4),%xmm3
+ 113:	subss  %xmm7,%xmm2
+ 117:	subss  %xmm8,%xmm1
+ 11c:	subss  %xmm9,%xmm3
+ 121:	movaps %xmm2,%xmm0
+ 124:	movaps %xmm1,%xmm12
+ 128:	mulss  %xmm2,%xmm0
+ 12c:	mulss  %xmm1,%xmm12
+ 131:	addss  %xmm10,%xmm0
+ 136:	addss  %xmm12,%xmm0
+ 13b:	movaps %xmm3,%xmm12
+ 13f:	mulss  %xmm3,%xmm12
+ 144:	addss  %xmm12,%xmm0
+ 149:	ucomiss %xmm0,%xmm13
+ 14d:	ja     1dc <void soa_forces<float>(BodiesSoA<float> const&, float, AccelerationsSoA<float>&)+0x15c>
+ 153:	sqrtss %xmm0,%xmm0
+ 157:	movaps %xmm11,%xmm12
+ 15b:	divss  %xmm0,%xmm12
+ 160:	movaps %xmm12,%xmm0
+ 164:	mulss  %xmm12,%xmm0
+ 169:	mulss  %xmm12,%xmm0
+ 16e:	mulss  (%r15,%rbx,4),%xmm0
+ 174:	add    $0x1,%rbx
+ 178:	mulss  %xmm0,%xmm2
+ 17c:	mulss  %xmm0,%xmm1
+ 180:	mulss  %xmm3,%xmm0
+ 184:	addss  %xmm2,%xmm6
+ 188:	addss  %xmm1,%xmm5
+ 18c:	addss  %xmm0,%xmm4
+ 190:	cmp    %r12,%rbx
+ 193:	jb     100 <void soa_forces<float>(BodiesSoA<float> const&, float, AccelerationsSoA<float>&)+0x80>
+ 199:	mov    (%rsi),%rcx
+ 19c:	add    $0x1,%rax
+ 1b7:	cmp    %r12,%rax
+ 1ba:	jb     c8 <void soa_forces<float>(BodiesSoA<float> const&, float, AccelerationsSoA<float>&)+0x48>
+ 1c0:	ret
+ 1dc:	call   238 <void soa_forces<float>(BodiesSoA<float> const&, float, AccelerationsSoA<float>&)+0x1b8>
+ 273:	divss  %xmm0,%xmm12
+ 2d9:	jb     100 <void soa_forces<float>(BodiesSoA<float> const&, float, AccelerationsSoA<float>&)+0x80>
+ 2df:	jmp    199 <void soa_forces<float>(BodiesSoA<float> const&, float, AccelerationsSoA<float>&)+0x119>
+)";
+
+TEST(LoopCensus, CountsTheScalarInteractionLoop) {
+  const std::vector<LoopCensus> loops = innermost_loops(parse_objdump(kScalarLoop));
+  ASSERT_EQ(loops.size(), 1u) << "only [0x100, 0x193] is an innermost loop";
+  const LoopCensus& loop = loops.front();
+  EXPECT_EQ(loop.begin, 0x100u);
+  EXPECT_EQ(loop.end, 0x193u);
+  EXPECT_EQ(loop.instructions, 33);
+  EXPECT_EQ(loop.add_sub, 9);  // 3 differences, 3 for the squared distance, 3 accumulations
+  EXPECT_EQ(loop.mul, 9);
+  EXPECT_EQ(loop.fma, 0);
+  EXPECT_EQ(loop.sqrt, 1);
+  EXPECT_EQ(loop.div, 1);
+  EXPECT_EQ(loop.memory, 8);
+  EXPECT_EQ(loop.other_fp, 1);
+  EXPECT_EQ(loop.other, 4);
+  EXPECT_EQ(loop.interactions_per_iteration, 1);
+  EXPECT_DOUBLE_EQ(loop.flops_per_iteration, 18.0);
+  EXPECT_EQ(loop.isa, "sse");
+  EXPECT_EQ(loop.precision, "f32");
+}
+
+// An AVX-512 rsqrt + Newton-Raphson loop (abridged), 16 interactions per iteration.
+constexpr const char* kAvx512Loop = R"(
+0000000000000000 <kernel>:
+  40:	vmovups (%rax,%rcx,4),%zmm1
+  47:	vsubps %zmm10,%zmm1,%zmm1
+  4d:	vfmadd213ps %zmm13,%zmm1,%zmm4
+  53:	vrsqrt14ps %zmm4,%zmm5
+  59:	vmulps %zmm5,%zmm4,%zmm4
+  5f:	vfnmadd213ps {rn-sae},%zmm14,%zmm5,%zmm4
+  65:	vfmadd231ps (%rdx,%rcx,4){1to16},%zmm4,%zmm0
+  6c:	add    $0x10,%rcx
+  70:	cmp    %rcx,%rsi
+  73:	jne    40 <kernel+0x40>
+  79:	ret
+)";
+
+TEST(LoopCensus, CountsLanesOfAnAvx512Loop) {
+  const std::vector<LoopCensus> loops = innermost_loops(parse_objdump(kAvx512Loop));
+  ASSERT_EQ(loops.size(), 1u);
+  const LoopCensus& loop = loops.front();
+  EXPECT_EQ(loop.isa, "avx512f");
+  EXPECT_EQ(loop.vector_bits, 512);
+  EXPECT_EQ(loop.interactions_per_iteration, 16);
+  EXPECT_EQ(loop.rsqrt, 1);
+  EXPECT_EQ(loop.fma, 3);
+  EXPECT_EQ(loop.instructions, 10);
+  EXPECT_DOUBLE_EQ(loop.flops_per_iteration, 16.0 * (1 + 1 + 3 * 2));
+  EXPECT_DOUBLE_EQ(loop.fp_instructions_per_iteration, 6.0);
+}
+
+// Work for the sampler: a reciprocal square root per element, kept out of line.
+[[gnu::noinline]] float sum_of_inverse_roots(const std::vector<float>& values) {
+  float sum = 0;
+  for (const float v : values) sum += 1.0f / std::sqrt(v);
+  return sum;
+}
+
+TEST(HotLoop, FindsTheLoopThatRuns) {
+  std::vector<float> values(1 << 16);
+  std::mt19937 random(testing::test_seed() & 0xFFFFFFFF);
+  std::uniform_real_distribution<float> positive(0.5f, 2.0f);
+  for (float& v : values) v = positive(random);
+  volatile float sink = 0;
+  const peaks::HotLoop hot = peaks::find_hot_loop(
+      [&] {
+        double seconds = 0;
+        for (int repeat = 0; repeat < 20; ++repeat) sink = sink + sum_of_inverse_roots(values);
+        return seconds;
+      },
+      0.3);
+  if (hot.unavailable_reason.find("objdump") != std::string::npos ||
+      hot.unavailable_reason.find("nm ") != std::string::npos) {
+    GTEST_SKIP() << "binutils missing: " << hot.unavailable_reason;
+  }
+  ASSERT_TRUE(hot.unavailable_reason.empty()) << hot.unavailable_reason;
+  EXPECT_NE(hot.loop.function.find("sum_of_inverse_roots"), std::string::npos) << hot.loop.function;
+  EXPECT_GE(hot.loop.interactions_per_iteration, 1);
+  EXPECT_GE(hot.loop.sqrt + hot.loop.rsqrt, 1);
+  EXPECT_GT(static_cast<double>(hot.samples_in_loop), 0.5 * static_cast<double>(hot.samples));
+}
+
+ImplementationInfo info_of(Precision precision, PairScheme pairs) {
+  ImplementationInfo info;
+  info.precision = precision;
+  info.pairs = pairs;
+  return info;
+}
+
+nlohmann::json synthetic_ceilings() {
+  return {{"schema", kCeilingsSchemaName},
+          {"entries",
+           {{{"name", kGpuFp32FlopsCeiling},
+             {"value", 50e12},
+             {"datasheet", {{"value", 67e12}, {"source", "test"}}}},
+            {{"name", kGpuRsqrtCeiling}, {"value", 4e12}},
+            {{"name", kGpuMemoryBandwidthCeiling},
+             {"value", 3e12},
+             {"datasheet", {{"value", 3.35e12}, {"source", "test"}}}},
+            {{"name", cpu_fp32_flops_ceiling("avx2", false)},
+             {"value", 1e11},
+             {"threads", 1},
+             {"fp_instructions_per_second", 6.25e9}},
+            {{"name", cpu_fp32_flops_ceiling("avx2", true)},
+             {"value", 1.6e12},
+             {"threads", 16},
+             {"fp_instructions_per_second", 1e11}},
+            {{"name", cpu_fp32_flops_ceiling("avx512f", true)},
+             {"value", 3.2e12},
+             {"threads", 16},
+             {"fp_instructions_per_second", 1e11}}}}};
+}
+
+TEST(CounterFigures, GpuFiguresFollowFromTheCounters) {
+  const std::size_t n = 1000;
+  const double interactions = 1e6;
+  // Per interaction: 3 FADD, 3 FMUL, 6 FFMA (18 flops), 4 XU thread instructions (1/8 of a warp
+  // instruction) and 24 thread instructions in all.
+  const std::map<std::string, double> metrics = {
+      {"gpu__time_duration.sum", 1e6},  // 1 ms
+      {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 6 * interactions},
+      {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 3 * interactions},
+      {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 3 * interactions},
+      {"smsp__inst_executed_pipe_xu.sum", interactions / 8},
+      {"dram__bytes_read.sum", 16e3},
+      {"dram__bytes_write.sum", 12e3},
+      {"lts__t_bytes.sum", 1e9},
+      {"sm__warps_active.avg.pct_of_peak_sustained_active", 50},
+      {"smsp__cycles_elapsed.avg.per_second", 1.5e9},
+      {"sm__inst_executed.sum", 24 * interactions / 32},
+      {"sm_count", 100},
+  };
+  const auto d = derive_gpu_figures(metrics, info_of(Precision::f32, PairScheme::all_pairs), n,
+                                    synthetic_ceilings());
+  EXPECT_DOUBLE_EQ(d.at("counted_flops_per_interaction"), 3 + 3 + 2 * 6);
+  EXPECT_DOUBLE_EQ(d.at("interactions_per_second"), 1e9);
+  EXPECT_DOUBLE_EQ(d.at("gflops_counted"), 18.0);
+  EXPECT_DOUBLE_EQ(d.at("gflops_at_20"), 20.0);
+  EXPECT_DOUBLE_EQ(d.at("fraction_of_measured_peak"), 18e9 / 50e12);
+  EXPECT_DOUBLE_EQ(d.at("fraction_of_datasheet_peak"), 18e9 / 67e12);
+  EXPECT_DOUBLE_EQ(d.at("fp32_pipe_fraction_of_measured"), 12e9 / 25e12);
+  EXPECT_DOUBLE_EQ(d.at("xu_instructions_per_pair"), 4.0);
+  EXPECT_DOUBLE_EQ(d.at("dram_bytes_per_second"), 28e6);
+  EXPECT_DOUBLE_EQ(d.at("dram_fraction_of_measured_bandwidth"), 28e6 / 3e12);
+  EXPECT_DOUBLE_EQ(d.at("arithmetic_intensity_flops_per_dram_byte"), 18e6 / 28e3);
+  EXPECT_DOUBLE_EQ(d.at("l2_bytes_per_second"), 1e12);
+  EXPECT_DOUBLE_EQ(d.at("achieved_occupancy"), 0.5);
+  EXPECT_DOUBLE_EQ(d.at("instructions_per_interaction"), 24.0);
+  EXPECT_DOUBLE_EQ(d.at("issue_bound_interactions_per_second"), 25e12 / 24);
+  EXPECT_DOUBLE_EQ(d.at("issue_bound_at_kernel_clock_interactions_per_second"),
+                   100 * 4 * 32 * 1.5e9 / 24);
+  EXPECT_DOUBLE_EQ(d.at("mufu_bound_interactions_per_second"), 4e12 / 4);
+  EXPECT_DOUBLE_EQ(d.at("instruction_bound_interactions_per_second"), 4e12 / 4);
+  EXPECT_DOUBLE_EQ(d.at("fraction_of_instruction_bound"), 1e9 / 1e12);
+}
+
+TEST(CounterFigures, SymmetricKernelsAreCreditedNSquared) {
+  const std::size_t n = 1001;
+  const ImplementationInfo symmetric = info_of(Precision::f32, PairScheme::symmetric);
+  EXPECT_DOUBLE_EQ(pairs_evaluated(symmetric, n), 1001.0 * 1000 / 2);
+  const std::map<std::string, double> loop = {
+      {"loop.interactions", 8},     {"loop.instructions", 40},
+      {"loop.fp_instructions", 24}, {"loop.flops", 8 * 26.0},
+      {"loop.vector_bits", 256},    {"loop.rsqrt", 1},
+      {"kernel_seconds", 1e-3},     {"threads", 8}};
+  const auto d = derive_cpu_figures(loop, symmetric, n, synthetic_ceilings());
+  const double half = (1001.0 * 1000 / 2) / (1001.0 * 1001);
+  EXPECT_DOUBLE_EQ(d.at("counted_flops_per_pair"), 26.0);
+  EXPECT_DOUBLE_EQ(d.at("counted_flops_per_interaction"), 26.0 * half);
+  EXPECT_DOUBLE_EQ(d.at("instructions_per_pair"), 5.0);
+  EXPECT_DOUBLE_EQ(d.at("fp_instructions_per_pair"), 3.0);
+  EXPECT_DOUBLE_EQ(d.at("interactions_per_second"), 1001.0 * 1001 / 1e-3);
+  // 8 of the 16 threads of the all-cores AVX2 ceiling: half of it.
+  const double flop_rate = 26.0 * (1001.0 * 1000 / 2) / 1e-3;
+  EXPECT_DOUBLE_EQ(d.at("fraction_of_measured_peak"), flop_rate / 0.8e12);
+  EXPECT_DOUBLE_EQ(d.at("fraction_of_machine_peak"), flop_rate / 1.6e12);
+  EXPECT_DOUBLE_EQ(d.at("instruction_bound_interactions_per_second"), 0.5e11 / 3.0 / half);
+}
+
+std::filesystem::path fresh_temporary_directory(const std::string& name) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / (name + "-" + std::to_string(testing::test_seed()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+TEST(Ceilings, MeasuredCachedAndRendered) {
+  CeilingOptions options;
+  options.cache_directory = fresh_temporary_directory("nbody-ceilings");
+  options.seconds_per_fma_run = 0.02;
+  options.triad_bytes_per_array = std::size_t{32} << 20;
+  const nlohmann::json measured = measure_ceilings(options);
+  ASSERT_TRUE(measured.is_object());
+  EXPECT_FALSE(measured["from_cache"].get<bool>());
+  const auto sse_one = ceiling_value(measured, cpu_fp32_flops_ceiling("sse4.2", false));
+  ASSERT_TRUE(sse_one.has_value());
+  EXPECT_GT(*sse_one, 1e8);  // a few GFLOP/s at the very least
+  const auto sse_all = ceiling_value(measured, cpu_fp32_flops_ceiling("sse4.2", true));
+  ASSERT_TRUE(sse_all.has_value());
+  EXPECT_GT(*sse_all, 0.5 * *sse_one);  // shared machines: never much below one core
+  const auto triad = ceiling_value(measured, kCpuMemoryBandwidthCeiling);
+  ASSERT_TRUE(triad.has_value());
+  EXPECT_GT(*triad, 1e8);
+  for (const nlohmann::json& e : measured["entries"]) {
+    EXPECT_TRUE(e.contains("method") && e.contains("unit") && e.contains("datasheet")) << e.dump();
+  }
+
+  const nlohmann::json cached = measure_ceilings(options);
+  EXPECT_TRUE(cached["from_cache"].get<bool>());
+  EXPECT_EQ(cached["entries"], measured["entries"]);
+  options.remeasure = true;
+  options.measure_gpu = false;
+  EXPECT_FALSE(measure_ceilings(options)["from_cache"].get<bool>());
+
+  const std::string table = reports::render_ceilings_table(measured);
+  EXPECT_NE(table.find("| cpu.fp32_flops.sse4.2.one_core |"), std::string::npos) << table;
+  EXPECT_NE(table.find("FLOP/s"), std::string::npos);
+  EXPECT_EQ(reports::render_ceilings_table(nullptr), "No ceilings were measured.\n");
+  EXPECT_EQ(reports::format_si(3.35e12, "B/s"), "3.35 TB/s");
+  std::filesystem::remove_all(options.cache_directory);
+}
+
+TEST(CpuCounters, EveryCpuFormulationGetsItsHotLoopCounted) {
+  const Registry registry = make_default_registry();
+  auto sources = make_counter_sources();
+  const nlohmann::json ceilings = {{"entries", nlohmann::json::array()}};
+  const std::size_t n = 1500;  // not a multiple of any vector width
+  const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, 7);
+  for (const Implementation& impl : registry.all()) {
+    if (impl.info.device != DeviceKind::cpu || impl.unavailable_reason()) continue;
+    CounterSource* source = nullptr;
+    for (auto& s : sources) {
+      if (s->applies_to(impl.info)) source = s.get();
+    }
+    ASSERT_NE(source, nullptr) << impl.info.name;
+    auto run = impl.prepare(snapshot.bodies, testing::kTestSoftening, {});
+    const CounterReadout readout = source->read(*run, impl.info, n, ceilings);
+    if (readout.unavailable_reason.find("objdump") != std::string::npos) {
+      GTEST_SKIP() << readout.unavailable_reason;
+    }
+    ASSERT_TRUE(readout.unavailable_reason.empty())
+        << impl.info.name << ": " << readout.unavailable_reason;
+    const double flops = readout.derived.at("counted_flops_per_pair");
+    const double instructions = readout.derived.at("instructions_per_pair");
+    std::printf("%-20s %-90.90s flops/pair %5.2f  instructions/pair %5.2f  fp instr/pair %5.2f\n",
+                impl.info.name.c_str(), readout.source.c_str(), flops, instructions,
+                readout.derived.at("fp_instructions_per_pair"));
+    // 20 by convention; full-accuracy kernels count 18 to 30, the bare rsqrt fewer.
+    EXPECT_GT(flops, 8) << impl.info.name;
+    EXPECT_LT(flops, 40) << impl.info.name;
+    EXPECT_GE(instructions, readout.derived.at("fp_instructions_per_pair"));
+  }
+}
+
+#if defined(NBODY_HAVE_CUDA)
+
+TEST(Cupti, MetricNamesAreValidForHopperWithoutAGpu) {
+  if (!profiler::cupti_available_in_build()) GTEST_SKIP() << "this build has no CUPTI";
+  std::vector<std::string> names = profiler::kernel_metrics();
+  names.push_back("no_such__metric.sum");
+  const profiler::MetricValidation validation = profiler::validate_metrics("GH100", names);
+  ASSERT_TRUE(validation.error.empty()) << validation.error;
+  ASSERT_EQ(validation.metrics.size(), names.size());
+  for (std::size_t i = 0; i + 1 < names.size(); ++i) {
+    EXPECT_TRUE(validation.metrics[i].valid) << names[i];
+  }
+  EXPECT_FALSE(validation.metrics.back().valid);
+  EXPECT_GT(validation.passes, 0u);
+}
+
+TEST(Cupti, RangesCombineAsCountersAndTimeWeightedRatios) {
+  const std::vector<profiler::RangeValues> ranges = {
+      {"0", {{"gpu__time_duration.sum", 1}, {"sm__inst_executed.sum", 10}, {"x.pct", 20}}},
+      {"1", {{"gpu__time_duration.sum", 3}, {"sm__inst_executed.sum", 5}, {"x.pct", 60}}}};
+  const auto combined = profiler::combine_ranges(ranges);
+  EXPECT_DOUBLE_EQ(combined.at("gpu__time_duration.sum"), 4);
+  EXPECT_DOUBLE_EQ(combined.at("sm__inst_executed.sum"), 15);
+  EXPECT_DOUBLE_EQ(combined.at("x.pct"), (20 * 1 + 60 * 3) / 4.0);
+}
+
+// A PreparedRun that launches nothing: the profiler must say so, not throw.
+class IdleGpuRun final : public PreparedRun {
+ public:
+  double evaluate(Scope) override { return 0; }
+  std::vector<Vec3<double>> accelerations() override { return {}; }
+};
+
+bool gpu_present() {
+  const Registry registry = make_default_registry();
+  const Implementation* aos = registry.find("gpu.aos");
+  return aos != nullptr && !aos->unavailable_reason();
+}
+
+TEST(Cupti, DegradesToAReasonWithoutAGpuOrWithoutKernels) {
+  ImplementationInfo info;
+  info.device = DeviceKind::gpu;
+  IdleGpuRun run;
+  auto sources = make_counter_sources();
+  ASSERT_TRUE(sources.front()->applies_to(info));
+  const CounterReadout readout = sources.front()->read(run, info, 100, nullptr);
+  EXPECT_FALSE(readout.unavailable_reason.empty());
+  std::printf("reason: %s\n", readout.unavailable_reason.c_str());
+  if (gpu_present() && profiler::cupti_available_in_build()) {
+    EXPECT_NE(readout.unavailable_reason.find("no kernel"), std::string::npos)
+        << readout.unavailable_reason;
+  }
+}
+
+TEST(Cupti, CountsExactlyTheFmasOfKnownWork) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  const int blocks = 132, threads = 128, iterations = 1000;
+  peaks::KnownWork work;
+  const profiler::KernelProfile profile = profiler::profile_kernels(
+      0, [&] { work = peaks::run_known_fma_work(0, blocks, threads, iterations); },
+      profiler::kernel_metrics());
+  ASSERT_TRUE(profile.unavailable_reason.empty()) << profile.unavailable_reason;
+  ASSERT_TRUE(work.error.empty()) << work.error;
+  ASSERT_EQ(profile.ranges.size(), 1u);
+  const auto& values = profile.ranges.front().values;
+  std::printf("chip %s, %zu passes\n", profile.chip.c_str(), profile.passes);
+  for (const auto& [name, value] : values) std::printf("  %-55s %.6g\n", name.c_str(), value);
+  EXPECT_EQ(values.at("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"),
+            work.ffma_thread_instructions);
+  EXPECT_GT(values.at("gpu__time_duration.sum"), 0);
+  EXPECT_TRUE(profile.metrics_not_supported.empty());
+}
+
+TEST(Cupti, EveryGpuFormulationGetsCountersAndPlausibleFigures) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  const Registry registry = make_default_registry();
+  auto sources = make_counter_sources();
+  const std::size_t n = 1 << 14;
+  const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, 11);
+  for (const Implementation& impl : registry.all()) {
+    if (impl.info.device != DeviceKind::gpu) continue;
+    auto run = impl.prepare(snapshot.bodies, testing::kTestSoftening, {});
+    const CounterReadout readout = sources.front()->read(*run, impl.info, n, nullptr);
+    ASSERT_TRUE(readout.unavailable_reason.empty())
+        << impl.info.name << ": " << readout.unavailable_reason;
+    const double flops = readout.derived.at("counted_flops_per_pair");
+    std::printf("%-18s flops/pair %6.2f  instructions/pair %6.2f  xu/pair %5.2f  DRAM bytes %.3g\n",
+                impl.info.name.c_str(), flops, readout.derived.at("instructions_per_pair"),
+                readout.derived.at("xu_instructions_per_pair"), readout.derived.at("dram_bytes"));
+    EXPECT_GT(flops, 8) << impl.info.name;
+    EXPECT_LT(flops, 40) << impl.info.name;
+  }
+}
+
+TEST(GpuPeaks, MeasuredCeilingsAreOrdered) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  const peaks::GpuPeaks gpu = peaks::measure_gpu_peaks(0);
+  ASSERT_TRUE(gpu.unavailable_reason.empty()) << gpu.unavailable_reason;
+  std::printf("%s: fp32 %.4g, fp64 %.4g FLOP/s, rsqrt %.4g /s, copy %.4g B/s\n",
+              gpu.device_name.c_str(), gpu.fp32_flops, gpu.fp64_flops, gpu.rsqrt_per_second,
+              gpu.copy_bytes_per_second);
+  EXPECT_GT(gpu.fp32_flops, gpu.fp64_flops);
+  EXPECT_GT(gpu.fp32_flops / 2, gpu.rsqrt_per_second);  // MUFU is narrower than the FMA pipes
+  EXPECT_GT(gpu.copy_bytes_per_second, 1e11);
+}
+
+#endif  // NBODY_HAVE_CUDA
+
+}  // namespace
+}  // namespace nbody
