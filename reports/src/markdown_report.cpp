@@ -110,6 +110,7 @@ void results_table(std::string& out, const ResultsDocument& doc, bool approximat
   for (const ResultRecord& r : doc.results) {
     const ImplementationRecord* impl = find_impl(doc, r.implementation);
     if (!impl || (impl->accuracy_class == "approximate") != approximate_class) continue;
+    if (r.status == "skipped") continue;  // listed, grouped, under "Skipped"
     std::string timing = "| — | — | — | — | — | — | — ";
     if (r.kernel && r.kernel_rate) {
       const TimingStatistics& t = *r.kernel;
@@ -133,6 +134,29 @@ void results_table(std::string& out, const ResultsDocument& doc, bool approximat
     const std::string status =
         r.status == "ok" ? "ok" : fmt::format("**{}**: {}", r.status, escape(r.reason));
     out += fmt::format("| {} | {} | {} {}{}|\n", r.implementation, r.n, status, timing, accuracy);
+  }
+  out += "\n";
+}
+
+// Skipped measurements grouped by implementation and reason, so an unavailable GPU is one line,
+// not one per size (every size is still named).
+void skipped_table(std::string& out, const ResultsDocument& doc) {
+  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<std::size_t>>> groups;
+  for (const ResultRecord& r : doc.results) {
+    if (r.status != "skipped") continue;
+    const std::pair<std::string, std::string> key{r.implementation, r.reason};
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.push_back({key, {}});
+      it = std::prev(groups.end());
+    }
+    it->second.push_back(r.n);
+  }
+  if (groups.empty()) return;
+  out += "## Skipped\n\n| implementation | N | reason |\n|---|---|---|\n";
+  for (const auto& [key, sizes] : groups) {
+    out += fmt::format("| {} | {} | {} |\n", key.first, fmt::join(sizes, ", "), escape(key.second));
   }
   out += "\n";
 }
@@ -163,6 +187,7 @@ std::string render_markdown(const ResultsDocument& doc) {
           [](const ImplementationRecord& i) { return i.accuracy_class == "approximate"; })) {
     results_table(out, doc, true);
   }
+  skipped_table(out, doc);
 
   out +=
       "## Implementations\n\n| name | device | layout | precision | accuracy class | pairs | "
