@@ -31,8 +31,10 @@ constexpr int kSaturatingWarpsPerSm = 16;
 constexpr std::size_t kMaxPartialBytes = std::size_t{256} << 20;
 constexpr int kReduceBlockSize = 256;
 
-template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll>
-__global__ void __launch_bounds__(kBlockSize)
+// kMinBlocks: the second __launch_bounds__ argument (blocks per SM the register allocation must
+// allow); 0 leaves the compiler free.
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks>
+__global__ void __launch_bounds__(kBlockSize, kMinBlocks)
     tuned_forces(ForceArgs<T> args, Vec3<T>* partials, int tiles_per_split) {
   __shared__ Body<T> tile[kBlockSize];
   constexpr int kBodiesPerBlock = kBlockSize * kBodiesPerThread;
@@ -126,7 +128,7 @@ SplitPlan plan_splits(int i_blocks, int tiles, int sm_count, int blocks_per_sm, 
   return candidates.front().first;
 }
 
-template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll>
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks>
 class TunedKernel final : public ForceKernel<T> {
  public:
   static constexpr int kBodiesPerBlock = kBlockSize * kBodiesPerThread;
@@ -136,7 +138,8 @@ class TunedKernel final : public ForceKernel<T> {
     const int i_blocks = padded / kBodiesPerBlock;
     const int tiles = padded / kBlockSize;
     check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks_per_sm_, tuned_forces<T, kBodiesPerThread, kBlockSize, kUnroll>, kBlockSize, 0));
+        &blocks_per_sm_, tuned_forces<T, kBodiesPerThread, kBlockSize, kUnroll, kMinBlocks>,
+        kBlockSize, 0));
     const std::size_t split_bytes = static_cast<std::size_t>(padded) * sizeof(Vec3<T>);
     const int max_splits =
         static_cast<int>(std::max<std::size_t>(1, kMaxPartialBytes / split_bytes));
@@ -153,7 +156,7 @@ class TunedKernel final : public ForceKernel<T> {
   int padding_multiple() const override { return kBodiesPerBlock; }
 
   void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
-    tuned_forces<T, kBodiesPerThread, kBlockSize, kUnroll>
+    tuned_forces<T, kBodiesPerThread, kBlockSize, kUnroll, kMinBlocks>
         <<<grid_, kBlockSize, 0, stream>>>(args, partials_.data(), plan_.tiles_per_split);
     check_launch();
     if (plan_.splits > 1) {
@@ -186,7 +189,7 @@ class TunedKernel final : public ForceKernel<T> {
   DeviceBuffer<Vec3<T>> partials_;
 };
 
-template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll>
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks>
 ImplementationInfo tuned_info(std::string name, std::string description) {
   const bool f32 = std::is_same_v<T, float>;
   return {.name = std::move(name),
@@ -201,23 +204,25 @@ ImplementationInfo tuned_info(std::string name, std::string description) {
           .tolerance = f32 ? gpu_float32_tolerance() : gpu_float64_tolerance()};
 }
 
-template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll>
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks>
 Implementation make_tuned(std::string name, std::string description) {
   return make_gpu_implementation<T>(
-      tuned_info<T, kBodiesPerThread, kBlockSize, kUnroll>(std::move(name), std::move(description)),
+      tuned_info<T, kBodiesPerThread, kBlockSize, kUnroll, kMinBlocks>(std::move(name),
+                                                                       std::move(description)),
       [](const DeviceContext& device, int count) {
-        return std::make_unique<TunedKernel<T, kBodiesPerThread, kBlockSize, kUnroll>>(device,
-                                                                                       count);
+        return std::make_unique<TunedKernel<T, kBodiesPerThread, kBlockSize, kUnroll, kMinBlocks>>(
+            device, count);
       },
       // The partial sums of split-j.
       [](std::size_t) { return kMaxPartialBytes; });
 }
 
-template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll>
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks>
 Implementation make_tuned_variant() {
   const std::string shape = std::to_string(kBodiesPerThread) + "x" + std::to_string(kBlockSize) +
-                            "u" + std::to_string(kUnroll);
-  return make_tuned<T, kBodiesPerThread, kBlockSize, kUnroll>(
+                            "u" + std::to_string(kUnroll) +
+                            (kMinBlocks > 0 ? "m" + std::to_string(kMinBlocks) : "");
+  return make_tuned<T, kBodiesPerThread, kBlockSize, kUnroll, kMinBlocks>(
       std::string(std::is_same_v<T, float> ? "gpu.tuned" : "gpu.tuned.f64") + "[" + shape + "]",
       "tuning variant: bodies per thread x block size, unroll");
 }
@@ -225,21 +230,22 @@ Implementation make_tuned_variant() {
 }  // namespace
 
 void register_gpu_tuned(Registry& registry) {
-  registry.add(make_tuned<float, 8, 128, 4>(
+  registry.add(make_tuned<float, 8, 128, 4, 0>(
       "gpu.tuned", "several bodies per thread, broadcast tiles, split-j for small N, sm_90"));
-  registry.add(make_tuned<double, 4, 128, 4>("gpu.tuned.f64", "gpu.tuned in float64"));
+  registry.add(make_tuned<double, 4, 128, 4, 0>("gpu.tuned.f64", "gpu.tuned in float64"));
 }
 
 std::vector<Implementation> tuned_variants() {
   std::vector<Implementation> variants;
-  variants.push_back(make_tuned_variant<float, 4, 128, 8>());
-  variants.push_back(make_tuned_variant<float, 8, 128, 4>());
-  variants.push_back(make_tuned_variant<float, 8, 256, 4>());
-  variants.push_back(make_tuned_variant<float, 8, 128, 8>());
-  variants.push_back(make_tuned_variant<float, 12, 128, 2>());
-  variants.push_back(make_tuned_variant<float, 16, 64, 2>());
-  variants.push_back(make_tuned_variant<double, 2, 128, 4>());
-  variants.push_back(make_tuned_variant<double, 4, 128, 4>());
+  variants.push_back(make_tuned_variant<float, 4, 128, 8, 0>());
+  variants.push_back(make_tuned_variant<float, 4, 256, 8, 0>());
+  variants.push_back(make_tuned_variant<float, 8, 128, 4, 0>());
+  variants.push_back(make_tuned_variant<float, 8, 128, 4, 1>());
+  variants.push_back(make_tuned_variant<float, 8, 128, 4, 8>());
+  variants.push_back(make_tuned_variant<float, 8, 256, 4, 0>());
+  variants.push_back(make_tuned_variant<float, 8, 256, 4, 4>());
+  variants.push_back(make_tuned_variant<double, 2, 128, 4, 0>());
+  variants.push_back(make_tuned_variant<double, 4, 128, 4, 0>());
   return variants;
 }
 

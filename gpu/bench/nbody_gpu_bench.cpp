@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -101,7 +102,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", options.seed, "initial-condition seed");
   app.add_option("--gpu-device", options.gpu_device, "CUDA device ordinal");
   app.add_option("--iterations", options.iterations, "timed evaluations (0: automatic)");
-  app.add_flag("--variants", options.variants, "also time the shapes of gpu.tuned");
+  app.add_flag("--variants", options.variants,
+               "also time the shapes of gpu.tuned whose names match --impl");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -111,8 +113,10 @@ int main(int argc, char** argv) {
       implementations.push_back(*impl);
     }
     if (options.variants) {
+      const std::regex pattern(options.impl_pattern, std::regex::ECMAScript);
       for (nbody::Implementation& variant : nbody::gpu::tuned_variants()) {
-        implementations.push_back(std::move(variant));
+        if (std::regex_search(variant.info.name, pattern))
+          implementations.push_back(std::move(variant));
       }
     }
     InputCache inputs(nbody::parse_initial_condition(options.initial_condition), options.seed);

@@ -2,7 +2,8 @@
 # One device call's worth of GPU work, run from the repository root on the GPU host: build, SASS of
 # the tuned kernels, the GPU tests, the benchmarks (and tuned variants), compute-sanitizer.
 #
-#   gpu/bench/run_on_device.sh OUTDIR [STAGE...]    stages: sass test ctest bench variants sanitize fair
+#   gpu/bench/run_on_device.sh OUTDIR [STAGE...]
+#   stages: sass test ctest bench variants ncu sanitize fair
 #
 # Logs go to OUTDIR (few files: the device returns at most 8). The offline dependencies are those
 # third_party/stage-offline-deps.sh unpacked into third_party/prefix.
@@ -55,10 +56,26 @@ if has bench; then
   echo "rc=$?" | tee -a "$log"
 fi
 if has variants; then
-  stage "tuned variants"
-  timeout 120 $bench --impl '^gpu\.tuned' --variants --scope kernel --sizes 16384,65536,1048576 \
+  stage "tuned variants (SM clock and power sampled every 200 ms into clocks.csv)"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 200 \
+    >"$out/clocks.csv" 2>&1 &
+  sampler=$!
+  timeout 120 $bench --impl '^gpu\.tuned(\[|$)' --variants --scope kernel --sizes 16384,65536,1048576 \
     --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
     >>"$out/bench.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  kill $sampler
+  grep -E "_median" "$out/bench.log" | awk '{print $1, $2, $3}' | tee -a "$log"
+  nvidia-smi -q -d PERFORMANCE >>"$log" 2>&1
+fi
+if has ncu; then
+  stage "ncu: gpu.shared and gpu.tuned kernels at N = 65536, clocks left alone"
+  timeout 200 ncu --clock-control none -k 'regex:tuned_forces|shared_forces' --launch-count 4 \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats \
+    --section WarpStateStats --section InstructionStats \
+    --metrics sm__cycles_elapsed.avg.per_second,smsp__issue_active.avg.pct_of_peak_sustained_active \
+    $build/gpu/bench/nbody-gpu-bench --impl 'gpu\.(shared|tuned)$' --sizes 65536 --iterations 1 \
+    --scope kernel >"$out/ncu.txt" 2>&1
   echo "rc=$?" | tee -a "$log"
 fi
 if has sanitize; then
