@@ -137,7 +137,8 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
     return {{"value", datasheet[field]}, {"source", datasheet["source"]}};
   };
   const std::optional<SmLanes> lanes = sm_lanes(gpu.compute_capability);
-  const auto theoretical = [&](double per_sm_per_clock, const char* basis) -> nlohmann::json {
+  const auto theoretical = [&](double per_sm_per_clock,
+                               const std::string& basis) -> nlohmann::json {
     if (!lanes) return nullptr;
     return {{"value", gpu.sm_count * per_sm_per_clock * gpu.max_sm_clock_hz},
             {"basis", fmt::format("{} SMs x {} x {:.0f} MHz (maximum SM clock)", gpu.sm_count,
@@ -151,16 +152,24 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
   nlohmann::json fp32 = entry(kGpuFp32FlopsCeiling, "gpu", "float32 FMA throughput", gpu.fp32_flops,
                               "FLOP/s", "FFMA: " + gpu.fma_method);
   fp32["datasheet"] = published("fp32_flops");
-  if (lanes) fp32["theoretical"] = theoretical(2.0 * lanes->fp32, "128 FP32 lanes x 2 flops");
+  if (lanes) {
+    fp32["theoretical"] =
+        theoretical(2.0 * lanes->fp32, fmt::format("{} FP32 lanes x 2 flops", lanes->fp32));
+  }
   add(std::move(fp32));
   nlohmann::json fp64 = entry(kGpuFp64FlopsCeiling, "gpu", "float64 FMA throughput", gpu.fp64_flops,
                               "FLOP/s", "DFMA: " + gpu.fma_method);
   fp64["datasheet"] = published("fp64_flops");
-  if (lanes) fp64["theoretical"] = theoretical(2.0 * lanes->fp64, "FP64 lanes x 2 flops");
+  if (lanes) {
+    fp64["theoretical"] =
+        theoretical(2.0 * lanes->fp64, fmt::format("{} FP64 lanes x 2 flops", lanes->fp64));
+  }
   add(std::move(fp64));
   nlohmann::json rsqrt = entry(kGpuRsqrtCeiling, "gpu", "MUFU reciprocal square root throughput",
                                gpu.rsqrt_per_second, "1/s", gpu.rsqrt_method);
-  if (lanes) rsqrt["theoretical"] = theoretical(lanes->sfu, "16 SFU results");
+  if (lanes) {
+    rsqrt["theoretical"] = theoretical(lanes->sfu, fmt::format("{} SFU results", lanes->sfu));
+  }
   add(std::move(rsqrt));
   nlohmann::json copy = entry(kGpuMemoryBandwidthCeiling, "gpu", "device memory bandwidth",
                               gpu.copy_bytes_per_second, "B/s", gpu.copy_method);

@@ -1,5 +1,5 @@
 // The CUPTI Range Profiler session (CUDA 13 API). Sequence, per NVIDIA's range-profiling
-// tutorial: profiler initialize, chip name, counter availability, host object and config image,
+// tutorial: profiler initialize, chip name, host object and config image,
 // range profiler enable, counter-data image, set config (auto range, kernel replay), start, work,
 // stop, decode, evaluate per range, and everything undone in reverse order (RAII).
 #include <cuda.h>
@@ -11,6 +11,8 @@
 #include <cupti_target.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -48,7 +50,15 @@ std::string explain(CUptiResult status) {
   }
 }
 
+// NBODY_CUPTI_TRACE=1 prints each step to stderr: where a driver or CUPTI problem stops.
+void trace(const char* step) {
+  if (const char* on = std::getenv("NBODY_CUPTI_TRACE"); on != nullptr && *on == '1') {
+    std::fprintf(stderr, "cupti: %s\n", step);
+  }
+}
+
 void check(CUptiResult status, const char* call) {
+  trace(call);
   if (status != CUPTI_SUCCESS) throw CuptiFailure{std::string(call) + ": " + explain(status)};
 }
 
@@ -67,6 +77,7 @@ class ProfilerInitialization {
   }
   ~ProfilerInitialization() {
     CUpti_Profiler_DeInitialize_Params params{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+    trace("cuptiProfilerDeInitialize");
     cuptiProfilerDeInitialize(&params);
   }
   ProfilerInitialization(const ProfilerInitialization&) = delete;
@@ -76,11 +87,13 @@ class ProfilerInitialization {
 // The host object: metric names, config images and evaluation for one chip. Loads libnvperf_host.
 class HostObject {
  public:
-  HostObject(const std::string& chip, const std::vector<std::uint8_t>& availability) {
+  // No counter-availability image, as in NVIDIA's range-profiling tutorial: metric support is
+  // checked per name below, and an image would have to outlive the object.
+  explicit HostObject(const std::string& chip) {
     CUpti_Profiler_Host_Initialize_Params params{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
     params.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     params.pChipName = chip.c_str();
-    params.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
+    params.pCounterAvailabilityImage = nullptr;
     const CUptiResult status = cuptiProfilerHostInitialize(&params);
     if (status != CUPTI_SUCCESS) {
       throw CuptiFailure{"cuptiProfilerHostInitialize(" + chip + "): " + explain(status) +
@@ -92,6 +105,7 @@ class HostObject {
     CUpti_Profiler_Host_Deinitialize_Params params{
         CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
     params.pHostObject = object_;
+    trace("cuptiProfilerHostDeinitialize");
     cuptiProfilerHostDeinitialize(&params);
   }
   HostObject(const HostObject&) = delete;
@@ -112,11 +126,12 @@ class HostObject {
   }
 
   // The config image scheduling `metrics`, and the replay passes it needs.
-  std::vector<std::uint8_t> config_image(std::vector<const char*> metrics, std::size_t& passes) {
+  std::vector<std::uint8_t> config_image(const std::vector<const char*>& metrics,
+                                         std::size_t& passes) {
     CUpti_Profiler_Host_ConfigAddMetrics_Params add{
         CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
     add.pHostObject = object_;
-    add.ppMetricNames = metrics.data();
+    add.ppMetricNames = const_cast<const char**>(metrics.data());
     add.numMetrics = metrics.size();
     check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
     CUpti_Profiler_Host_GetConfigImageSize_Params size{
@@ -140,7 +155,7 @@ class HostObject {
   }
 
   std::vector<double> evaluate(const std::vector<std::uint8_t>& counter_data, std::size_t range,
-                               std::vector<const char*> metrics) const {
+                               const std::vector<const char*>& metrics) const {
     std::vector<double> values(metrics.size());
     CUpti_Profiler_Host_EvaluateToGpuValues_Params params{
         CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
@@ -148,7 +163,7 @@ class HostObject {
     params.pCounterDataImage = counter_data.data();
     params.counterDataImageSize = counter_data.size();
     params.rangeIndex = range;
-    params.ppMetricNames = metrics.data();
+    params.ppMetricNames = const_cast<const char**>(metrics.data());
     params.numMetrics = metrics.size();
     params.pMetricValues = values.data();
     check(cuptiProfilerHostEvaluateToGpuValues(&params), "cuptiProfilerHostEvaluateToGpuValues");
@@ -170,6 +185,7 @@ class RangeProfiler {
   ~RangeProfiler() {
     CUpti_RangeProfiler_Disable_Params params{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
     params.pRangeProfilerObject = object_;
+    trace("cuptiRangeProfilerDisable");
     cuptiRangeProfilerDisable(&params);
   }
   RangeProfiler(const RangeProfiler&) = delete;
@@ -240,17 +256,6 @@ std::string chip_name(int ordinal) {
   return params.pChipName;
 }
 
-std::vector<std::uint8_t> counter_availability(CUcontext context) {
-  CUpti_Profiler_GetCounterAvailability_Params params{
-      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
-  params.ctx = context;
-  check(cuptiProfilerGetCounterAvailability(&params), "cuptiProfilerGetCounterAvailability");
-  std::vector<std::uint8_t> image(params.counterAvailabilityImageSize);
-  params.pCounterAvailabilityImage = image.data();
-  check(cuptiProfilerGetCounterAvailability(&params), "cuptiProfilerGetCounterAvailability");
-  return image;
-}
-
 // More launches than one kernel-scope evaluation makes; beyond this, ranges would be dropped.
 constexpr std::size_t kMaxRanges = 64;
 // Kernel replay submits every pass itself; the loop only guards against a surprise.
@@ -266,7 +271,7 @@ MetricValidation validate_metrics(const std::string& chip,
                                   const std::vector<std::string>& metrics) {
   MetricValidation validation;
   try {
-    HostObject host(chip, {});
+    HostObject host(chip);
     std::vector<std::string> valid;
     for (const std::string& name : metrics) {
       validation.metrics.push_back(host.check_metric(name));
@@ -290,12 +295,13 @@ KernelProfile profile_kernels(int ordinal, const std::function<void()>& work,
     }
     check_cuda(cudaSetDevice(ordinal), "cudaSetDevice");
     check_cuda(cudaFree(nullptr), "cudaFree(0) (context creation)");
+    trace("current context");
     const CUcontext context = current_context();
 
     ProfilerInitialization initialization;
     check_device_supported(ordinal);
     profile.chip = chip_name(ordinal);
-    HostObject host(profile.chip, counter_availability(context));
+    HostObject host(profile.chip);
     std::vector<std::string> names;
     for (const std::string& name : metrics) {
       (host.check_metric(name).valid ? names : profile.metrics_not_supported).push_back(name);
@@ -346,6 +352,7 @@ KernelProfile profile_kernels(int ordinal, const std::function<void()>& work,
       CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
       start.pRangeProfilerObject = profiler.get();
       check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+      trace("work");
       work();
       check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
       CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
@@ -380,6 +387,7 @@ KernelProfile profile_kernels(int ordinal, const std::function<void()>& work,
           range_info.rangeName != nullptr) {
         values.name = range_info.rangeName;
       }
+      trace("evaluate range");
       const std::vector<double> evaluated = host.evaluate(counter_data, range, c_names);
       for (std::size_t m = 0; m < names.size(); ++m) values.values[names[m]] = evaluated[m];
       profile.ranges.push_back(std::move(values));
