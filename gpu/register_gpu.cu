@@ -13,20 +13,22 @@ void register_gpu_implementations(Registry& registry) {
 
 namespace gpu {
 
-// Worst measured on an H200 (one seed, both generators, N = 1 .. 65536; docs/tolerances.md, GPU):
-// relative L2 / (u sqrt N) 2.6 (gpu.shared, N = 2), max / (u sqrt N) 2.6 in float32 and 3.1 in
-// float64 (gpu.shared.f64, Plummer, N = 31). The same coefficients as the scalar CPU's L2 (8), and
-// 5x the worst max (16).
+// docs/tolerances.md, GPU. Worst measured on an H200 (both generators, N = 1 .. 65536): relative
+// L2 / (u sqrt N) 2.6 (gpu.shared, N = 2), max / (u sqrt N) 3.1 (gpu.shared.f64, Plummer, N = 31).
+// One pair's analytic worst case with rsqrtf's 2 ulp is about 10 u, 7 u sqrt 2: c_L2 = 12 as for
+// cpu.simd. The max metric's small-N tail comes from bodies whose forces nearly cancel, the same for
+// every full-accuracy kernel: c_max = 96 as for cpu.simd (whose survey over 100000 inputs found
+// none beyond it, with a less accurate rsqrt).
 Tolerance gpu_float32_tolerance() {
   return {.unit_roundoff = kFloat32UnitRoundoff,
-          .relative_l2_coefficient = 8.0,
-          .max_relative_coefficient = 16.0};
+          .relative_l2_coefficient = 12.0,
+          .max_relative_coefficient = 96.0};
 }
 
 Tolerance gpu_float64_tolerance() {
   return {.unit_roundoff = kFloat64UnitRoundoff,
-          .relative_l2_coefficient = 8.0,
-          .max_relative_coefficient = 16.0};
+          .relative_l2_coefficient = 12.0,
+          .max_relative_coefficient = 96.0};
 }
 
 }  // namespace gpu

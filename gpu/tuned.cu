@@ -6,6 +6,9 @@
 //   - several bodies per thread: one shared-memory load feeds kBodiesPerThread interactions, and
 //     their independent dependency chains hide MUFU and LDS latency without many warps;
 //   - tiles of bodies staged through shared memory, read as broadcasts, loop unrolled;
+//   - __launch_bounds__(128, 1): the compiler may take 108 registers for a deeper schedule; ncu
+//     showed the issue slots, not the warp count, to be short (docs/perf-notes.md), and this shape
+//     is 14% faster than the 71-register one at 28 warps per SM;
 //   - this file is compiled with -ftz=true, so rsqrtf is MUFU.RSQ alone (without it the compiler
 //     adds a denormal fix-up of 3 instructions around it);
 //   - split-j: when there are too few blocks of i bodies to fill every SM (small N), the j range is
@@ -22,6 +25,22 @@
 #include "nbody/gpu/gpu_run.hpp"
 
 namespace nbody::gpu {
+
+// The compile-time shape of the kernel; the tuning tool times several (tuned_variants()).
+struct TunedShape {
+  int bodies_per_thread;
+  int block_size;  // threads per block = bodies per shared-memory tile
+  int unroll;      // of the loop over a tile's bodies
+  int min_blocks;  // second __launch_bounds__ argument; 0 leaves register allocation free
+  bool prefetch;   // load the next j body from shared memory before using the current one
+
+  std::string name() const {
+    return std::to_string(bodies_per_thread) + "x" + std::to_string(block_size) + "u" +
+           std::to_string(unroll) + (min_blocks > 0 ? "m" + std::to_string(min_blocks) : "") +
+           (prefetch ? "p" : "");
+  }
+};
+
 namespace {
 
 // Warps per SM at which the FP32 pipes are taken to be saturated, for the split-j model. With 4+
@@ -31,13 +50,14 @@ constexpr int kSaturatingWarpsPerSm = 16;
 constexpr std::size_t kMaxPartialBytes = std::size_t{256} << 20;
 constexpr int kReduceBlockSize = 256;
 
-// kMinBlocks: the second __launch_bounds__ argument (blocks per SM the register allocation must
-// allow); 0 leaves the compiler free.
-template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks>
+// The kernel takes the shape's fields one by one: nvcc's host stubs cannot name a class-type
+// template argument.
+template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks,
+          bool kPrefetch>
 __global__ void __launch_bounds__(kBlockSize, kMinBlocks)
     tuned_forces(ForceArgs<T> args, Vec3<T>* partials, int tiles_per_split) {
-  __shared__ Body<T> tile[kBlockSize];
   constexpr int kBodiesPerBlock = kBlockSize * kBodiesPerThread;
+  __shared__ Body<T> tile[kBlockSize];
   // The thread's bodies are kBlockSize apart, so each of its loads is coalesced across the block.
   const int first_i =
       static_cast<int>(blockIdx.x) * kBodiesPerBlock + static_cast<int>(threadIdx.x);
@@ -52,6 +72,13 @@ __global__ void __launch_bounds__(kBlockSize, kMinBlocks)
     z[b] = bi.z;
     ax[b] = ay[b] = az[b] = 0;
   }
+  const auto interact_all = [&](const Body<T>& bj) {
+#pragma unroll
+    for (int b = 0; b < kBodiesPerThread; ++b) {
+      accumulate_interaction<T, DeviceInvSqrt>(x[b], y[b], z[b], bj.x, bj.y, bj.z, bj.m, eps2,
+                                               ax[b], ay[b], az[b]);
+    }
+  };
   const int tile_count = args.padded_count / kBlockSize;
   const int first_tile = static_cast<int>(blockIdx.y) * tiles_per_split;
   const int end_tile = min(first_tile + tiles_per_split, tile_count);
@@ -59,14 +86,19 @@ __global__ void __launch_bounds__(kBlockSize, kMinBlocks)
     __syncthreads();  // everyone is done with the previous tile
     tile[threadIdx.x] = args.bodies[t * kBlockSize + static_cast<int>(threadIdx.x)];
     __syncthreads();
+    if constexpr (kPrefetch) {
+      // The shared-memory latency of body k+1 overlaps the arithmetic of body k.
+      Body<T> bj = tile[0];
 #pragma unroll kUnroll
-    for (int k = 0; k < kBlockSize; ++k) {
-      const Body<T> bj = tile[k];  // same address in every lane: a broadcast
-#pragma unroll
-      for (int b = 0; b < kBodiesPerThread; ++b) {
-        accumulate_interaction<T, DeviceInvSqrt>(x[b], y[b], z[b], bj.x, bj.y, bj.z, bj.m, eps2,
-                                                 ax[b], ay[b], az[b]);
+      for (int k = 1; k < kBlockSize; ++k) {
+        const Body<T> next = tile[k];
+        interact_all(bj);
+        bj = next;
       }
+      interact_all(bj);
+    } else {
+#pragma unroll kUnroll
+      for (int k = 0; k < kBlockSize; ++k) interact_all(tile[k]);  // a broadcast: same address
     }
   }
   Vec3<T>* out = gridDim.y == 1 ? args.accelerations
@@ -128,17 +160,20 @@ SplitPlan plan_splits(int i_blocks, int tiles, int sm_count, int blocks_per_sm, 
   return candidates.front().first;
 }
 
-template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks>
+template <class T, TunedShape kShape>
 class TunedKernel final : public ForceKernel<T> {
  public:
-  static constexpr int kBodiesPerBlock = kBlockSize * kBodiesPerThread;
+  static constexpr int kBlockSize = kShape.block_size;
+  static constexpr int kBodiesPerBlock = kBlockSize * kShape.bodies_per_thread;
 
   TunedKernel(const DeviceContext& device, int count) {
     const int padded = round_up(count, kBodiesPerBlock);
     const int i_blocks = padded / kBodiesPerBlock;
     const int tiles = padded / kBlockSize;
     check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks_per_sm_, tuned_forces<T, kBodiesPerThread, kBlockSize, kUnroll, kMinBlocks>,
+        &blocks_per_sm_,
+        tuned_forces<T, kShape.bodies_per_thread, kShape.block_size, kShape.unroll,
+                     kShape.min_blocks, kShape.prefetch>,
         kBlockSize, 0));
     const std::size_t split_bytes = static_cast<std::size_t>(padded) * sizeof(Vec3<T>);
     const int max_splits =
@@ -156,7 +191,8 @@ class TunedKernel final : public ForceKernel<T> {
   int padding_multiple() const override { return kBodiesPerBlock; }
 
   void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
-    tuned_forces<T, kBodiesPerThread, kBlockSize, kUnroll, kMinBlocks>
+    tuned_forces<T, kShape.bodies_per_thread, kShape.block_size, kShape.unroll, kShape.min_blocks,
+                 kShape.prefetch>
         <<<grid_, kBlockSize, 0, stream>>>(args, partials_.data(), plan_.tiles_per_split);
     check_launch();
     if (plan_.splits > 1) {
@@ -170,13 +206,13 @@ class TunedKernel final : public ForceKernel<T> {
     LaunchDescription launch;
     launch.grid = grid_;
     launch.block = dim3(kBlockSize);
-    launch.bodies_per_thread = kBodiesPerThread;
+    launch.bodies_per_thread = kShape.bodies_per_thread;
     launch.threads_per_body = plan_.splits;
     launch.shared_memory_bytes = kBlockSize * sizeof(Body<T>);
     launch.extra = {{"j_splits", std::to_string(plan_.splits)},
                     {"tiles_per_split", std::to_string(plan_.tiles_per_split)},
                     {"blocks_per_sm", std::to_string(blocks_per_sm_)},
-                    {"unroll", std::to_string(kUnroll)},
+                    {"shape", kShape.name()},
                     {"reduce_grid", plan_.splits > 1 ? std::to_string(reduce_grid_) : "none"}};
     return launch;
   }
@@ -189,63 +225,70 @@ class TunedKernel final : public ForceKernel<T> {
   DeviceBuffer<Vec3<T>> partials_;
 };
 
-template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks>
+template <class T, TunedShape kShape>
 ImplementationInfo tuned_info(std::string name, std::string description) {
   const bool f32 = std::is_same_v<T, float>;
+  std::vector<std::string> optimizations = {
+      std::to_string(kShape.bodies_per_thread) + " bodies per thread",
+      "shared-memory tiles of " + std::to_string(kShape.block_size) + " (broadcast loads)",
+      "unrolled x" + std::to_string(kShape.unroll),
+      f32 ? "rsqrtf (MUFU.RSQ), -ftz=true" : "rsqrt (float64)",
+      "split-j for small N (splits from SM count and occupancy)"};
+  if (kShape.min_blocks == 1) {
+    optimizations.push_back("__launch_bounds__ min 1 block: registers for ILP over occupancy");
+  }
+  if (kShape.prefetch) optimizations.push_back("next j body prefetched from shared memory");
   return {.name = std::move(name),
           .description = std::move(description),
           .layout = Layout::aos,
           .precision = f32 ? Precision::f32 : Precision::f64,
-          .optimizations = {std::to_string(kBodiesPerThread) + " bodies per thread",
-                            "shared-memory tiles of " + std::to_string(kBlockSize) + " (broadcast)",
-                            "unrolled x" + std::to_string(kUnroll),
-                            f32 ? "rsqrtf (MUFU.RSQ), -ftz=true" : "rsqrt (float64)",
-                            "split-j for small N (splits from SM count and occupancy)"},
+          .optimizations = std::move(optimizations),
           .tolerance = f32 ? gpu_float32_tolerance() : gpu_float64_tolerance()};
 }
 
-template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks>
+template <class T, TunedShape kShape>
 Implementation make_tuned(std::string name, std::string description) {
   return make_gpu_implementation<T>(
-      tuned_info<T, kBodiesPerThread, kBlockSize, kUnroll, kMinBlocks>(std::move(name),
-                                                                       std::move(description)),
+      tuned_info<T, kShape>(std::move(name), std::move(description)),
       [](const DeviceContext& device, int count) {
-        return std::make_unique<TunedKernel<T, kBodiesPerThread, kBlockSize, kUnroll, kMinBlocks>>(
-            device, count);
+        return std::make_unique<TunedKernel<T, kShape>>(device, count);
       },
       // The partial sums of split-j.
       [](std::size_t) { return kMaxPartialBytes; });
 }
 
-template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks>
+template <class T, TunedShape kShape>
 Implementation make_tuned_variant() {
-  const std::string shape = std::to_string(kBodiesPerThread) + "x" + std::to_string(kBlockSize) +
-                            "u" + std::to_string(kUnroll) +
-                            (kMinBlocks > 0 ? "m" + std::to_string(kMinBlocks) : "");
-  return make_tuned<T, kBodiesPerThread, kBlockSize, kUnroll, kMinBlocks>(
-      std::string(std::is_same_v<T, float> ? "gpu.tuned" : "gpu.tuned.f64") + "[" + shape + "]",
-      "tuning variant: bodies per thread x block size, unroll");
+  return make_tuned<T, kShape>(
+      std::string(std::is_same_v<T, float> ? "gpu.tuned" : "gpu.tuned.f64") + "[" + kShape.name() +
+          "]",
+      "tuning variant of gpu.tuned: " + kShape.name());
 }
+
+// The shipped shapes, chosen by nbody-gpu-bench --variants on an H200 (docs/perf-notes.md, GPU).
+constexpr TunedShape kFloatShape{
+    .bodies_per_thread = 8, .block_size = 128, .unroll = 4, .min_blocks = 1, .prefetch = false};
+constexpr TunedShape kDoubleShape{
+    .bodies_per_thread = 4, .block_size = 128, .unroll = 4, .min_blocks = 0, .prefetch = false};
 
 }  // namespace
 
 void register_gpu_tuned(Registry& registry) {
-  registry.add(make_tuned<float, 8, 128, 4, 0>(
+  registry.add(make_tuned<float, kFloatShape>(
       "gpu.tuned", "several bodies per thread, broadcast tiles, split-j for small N, sm_90"));
-  registry.add(make_tuned<double, 4, 128, 4, 0>("gpu.tuned.f64", "gpu.tuned in float64"));
+  registry.add(make_tuned<double, kDoubleShape>("gpu.tuned.f64", "gpu.tuned in float64"));
 }
 
 std::vector<Implementation> tuned_variants() {
   std::vector<Implementation> variants;
-  variants.push_back(make_tuned_variant<float, 4, 128, 8, 0>());
-  variants.push_back(make_tuned_variant<float, 4, 256, 8, 0>());
-  variants.push_back(make_tuned_variant<float, 8, 128, 4, 0>());
-  variants.push_back(make_tuned_variant<float, 8, 128, 4, 1>());
-  variants.push_back(make_tuned_variant<float, 8, 128, 4, 8>());
-  variants.push_back(make_tuned_variant<float, 8, 256, 4, 0>());
-  variants.push_back(make_tuned_variant<float, 8, 256, 4, 4>());
-  variants.push_back(make_tuned_variant<double, 2, 128, 4, 0>());
-  variants.push_back(make_tuned_variant<double, 4, 128, 4, 0>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 4, 0, false}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 4, 1, false}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 4, 1, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 8, 1, false}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 256, 4, 1, false}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{4, 256, 8, 1, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{16, 128, 2, 1, false}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 4, 1, false}>());
   return variants;
 }
 

@@ -5,7 +5,8 @@
 #   gpu/bench/run_on_device.sh OUTDIR [STAGE...]
 #   stages: sass test ctest bench variants ncu sanitize fair
 #
-# Logs go to OUTDIR (few files: the device returns at most 8). The offline dependencies are those
+# Logs go to OUTDIR (few files: the device returns at most 8). BENCH_REPS, BENCH_MIN_TIME and
+# FAIR_TIMEOUT shorten the bench and nbody-fair stages. The offline dependencies are those
 # third_party/stage-offline-deps.sh unpacked into third_party/prefix.
 set -u
 out=$1
@@ -43,16 +44,16 @@ if has test; then
 fi
 if has ctest; then
   stage "ctest -R Gpu"
-  timeout 400 ctest --test-dir $build -R 'Gpu' -j4 --output-on-failure >"$out/ctest.log" 2>&1
+  timeout 400 ctest --test-dir $build -R 'Gpu' -j4 -V >"$out/ctest.log" 2>&1
   echo "rc=$?" | tee -a "$log"
   tail -5 "$out/ctest.log" | tee -a "$log"
 fi
 bench=$build/gpu/bench/nbody-gpu-bench
 if has bench; then
   stage "bench"
-  timeout 240 $bench --impl '^gpu' --sizes 16384,65536,1048576 --benchmark_min_time=0.3 \
-    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-    --benchmark_out="$out/bench.json" >"$out/bench.log" 2>&1
+  timeout 240 $bench --impl '^gpu' --sizes 16384,65536,1048576 \
+    --benchmark_min_time="${BENCH_MIN_TIME:-0.3}" --benchmark_repetitions="${BENCH_REPS:-3}" \
+    --benchmark_report_aggregates_only=true >"$out/bench.log" 2>&1
   echo "rc=$?" | tee -a "$log"
 fi
 if has variants; then
@@ -91,7 +92,7 @@ if has sanitize; then
 fi
 if has fair; then
   stage "nbody-fair run"
-  timeout 400 $build/nbody-fair run --impl '^gpu' --sizes 16384,65536,1048576 --out "$out/run" \
+  timeout "${FAIR_TIMEOUT:-400}" $build/nbody-fair run --impl '^gpu' --sizes 16384,65536,1048576 --out "$out/run" \
     >"$out/fair.log" 2>&1
   echo "rc=$?" | tee -a "$log"
   tail -40 "$out/fair.log"
