@@ -93,9 +93,8 @@ fi
 if has fair; then
   stage "nbody-fair run"
   timeout "${FAIR_TIMEOUT:-400}" $build/nbody-fair run --impl '^gpu' --sizes 16384,65536,1048576 --out "$out/run" \
-    >"$out/fair.log" 2>&1
+    >>"$log" 2>&1
   echo "rc=$?" | tee -a "$log"
-  tail -40 "$out/fair.log"
 fi
 stage "done"
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv >>"$log" 2>&1
