@@ -238,6 +238,26 @@ TEST(CounterFigures, GpuFiguresFollowFromTheCounters) {
   EXPECT_DOUBLE_EQ(d.at("fraction_of_instruction_bound"), 1e9 / 1e12);
 }
 
+TEST(CounterFigures, Float64KernelsAreBoundByTheirOwnPipe) {
+  const std::size_t n = 1000;
+  const double interactions = 1e6;
+  nlohmann::json ceilings = synthetic_ceilings();
+  ceilings["entries"].push_back({{"name", kGpuFp64FlopsCeiling}, {"value", 25e12}});
+  const std::map<std::string, double> metrics = {
+      {"gpu__time_duration.sum", 1e6},
+      {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", 9 * interactions},
+      {"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", 3 * interactions},
+      {"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", 5 * interactions},
+      {"sm__inst_executed.sum", 20 * interactions / 32}};
+  const auto d =
+      derive_gpu_figures(metrics, info_of(Precision::f64, PairScheme::all_pairs), n, ceilings);
+  EXPECT_DOUBLE_EQ(d.at("counted_flops_per_interaction"), 3 + 5 + 2 * 9);
+  EXPECT_DOUBLE_EQ(d.at("fraction_of_measured_peak"), 26e9 / 25e12);
+  EXPECT_DOUBLE_EQ(d.at("fp64_instructions_per_pair"), 17.0);
+  EXPECT_DOUBLE_EQ(d.at("fp64_pipe_bound_interactions_per_second"), 12.5e12 / 17);
+  EXPECT_DOUBLE_EQ(d.at("instruction_bound_interactions_per_second"), 12.5e12 / 17);
+}
+
 TEST(CounterFigures, SymmetricKernelsAreCreditedNSquared) {
   const std::size_t n = 1001;
   const ImplementationInfo symmetric = info_of(Precision::f32, PairScheme::symmetric);

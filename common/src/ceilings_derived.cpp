@@ -85,6 +85,15 @@ std::map<std::string, double> derive_gpu_figures(const std::map<std::string, dou
   if (fp32_peak && *fp32_peak > 0) {
     d["fp32_pipe_fraction_of_measured"] = fp32_instructions / seconds / (*fp32_peak / 2);
   }
+  // FP64 runs on its own, narrower pipe (half the FP32 rate on GH100): a bound of its own.
+  const double fp64_instructions = dfma + dadd + dmul;
+  const std::optional<double> fp64_peak = ceiling_value(ceilings, kGpuFp64FlopsCeiling);
+  if (fp64_instructions > 0) {
+    d["fp64_instructions_per_pair"] = fp64_instructions / pairs;
+    if (fp64_peak && *fp64_peak > 0) {
+      d["fp64_pipe_fraction_of_measured"] = fp64_instructions / seconds / (*fp64_peak / 2);
+    }
+  }
   if (const auto fma_pipe = metric(metrics, "smsp__inst_executed_pipe_fma.sum")) {
     d["fma_pipe_instructions_per_pair"] = *fma_pipe * kWarpSize / pairs;
   }
@@ -139,6 +148,11 @@ std::map<std::string, double> derive_gpu_figures(const std::map<std::string, dou
     if (clock && sm_count && per_interaction > 0) {
       d["issue_bound_at_kernel_clock_interactions_per_second"] =
           *sm_count * kSubPartitionsPerSm * kWarpSize * *clock / per_interaction;
+    }
+    if (fp64_instructions > 0 && fp64_peak && *fp64_peak > 0) {
+      const double fp64_bound = *fp64_peak / 2 / (fp64_instructions / credited);
+      d["fp64_pipe_bound_interactions_per_second"] = fp64_bound;
+      bound = std::min(bound, fp64_bound);
     }
     if (xu_per_interaction && *xu_per_interaction > 0 && rsqrt_peak && *rsqrt_peak > 0) {
       const double mufu_bound = *rsqrt_peak / *xu_per_interaction;
