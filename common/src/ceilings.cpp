@@ -97,8 +97,11 @@ void measure_cpu(const CeilingOptions& options, nlohmann::json& entries,
       entries.push_back(std::move(e));
     }
   }
-  const peaks::BandwidthPeak triad =
-      peaks::measure_triad_bandwidth(all_threads, options.triad_bytes_per_array, 5);
+  const peaks::BandwidthPeak triad = peaks::measure_triad_bandwidth(
+      all_threads,
+      options.triad_bytes_per_array != 0 ? options.triad_bytes_per_array
+                                         : peaks::default_triad_bytes_per_array(),
+      5);
   nlohmann::json e = entry(kCpuMemoryBandwidthCeiling, "cpu", "memory bandwidth",
                            triad.bytes_per_second, "B/s", triad.method);
   e["threads"] = triad.threads;
@@ -319,7 +322,9 @@ nlohmann::json measure_ceilings(const CeilingOptions& options) {
     if (!file.empty()) {
       std::error_code error;
       std::filesystem::create_directories(directory, error);
-      const std::filesystem::path temporary = file.string() + ".tmp";
+      // One temporary per process: several runs may measure at once on a fresh machine.
+      const std::filesystem::path temporary =
+          file.string() + "." + std::to_string(::getpid()) + ".tmp";
       bool written = false;
       if (!error) {
         std::ofstream out(temporary);

@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include <fmt/core.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -73,6 +75,13 @@ bool cpu_isa_available(const std::string& isa) {
 
 int all_cores_threads() {
   return tbb::info::default_concurrency();
+}
+
+std::size_t default_triad_bytes_per_array() {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 <= 0) return 256 * kMiB;
+  return std::clamp(4 * static_cast<std::size_t>(l3), 64 * kMiB, 256 * kMiB);
 }
 
 int detail::fma_chains_per_iteration(const std::string& isa) {

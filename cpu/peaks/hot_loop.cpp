@@ -24,6 +24,7 @@ namespace {
 
 constexpr std::size_t kMaxSamples = std::size_t{1} << 16;
 constexpr std::size_t kMinSamples = 20;
+constexpr std::size_t kWantedSamples = 100;
 
 struct SampleBuffer {
   std::array<std::uintptr_t, kMaxSamples> program_counters{};
@@ -192,12 +193,16 @@ HotLoop find_hot_loop(const std::function<double()>& evaluate, double min_second
         result.unavailable_reason = "could not start SIGPROF sampling (setitimer failed)";
         return result;
       }
+      // At least `min_seconds`, and longer (up to ten times) until enough samples came: on a
+      // loaded machine the process gets less CPU time, hence fewer samples, per second.
       const auto start = std::chrono::steady_clock::now();
+      double elapsed = 0;
       do {
         evaluated_seconds += evaluate();
         ++result.evaluations;
-      } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
-               min_seconds);
+        elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      } while (elapsed < min_seconds ||
+               (buffer->count.load() < kWantedSamples && elapsed < 10 * min_seconds));
     }
     result.seconds_per_evaluation = evaluated_seconds / result.evaluations;
     result.samples = std::min(buffer->count.load(), kMaxSamples);

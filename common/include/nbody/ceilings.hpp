@@ -42,8 +42,8 @@ struct CeilingOptions {
   std::filesystem::path cache_directory;
   bool measure_cpu = true;
   bool measure_gpu = true;
-  double seconds_per_fma_run = 0.1;  // one timed run of the FMA kernel, per ISA and width
-  std::size_t triad_bytes_per_array = std::size_t{256} << 20;
+  double seconds_per_fma_run = 0.1;       // one timed run of the FMA kernel, per ISA and width
+  std::size_t triad_bytes_per_array = 0;  // 0: peaks::default_triad_bytes_per_array()
   int gpu_device = 0;
 };
 

@@ -36,6 +36,11 @@ struct BandwidthPeak {
 // element (STREAM convention: write-allocate traffic not counted). Best of `repetitions`.
 BandwidthPeak measure_triad_bandwidth(int threads, std::size_t bytes_per_array, int repetitions);
 
+// STREAM's rule, each array at least 4 times the last-level cache: 4 x L3 (as sysconf reports it),
+// at least 64 MiB, at most 256 MiB (768 MiB in all: CI machines run tests side by side; virtual
+// machines report the whole host's L3); 256 MiB when the cache size is unknown.
+std::size_t default_triad_bytes_per_array();
+
 // Logical CPUs oneTBB uses by default: "all cores" in the ceilings.
 int all_cores_threads();
 
