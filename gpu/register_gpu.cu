@@ -16,8 +16,8 @@ namespace gpu {
 // docs/tolerances.md, GPU. Worst measured on an H200 (both generators, N = 1 .. 65536): relative
 // L2 / (u sqrt N) 2.6 (gpu.shared, N = 2), max / (u sqrt N) 3.1 (gpu.shared.f64, Plummer, N = 31).
 // One pair's analytic worst case with rsqrtf's 2 ulp is about 10 u, 7 u sqrt 2: c_L2 = 12 as for
-// cpu.simd. The max metric's small-N tail comes from bodies whose forces nearly cancel, the same for
-// every full-accuracy kernel: c_max = 96 as for cpu.simd (whose survey over 100000 inputs found
+// cpu.simd. The max metric's small-N tail comes from bodies whose forces nearly cancel, the same
+// for every full-accuracy kernel: c_max = 96 as for cpu.simd (whose survey over 100000 inputs found
 // none beyond it, with a less accurate rsqrt).
 Tolerance gpu_float32_tolerance() {
   return {.unit_roundoff = kFloat32UnitRoundoff,
