@@ -13,6 +13,7 @@
 #include "nbody/counters.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/registry.hpp"
+#include "nbody/reports/ceilings_table.hpp"
 #include "nbody/reports/markdown_report.hpp"
 #include "nbody/runner.hpp"
 #include "nbody/sizes.hpp"
@@ -209,7 +210,7 @@ int run_main(int argc, char** argv) {
   }
   if (*peaks) {
     const nlohmann::json ceilings = nbody::measure_ceilings(remeasure);
-    fmt::print("{}\n", ceilings.is_null() ? "no ceilings could be measured" : ceilings.dump(2));
+    fmt::print("{}", nbody::reports::render_ceilings_table(ceilings));
     return 0;
   }
 

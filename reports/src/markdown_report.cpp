@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "nbody/reports/ceilings_table.hpp"
+
 namespace nbody::reports {
 namespace {
 
@@ -161,6 +163,58 @@ void skipped_table(std::string& out, const ResultsDocument& doc) {
   out += "\n";
 }
 
+std::string derived_cell(const nlohmann::json& derived, const char* key, const char* format,
+                         double scale = 1) {
+  if (!derived.contains(key) || !derived[key].is_number()) return "—";
+  return fmt::format(fmt::runtime(format), derived[key].get<double>() * scale);
+}
+
+// "disassembly of the hot loop (avx512f loop, 512-bit, in <signature>)" -> "disassembly of the hot
+// loop (avx512f loop)"; results.json keeps the whole text.
+std::string short_source(const std::string& source) {
+  const auto paren = source.find(" (");
+  const auto comma = source.find(',', paren == std::string::npos ? 0 : paren);
+  if (paren == std::string::npos || comma == std::string::npos) return source;
+  return source.substr(0, comma) + ")";
+}
+
+// Hardware counters and fractions of peak (FAIRNESS rules 4 and 6), one row per measurement.
+void counters_table(std::string& out, const ResultsDocument& doc) {
+  std::string rows;
+  for (const ResultRecord& r : doc.results) {
+    if (r.counters.is_null()) continue;
+    if (!r.counters.value("available", false)) {
+      rows += fmt::format("| {} | {} | counters unavailable: {} ||||||||||\n", r.implementation,
+                          r.n, escape(r.counters.value("unavailable_reason", std::string{})));
+      continue;
+    }
+    const nlohmann::json& d = r.counters["derived"];
+    rows +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    r.implementation, r.n, short_source(r.counters.value("source", std::string{})),
+                    derived_cell(d, "counted_flops_per_interaction", "{:.2f}"),
+                    derived_cell(d, "gflops_counted", "{:.4g}"),
+                    derived_cell(d, "fraction_of_measured_peak", "{:.0f}%", 100),
+                    derived_cell(d, "instructions_per_interaction", "{:.3g}"),
+                    derived_cell(d, "instruction_bound_interactions_per_second", "{:.3g}"),
+                    derived_cell(d, "fraction_of_instruction_bound", "{:.0f}%", 100),
+                    derived_cell(d, "dram_bytes_per_second", "{:.3g}", 1e-9),
+                    derived_cell(d, "arithmetic_intensity_flops_per_dram_byte", "{:.3g}"),
+                    derived_cell(d, "achieved_occupancy", "{:.0f}%", 100));
+  }
+  if (rows.empty()) return;
+  out +=
+      "## Counters and fraction of peak\n\n"
+      "Counted flops: FADD + FMUL + 2·FFMA (CUPTI on the GPU; the compiled hot loop on the CPU). "
+      "Fractions are of the ceilings measured on this machine (below); the instruction bound is "
+      "each kernel's own instructions per interaction over the measured issue rate.\n\n"
+      "| implementation | N | source | counted flops / interaction | GFLOP/s counted | of measured "
+      "peak | instructions / interaction | instruction-bound int/s | of own bound | DRAM GB/s | "
+      "flops / DRAM byte | occupancy |\n"
+      "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  out += rows + "\n";
+}
+
 }  // namespace
 
 std::string render_markdown(const ResultsDocument& doc) {
@@ -188,6 +242,8 @@ std::string render_markdown(const ResultsDocument& doc) {
     results_table(out, doc, true);
   }
   skipped_table(out, doc);
+  counters_table(out, doc);
+  if (!doc.ceilings.is_null()) out += render_ceilings_table(doc.ceilings) + "\n";
 
   out +=
       "## Implementations\n\n| name | device | layout | precision | accuracy class | pairs | "
