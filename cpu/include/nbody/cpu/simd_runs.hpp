@@ -63,9 +63,9 @@ class PaddedAccelerations {
 };
 
 // Bodies per oneTBB task of cpu.tbb, chosen by measurement (docs/perf-notes.md).
-inline constexpr std::size_t kDefaultTbbGrain = 128;
-// Bodies per tile edge of cpu.tbb.symmetric: a tile's sources and reactions stay in L1.
-inline constexpr std::size_t kDefaultSymmetricTile = 512;
+inline constexpr std::size_t kDefaultTbbGrain = 64;
+// Bodies per tile edge of cpu.tbb.symmetric, chosen by measurement (docs/perf-notes.md).
+inline constexpr std::size_t kDefaultSymmetricTile = 1024;
 
 // Threads a oneTBB formulation uses: options.threads, or all oneTBB would use when 0. Throws
 // UsageError for a negative count or more than this machine's hardware threads.
