@@ -15,12 +15,13 @@ void register_cpu_implementations(Registry& registry) {
 namespace cpu {
 
 Tolerance scalar_float32_tolerance() {
-  // Measured worst cases, both generators, N = 2 .. 16384, three seeds: 2.95 (L2) and 6.5 (max),
-  // both at small N where one term's 5-6 roundings dominate; bounds set about 3x and 5x above
-  // (docs/tolerances.md).
+  // Measured worst L2, both generators, N = 2 .. 16384: 2.95, at small N where one term's 5-6
+  // roundings dominate; bound about 3x above. The max-relative error is set by near-cancelling
+  // forces at small N, not by rounding: 32 was exceeded by 1-4 inputs in 100000, so it shares the
+  // SIMD survey's 96 (docs/tolerances.md).
   return {.unit_roundoff = kFloat32UnitRoundoff,
           .relative_l2_coefficient = 8.0,
-          .max_relative_coefficient = 32.0};
+          .max_relative_coefficient = 96.0};
 }
 
 }  // namespace cpu
