@@ -151,6 +151,22 @@ TEST(CommandLine, RunWritesResultsAndReport) {
   fs::remove_all(dir);
 }
 
+// A first size far too large for a slow formulation is skipped from a small probe, not started.
+TEST(CommandLine, HopelessFirstSizeIsSkippedWithTheEstimate) {
+  const fs::path dir = scratch("probe");
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r =
+      run_tool({"run", "--impl", "^cpu\\.aos$", "--sizes", "1M", "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  ASSERT_EQ(doc.results.size(), 1u);
+  EXPECT_EQ(doc.results[0].status, "skipped");
+  EXPECT_NE(doc.results[0].reason.find("--max-eval-seconds"), std::string::npos)
+      << doc.results[0].reason;
+  fs::remove_all(dir);
+}
+
 // Bad input: one line on stderr, exit code 2, and no files left behind.
 TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
   const fs::path dir = scratch("bad");

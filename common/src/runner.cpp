@@ -214,6 +214,31 @@ class SilentProgress final : public ProgressSink {
   void finish() override {}
 };
 
+constexpr std::size_t kFirstProbeSize = 1024;
+
+// Seconds of one evaluation at a probe size below `n`, for an implementation that has not run yet
+// in this suite, so a first large N cannot start an evaluation of hours. Probes climb by factors of
+// four while the next would stay well inside the budget: a GPU is only busy, and so only predicts
+// its large-N rate, at large N. Empty if a probe fails (the real run will say why).
+std::optional<std::pair<std::size_t, double>> probe_evaluation_time(const Implementation& impl,
+                                                                    const SuiteOptions& options,
+                                                                    std::size_t n) {
+  std::optional<std::pair<std::size_t, double>> estimate;
+  try {
+    for (std::size_t probe_n = kFirstProbeSize; probe_n < n; probe_n *= 4) {
+      if (estimate && estimate->second * 16 > options.max_eval_seconds / 4) break;
+      const Snapshot snapshot =
+          make_initial_condition(options.initial_condition, probe_n, options.seed);
+      auto run = impl.prepare(snapshot.bodies, options.softening, options.execution);
+      run->evaluate(PreparedRun::Scope::kernel);  // warm-up
+      estimate = {probe_n, run->evaluate(PreparedRun::Scope::kernel)};
+    }
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return estimate;
+}
+
 }  // namespace
 
 std::unique_ptr<ProgressSink> make_stderr_progress() {
@@ -336,6 +361,11 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
 
       std::optional<std::string> skip = impl->unavailable_reason();
       if (!skip && impl->size_limit_reason) skip = impl->size_limit_reason(n, options.execution);
+      if (!skip && !last_evaluation.contains(info.name) && n > kFirstProbeSize) {
+        context.progress.update(step, total, label + ": estimating its time");
+        if (auto probe = probe_evaluation_time(*impl, options, n))
+          last_evaluation[info.name] = *probe;
+      }
       if (!skip) {
         if (const auto it = last_evaluation.find(info.name); it != last_evaluation.end()) {
           const double ratio = static_cast<double>(n) / static_cast<double>(it->second.first);
