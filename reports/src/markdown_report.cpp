@@ -227,8 +227,13 @@ std::string render_markdown(const ResultsDocument& doc) {
   }
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
                      escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
-  if (doc.interrupted)
+  if (doc.interrupted) {
     out += "**This run was interrupted: the results below are what it had measured.**\n\n";
+  } else if (!doc.complete) {
+    out +=
+        "**This run did not finish (it was stopped before its last measurement): the results "
+        "below are what it had measured.**\n\n";
+  }
   out += fmt::format(
       "{} measurements: {} ok, {} failed, {} skipped. Initial condition: {}, seed {}, "
       "softening {}; {} repetitions of at least {} s each, warm-up discarded.\n\n",
