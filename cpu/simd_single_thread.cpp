@@ -2,7 +2,6 @@
 // this CPU has (or the one forced with --isa). cpu.simd follows the approximate rsqrt with one
 // Newton-Raphson step (full accuracy, like the GPU's rsqrtf); cpu.simd.approx does not, and is
 // reported in the approximate class so the report can show what the step costs and buys.
-#include <chrono>
 
 #include <fmt/format.h>
 
@@ -24,9 +23,8 @@ class SingleThreadRun final : public PreparedRun {
   double evaluate(Scope) override {
     const std::size_t step = kernels_.all_pairs_step;
     const std::size_t target_end = (bodies_.count() + step - 1) / step * step;
-    const auto start = std::chrono::steady_clock::now();
-    kernel_(bodies_.view(), softening_squared_, 0, target_end, accelerations_.view());
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return time_seconds(
+        [&] { kernel_(bodies_.view(), softening_squared_, 0, target_end, accelerations_.view()); });
   }
 
   std::vector<Vec3<double>> accelerations() override {

@@ -2,7 +2,6 @@
 // targets. Each target's sum runs over the sources in the same order as in cpu.simd, so the two
 // give bit-identical results on the same ISA.
 #include <algorithm>
-#include <chrono>
 
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
@@ -35,18 +34,18 @@ class TbbAllPairsRun final : public PreparedRun {
     const std::size_t steps = (bodies_.count() + step - 1) / step;
     const BodiesView bodies = bodies_.view();
     const AccelerationsView out = accelerations_.view();
-    const auto start = std::chrono::steady_clock::now();
-    arena_.execute([&] {
-      // simple_partitioner: tasks of exactly the measured grain.
-      tbb::parallel_for(
-          tbb::blocked_range<std::size_t>(0, steps, grain_steps_),
-          [&](const tbb::blocked_range<std::size_t>& range) {
-            kernels_.all_pairs(bodies, softening_squared_, range.begin() * step, range.end() * step,
-                               out);
-          },
-          tbb::simple_partitioner());
+    return time_seconds([&] {
+      arena_.execute([&] {
+        // simple_partitioner: tasks of exactly the measured grain.
+        tbb::parallel_for(
+            tbb::blocked_range<std::size_t>(0, steps, grain_steps_),
+            [&](const tbb::blocked_range<std::size_t>& range) {
+              kernels_.all_pairs(bodies, softening_squared_, range.begin() * step,
+                                 range.end() * step, out);
+            },
+            tbb::simple_partitioner());
+      });
     });
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
   std::vector<Vec3<double>> accelerations() override {

@@ -4,7 +4,6 @@
 // thread's private accumulators, which are summed at the end. About N^2/2 pairs are evaluated
 // (recorded exactly in details()) and N^2 "equivalent" interactions credited (FAIRNESS.md rule 4).
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include <fmt/format.h>
@@ -49,20 +48,21 @@ class TbbSymmetricRun final : public PreparedRun {
 
   double evaluate(Scope) override {
     const BodiesView bodies = bodies_.view();
-    const auto start = std::chrono::steady_clock::now();
-    arena_.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tiles_.size()),
-                        [&](const tbb::blocked_range<std::size_t>& range) {
-                          const AccelerationsView out = partial_.local().view();
-                          for (std::size_t t = range.begin(); t != range.end(); ++t) {
-                            const TilePair& p = tiles_[t];
-                            kernels_.symmetric_tile(bodies, softening_squared_, p.first_begin,
-                                                    p.first_end, p.second_begin, p.second_end, out);
-                          }
-                        });
-      reduce_partials();
+    return time_seconds([&] {
+      arena_.execute([&] {
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tiles_.size()),
+                          [&](const tbb::blocked_range<std::size_t>& range) {
+                            const AccelerationsView out = partial_.local().view();
+                            for (std::size_t t = range.begin(); t != range.end(); ++t) {
+                              const TilePair& p = tiles_[t];
+                              kernels_.symmetric_tile(bodies, softening_squared_, p.first_begin,
+                                                      p.first_end, p.second_begin, p.second_end,
+                                                      out);
+                            }
+                          });
+        reduce_partials();
+      });
     });
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
   std::vector<Vec3<double>> accelerations() override {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nbody/bodies.hpp"
+#include "nbody/cpu/cpu_run.hpp"
 #include "nbody/cpu/simd_kernels.hpp"
 #include "nbody/registry.hpp"
 
