@@ -27,8 +27,7 @@ constexpr double kWarpSize = 32;
 }  // namespace
 
 double pairs_evaluated(const ImplementationInfo& info, std::size_t n) {
-  const double count = static_cast<double>(n);
-  return info.pairs == PairScheme::symmetric ? count * (count - 1) / 2 : count * count;
+  return static_cast<double>(pairs_evaluated(info.pairs, n));
 }
 
 std::map<std::string, double> derive_gpu_figures(const std::map<std::string, double>& metrics,

@@ -353,9 +353,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
       record.n = n;
       record.input_hash = info.precision == Precision::f32 ? input.hash_f32 : input.hash_f64;
       record.interactions_credited = static_cast<double>(n) * static_cast<double>(n);
-      record.pairs_evaluated = info.pairs == PairScheme::all_pairs
-                                   ? static_cast<std::uint64_t>(n) * n
-                                   : static_cast<std::uint64_t>(n) * (n - 1) / 2;
+      record.pairs_evaluated = pairs_evaluated(info.pairs, n);
       record.threads = impl->threads_used(options.execution);
       const std::string label = fmt::format("{} N={}", info.name, format_size(n));
 

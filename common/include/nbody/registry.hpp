@@ -28,6 +28,12 @@ enum class AccuracyClass { full, approximate };
 // (Newton's third law), credited N^2 "equivalent" interactions (FAIRNESS rule 4).
 enum class PairScheme { all_pairs, symmetric };
 
+// Pairs a formulation evaluates for N bodies: N^2, or N(N-1)/2 for symmetric ones. Either way N^2
+// interactions are credited (FAIRNESS rule 4).
+inline std::uint64_t pairs_evaluated(PairScheme pairs, std::uint64_t n) {
+  return pairs == PairScheme::all_pairs ? n * n : n * (n - 1) / 2;
+}
+
 std::string_view to_string(DeviceKind v);
 std::string_view to_string(Layout v);
 std::string_view to_string(Precision v);
