@@ -5,8 +5,10 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -118,6 +120,23 @@ TEST(Results, JsonRoundTripPreservesEverything) {
   EXPECT_EQ(nlohmann::json(loaded), nlohmann::json(doc));
   EXPECT_FALSE(loaded.results[1].kernel.has_value());
   EXPECT_EQ(loaded.results[0].kernel->samples_s.size(), 3u);
+  fs::remove_all(dir);
+}
+
+// A failed kernel's NaN or infinite errors are written as null and read back as NaN.
+TEST(Results, NonFiniteErrorsSurviveTheRoundTrip) {
+  ResultsDocument doc;
+  ResultRecord r;
+  r.status = "failed";
+  r.accuracy = AccuracyRecord{.metrics = {.relative_l2 = std::numeric_limits<double>::infinity(),
+                                          .max_relative = std::nan("")}};
+  doc.results.push_back(r);
+  const fs::path dir = scratch("nonfinite");
+  save_results(doc, dir / "results.json");
+  const ResultsDocument loaded = load_results(dir / "results.json");
+  EXPECT_TRUE(std::isnan(loaded.results[0].accuracy->metrics.relative_l2));
+  EXPECT_TRUE(std::isnan(loaded.results[0].accuracy->metrics.max_relative));
+  EXPECT_EQ(loaded.results[0].accuracy->metrics.p99_relative, 0.0);
   fs::remove_all(dir);
 }
 

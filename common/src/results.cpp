@@ -1,6 +1,7 @@
 #include "nbody/results.hpp"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <system_error>
 
@@ -12,9 +13,35 @@
 namespace nbody {
 
 // Missing keys keep their defaults, so older files with fewer fields still load.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AccuracyMetrics, relative_l2, max_relative,
-                                                p99_relative, median_relative, net_force_residual,
-                                                bodies_compared)
+namespace {
+
+// A failed kernel's errors can be NaN or infinite, which JSON writes as null: read null back as
+// NaN.
+double number_or_nan(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::numeric_limits<double>::quiet_NaN();
+  return it->get<double>();
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const AccuracyMetrics& v) {
+  j = {{"relative_l2", v.relative_l2},
+       {"max_relative", v.max_relative},
+       {"p99_relative", v.p99_relative},
+       {"median_relative", v.median_relative},
+       {"net_force_residual", v.net_force_residual},
+       {"bodies_compared", v.bodies_compared}};
+}
+
+void from_json(const nlohmann::json& j, AccuracyMetrics& v) {
+  v.relative_l2 = number_or_nan(j, "relative_l2");
+  v.max_relative = number_or_nan(j, "max_relative");
+  v.p99_relative = number_or_nan(j, "p99_relative");
+  v.median_relative = number_or_nan(j, "median_relative");
+  v.net_force_residual = number_or_nan(j, "net_force_residual");
+  v.bodies_compared = j.value("bodies_compared", std::size_t{0});
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimingStatistics, repetitions,
                                                 iterations_per_repetition, samples_s, median_s,
                                                 mean_s, min_s, max_s, stddev_s, ci_low_s, ci_high_s,
