@@ -10,6 +10,11 @@ void register_cpu_implementations(Registry& registry) {
   cpu::simd::register_cpu_simd(registry);  // cpu.simd and cpu.simd.approx
   cpu::simd::register_cpu_tbb(registry);
   cpu::simd::register_cpu_tbb_symmetric(registry);
+  // --isa and --threads are refused before anything runs, not per formulation mid-suite.
+  registry.add_option_check([](const ExecutionOptions& options) {
+    if (!options.isa.empty()) cpu::simd::resolve_isa(options.isa);
+    cpu::simd::tbb_threads(options);
+  });
 }
 
 namespace cpu {

@@ -199,6 +199,9 @@ TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
       {"run", "--sizes", "2000000000", "--out", out},  // more than this machine's memory
       {"run", "--ic", "spiral", "--out", out},
       {"run", "--reps", "0", "--out", out},
+      {"run", "--isa", "avx9", "--out", out},
+      {"run", "--threads", "100000", "--out", out},
+      {"run", "--softening", "0", "--out", out},
       {"validate", "--sizes", "12q"},
       {"no-such-command"},
   };

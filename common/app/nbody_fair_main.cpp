@@ -67,6 +67,18 @@ void prepare_output_directory(const std::filesystem::path& directory) {
   }
 }
 
+// CLI11's PositiveNumber and NonNegativeNumber print the whole double range in their messages.
+CLI::Validator at_least(double minimum, bool inclusive) {
+  return CLI::Validator(
+      [minimum, inclusive](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+        if (inclusive ? value >= minimum : value > minimum) return {};
+        return fmt::format("must be {} {}", inclusive ? "at least" : "greater than", minimum);
+      },
+      inclusive ? fmt::format(">= {}", minimum) : fmt::format("> {}", minimum));
+}
+
 struct CommonOptions {
   std::vector<std::string> sizes;
   std::string impl = ".";
@@ -86,20 +98,20 @@ void add_selection_options(CLI::App& command, CommonOptions& o) {
       ->capture_default_str();
   command.add_option("--softening", o.suite.softening, "Softening length eps")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(0, false));
   command.add_option("--threads", o.suite.execution.threads, "CPU threads (0 = all)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0, true));
   command.add_option("--isa", o.suite.execution.isa,
                      "Force a CPU SIMD ISA: sse4.2, avx2 or avx512f");
   command.add_option("--gpu", o.suite.execution.gpu_device, "CUDA device ordinal")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0, true));
   command
       .add_option("--validate-bodies", o.suite.validation_bodies,
                   "Validate every body up to this N, an even sample of this many above")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(0, false));
   command.add_flag(
       "--no-reference-cache", [&o](std::int64_t) { o.suite.reference_cache = false; },
       "Recompute the float64 reference instead of reading the on-disk cache");
@@ -110,7 +122,9 @@ void finish_options(CommonOptions& o, const nbody::Registry& registry, int argc,
   o.suite.initial_condition = nbody::parse_initial_condition(o.ic);
   o.suite.implementation_pattern = o.impl;
   if (!o.sizes.empty()) o.suite.sizes = nbody::parse_sizes(o.sizes);
-  (void)registry.select(o.impl);  // an unknown pattern is an error before anything runs
+  // An unknown pattern or option is an error before anything runs.
+  (void)registry.select(o.impl);
+  registry.check_options(o.suite.execution);
   o.suite.command_line.assign(argv, argv + argc);
 }
 
@@ -181,11 +195,11 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   run->add_option("--min-time", run_options.suite.min_time_s, "Minimum seconds per repetition")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(0, false));
   run->add_option("--max-eval-seconds", run_options.suite.max_eval_seconds,
                   "Skip an (implementation, N) whose one evaluation is predicted to take longer")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(0, false));
   run->add_option("--out", out_dir, "Output folder")->capture_default_str();
   run->add_flag(
       "--no-counters", [&run_options](std::int64_t) { run_options.suite.counters = false; },

@@ -32,6 +32,14 @@ void Registry::add(Implementation implementation) {
   implementations_.push_back(std::move(implementation));
 }
 
+void Registry::add_option_check(std::function<void(const ExecutionOptions&)> check) {
+  option_checks_.push_back(std::move(check));
+}
+
+void Registry::check_options(const ExecutionOptions& options) const {
+  for (const auto& check : option_checks_) check(options);
+}
+
 const Implementation* Registry::find(std::string_view name) const {
   for (const Implementation& impl : implementations_) {
     if (impl.info.name == name) return &impl;

@@ -107,12 +107,18 @@ class Registry {
   void add(Implementation implementation);
   const std::vector<Implementation>& all() const { return implementations_; }
   const Implementation* find(std::string_view name) const;
+  // Checks of the user's ExecutionOptions that a part of the suite registers (an unknown --isa,
+  // more --threads than the machine has); each throws UsageError. check_options runs them all,
+  // before anything is measured or written.
+  void add_option_check(std::function<void(const ExecutionOptions&)> check);
+  void check_options(const ExecutionOptions& options) const;
   // Implementations whose name matches the ECMAScript regex (search, not full match). Throws
   // UsageError for an invalid regex or when nothing matches.
   std::vector<const Implementation*> select(const std::string& pattern) const;
 
  private:
   std::vector<Implementation> implementations_;
+  std::vector<std::function<void(const ExecutionOptions&)>> option_checks_;
 };
 
 // Each part of the suite registers its formulations through one function.
