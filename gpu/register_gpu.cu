@@ -1,4 +1,8 @@
 // The list of GPU formulations: one line each.
+#include <string>
+
+#include "nbody/errors.hpp"
+#include "nbody/gpu/device_query.hpp"
 #include "nbody/gpu/formulations.hpp"
 
 namespace nbody {
@@ -9,6 +13,16 @@ void register_gpu_implementations(Registry& registry) {
   gpu::register_gpu_atomic(registry);
   gpu::register_gpu_shuffle(registry);
   gpu::register_gpu_tuned(registry);
+  // A --gpu ordinal this machine does not have is refused before anything runs, instead of every
+  // GPU formulation failing on it. Without any GPU the formulations are skipped as unavailable.
+  registry.add_option_check([](const ExecutionOptions& options) {
+    if (options.gpu_device < 0) throw UsageError("--gpu must be a device ordinal (0 or more)");
+    if (options.gpu_device > 0 && !gpu::device_unavailable_reason(0)) {
+      if (const auto reason = gpu::device_unavailable_reason(options.gpu_device)) {
+        throw UsageError("--gpu " + std::to_string(options.gpu_device) + ": " + *reason);
+      }
+    }
+  });
 }
 
 namespace gpu {

@@ -11,10 +11,11 @@
 //     is 14% faster than the 71-register one at 28 warps per SM;
 //   - this file is compiled with -ftz=true, so rsqrtf is MUFU.RSQ alone (without it the compiler
 //     adds a denormal fix-up of 3 instructions around it);
-//   - split-j: when there are too few blocks of i bodies to fill every SM (small N), the j range is
-//     split across blockIdx.y and the partial sums are added by a second small kernel in a fixed
-//     order (deterministic). The split count comes from the SM count and the occupancy the device
-//     reports for the kernel, not from constants.
+//   - split-j: when there are too few blocks of i bodies to fill every SM (small N), or the last
+//     wave of blocks would leave SMs idle, the j range is split across blockIdx.y and the partial
+//     sums are added by a second small kernel in a fixed order (deterministic). The split count
+//     comes from the SM count and the occupancy the device reports for the kernel, not from
+//     constants.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -33,11 +34,14 @@ struct TunedShape {
   int unroll;      // of the loop over a tile's bodies
   int min_blocks;  // second __launch_bounds__ argument; 0 leaves register allocation free
   bool prefetch;   // load the next j body from shared memory before using the current one
+  // Split j also at large N when that fills the last wave of blocks (within 0.5% of the model's
+  // best instead of 3%; more scratch for partial sums).
+  bool exact_waves = false;
 
   std::string name() const {
     return std::to_string(bodies_per_thread) + "x" + std::to_string(block_size) + "u" +
            std::to_string(unroll) + (min_blocks > 0 ? "m" + std::to_string(min_blocks) : "") +
-           (prefetch ? "p" : "");
+           (prefetch ? "p" : "") + (exact_waves ? "w" : "");
   }
 };
 
@@ -48,6 +52,12 @@ namespace {
 constexpr int kSaturatingWarpsPerSm = 16;
 // Upper bound on the partial-sum scratch (bytes); large N never needs many splits.
 constexpr std::size_t kMaxPartialBytes = std::size_t{256} << 20;
+// Filling the last wave at large N takes more splits: at N = 1M about 16 (200 MB).
+constexpr std::size_t kMaxPartialBytesExactWaves = std::size_t{1} << 30;
+
+constexpr std::size_t max_partial_bytes(const TunedShape& shape) {
+  return shape.exact_waves ? kMaxPartialBytesExactWaves : kMaxPartialBytes;
+}
 constexpr int kReduceBlockSize = 256;
 
 // The kernel takes the shape's fields one by one: nvcc's host stubs cannot name a class-type
@@ -132,9 +142,9 @@ struct SplitPlan {
 // Chooses how many ways to split the j range. Model: blocks go to SMs in waves of blocks_per_sm;
 // an SM holding k blocks runs at min(1, k warps / kSaturatingWarpsPerSm) of its rate, so a last
 // wave of few blocks is slow. The estimated time is the busiest SM's; the fewest splits within 3%
-// of the best estimate win (less scratch, a smaller reduction).
+// of the best estimate (1 + tolerance) win (less scratch, a smaller reduction).
 SplitPlan plan_splits(int i_blocks, int tiles, int sm_count, int blocks_per_sm, int warps_per_block,
-                      int max_splits) {
+                      int max_splits, double tolerance) {
   const auto saturation = [&](long long resident_blocks) {
     return std::min(1.0,
                     static_cast<double>(resident_blocks * warps_per_block) / kSaturatingWarpsPerSm);
@@ -155,7 +165,7 @@ SplitPlan plan_splits(int i_blocks, int tiles, int sm_count, int blocks_per_sm, 
   double best_time = candidates.front().second;
   for (const auto& candidate : candidates) best_time = std::min(best_time, candidate.second);
   for (const auto& [plan, time] : candidates) {
-    if (time <= 1.03 * best_time) return plan;
+    if (time <= (1 + tolerance) * best_time) return plan;
   }
   return candidates.front().first;
 }
@@ -177,9 +187,10 @@ class TunedKernel final : public ForceKernel<T> {
         kBlockSize, 0));
     const std::size_t split_bytes = static_cast<std::size_t>(padded) * sizeof(Vec3<T>);
     const int max_splits =
-        static_cast<int>(std::max<std::size_t>(1, kMaxPartialBytes / split_bytes));
+        static_cast<int>(std::max<std::size_t>(1, max_partial_bytes(kShape) / split_bytes));
     plan_ = plan_splits(i_blocks, tiles, device.properties.multiProcessorCount,
-                        std::max(1, blocks_per_sm_), kBlockSize / 32, max_splits);
+                        std::max(1, blocks_per_sm_), kBlockSize / 32, max_splits,
+                        kShape.exact_waves ? 0.005 : 0.03);
     grid_ = dim3(static_cast<unsigned>(i_blocks), static_cast<unsigned>(plan_.splits));
     if (plan_.splits > 1) {
       partials_ = DeviceBuffer<Vec3<T>>(static_cast<std::size_t>(plan_.splits) *
@@ -238,6 +249,7 @@ ImplementationInfo tuned_info(std::string name, std::string description) {
     optimizations.push_back("__launch_bounds__ min 1 block: registers for ILP over occupancy");
   }
   if (kShape.prefetch) optimizations.push_back("next j body prefetched from shared memory");
+  if (kShape.exact_waves) optimizations.push_back("split-j also to fill the last wave of blocks");
   return {.name = std::move(name),
           .description = std::move(description),
           .layout = Layout::aos,
@@ -254,7 +266,7 @@ Implementation make_tuned(std::string name, std::string description) {
         return std::make_unique<TunedKernel<T, kShape>>(device, count);
       },
       // The partial sums of split-j.
-      [](std::size_t) { return kMaxPartialBytes; });
+      [](std::size_t) { return max_partial_bytes(kShape); });
 }
 
 template <class T, TunedShape kShape>
@@ -266,8 +278,12 @@ Implementation make_tuned_variant() {
 }
 
 // The shipped shapes, chosen by nbody-gpu-bench --variants on an H200 (docs/perf-notes.md, GPU).
-constexpr TunedShape kFloatShape{
-    .bodies_per_thread = 8, .block_size = 128, .unroll = 4, .min_blocks = 1, .prefetch = false};
+constexpr TunedShape kFloatShape{.bodies_per_thread = 8,
+                                 .block_size = 128,
+                                 .unroll = 4,
+                                 .min_blocks = 1,
+                                 .prefetch = false,
+                                 .exact_waves = true};
 constexpr TunedShape kDoubleShape{
     .bodies_per_thread = 4, .block_size = 128, .unroll = 4, .min_blocks = 0, .prefetch = false};
 
@@ -283,11 +299,14 @@ std::vector<Implementation> tuned_variants() {
   std::vector<Implementation> variants;
   variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 4, 0, false}>());
   variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 4, 1, false}>());
-  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 4, 1, true}>());
-  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 8, 1, false}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 4, 1, false, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 4, 5, false, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 4, 6, false, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 8, 1, false, true}>());
   variants.push_back(make_tuned_variant<float, TunedShape{8, 256, 4, 1, false}>());
-  variants.push_back(make_tuned_variant<float, TunedShape{4, 256, 8, 1, true}>());
-  variants.push_back(make_tuned_variant<float, TunedShape{16, 128, 2, 1, false}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 256, 4, 1, false, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{12, 128, 2, 1, false, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 128, 4, 1, true, true}>());
   variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 4, 1, false}>());
   return variants;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -443,6 +444,49 @@ TEST(Cupti, CountsExactlyTheFmasOfKnownWork) {
             work.ffma_thread_instructions);
   EXPECT_GT(values.at("gpu__time_duration.sum"), 0);
   EXPECT_TRUE(profile.metrics_not_supported.empty());
+}
+
+// The DRAM counters against traffic of known size: a copy far larger than the L2 reads and writes
+// its size (within the L2's worth of lines that may be resident or dirty when it starts).
+TEST(Cupti, CountsTheDramBytesOfAStreamingCopy) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<std::string> metrics = {"dram__bytes_read.sum", "dram__bytes_write.sum"};
+  profiler::KernelProfile profile;
+  const peaks::KnownTraffic traffic =
+      peaks::run_known_copy_work(0, std::size_t{1} << 30, [&](const std::function<void()>& copy) {
+        profile = profiler::profile_kernels(0, copy, metrics);
+      });
+  ASSERT_TRUE(traffic.error.empty()) << traffic.error;
+  ASSERT_TRUE(profile.unavailable_reason.empty()) << profile.unavailable_reason;
+  ASSERT_EQ(profile.ranges.size(), 1u);
+  const auto& values = profile.ranges.front().values;
+  std::printf("copy of %.4g B (L2 %.4g B), %zu pass(es): DRAM read %.4g B, written %.4g B\n",
+              traffic.bytes, traffic.l2_bytes, profile.passes, values.at(metrics[0]),
+              values.at(metrics[1]));
+  if (traffic.bytes < 8 * traffic.l2_bytes) GTEST_SKIP() << "the copy is not far above the L2 size";
+  EXPECT_NEAR(values.at(metrics[0]), traffic.bytes, traffic.l2_bytes);
+  EXPECT_NEAR(values.at(metrics[1]), traffic.bytes, traffic.l2_bytes);
+}
+
+// What DRAM traffic a kernel that touches no memory shows while it runs (about half a second of
+// FFMA chains): the floor under every DRAM figure of a long kernel (docs/perf-notes.md, counters).
+TEST(Cupti, DramTrafficOfAComputeOnlyKernelIsSmall) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<std::string> metrics = {"dram__bytes_read.sum", "dram__bytes_write.sum",
+                                            "gpu__time_duration.sum"};
+  peaks::KnownWork work;
+  const profiler::KernelProfile profile = profiler::profile_kernels(
+      0, [&] { work = peaks::run_known_fma_work(0, 132 * 8, 256, 7'500'000); }, metrics);
+  ASSERT_TRUE(work.error.empty()) << work.error;
+  ASSERT_TRUE(profile.unavailable_reason.empty()) << profile.unavailable_reason;
+  ASSERT_EQ(profile.ranges.size(), 1u);
+  const auto& values = profile.ranges.front().values;
+  const double seconds = values.at(metrics[2]) * 1e-9;
+  const double bytes = values.at(metrics[0]) + values.at(metrics[1]);
+  std::printf("compute-only kernel of %.3f s: DRAM read %.4g B, written %.4g B (%.3g B/s)\n",
+              seconds, values.at(metrics[0]), values.at(metrics[1]), bytes / seconds);
+  // Far below any memory-bound rate: under 1 GB/s where the copy runs at terabytes per second.
+  EXPECT_LT(bytes / seconds, 1e9);
 }
 
 TEST(Cupti, EveryGpuFormulationGetsCountersAndPlausibleFigures) {

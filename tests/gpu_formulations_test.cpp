@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "nbody/errors.hpp"
 #include "nbody/gpu/formulations.hpp"
 #include "test_support.hpp"
 
@@ -124,6 +125,22 @@ TEST(GpuTunedVariants, MatchReferenceWithinTolerance) {
   if (const auto reason = variants.front().unavailable_reason()) GTEST_SKIP() << *reason;
   const std::size_t sizes[] = {1, 31, 4097};
   for (const Implementation& variant : variants) expect_matches_reference(variant, sizes);
+}
+
+// --gpu beyond the machine's devices is refused before anything runs (one UsageError), not by each
+// GPU formulation failing in turn.
+TEST(GpuOptions, RefusesAnOrdinalTheMachineLacks) {
+  const Registry registry = make_default_registry();
+  const Implementation* impl = registry.find("gpu.aos");
+  ASSERT_NE(impl, nullptr);
+  if (const auto reason = impl->unavailable_reason()) GTEST_SKIP() << *reason;
+  EXPECT_NO_THROW(registry.check_options({.gpu_device = 0}));
+  try {
+    registry.check_options({.gpu_device = 999});
+    ADD_FAILURE() << "--gpu 999 was accepted";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("--gpu 999"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

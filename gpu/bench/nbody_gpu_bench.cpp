@@ -5,6 +5,10 @@
 //
 //   nbody-gpu-bench --impl '^gpu' --sizes 16384,65536,1048576 [--variants] [--iterations 1]
 //                   [--benchmark_repetitions=5 --benchmark_out=bench.json ...]
+//   nbody-gpu-bench --impl '^gpu\.tuned$' --sizes 4194304 --profile-metrics dram__bytes_read.sum
+//     instead of timing, profiles one kernel-scope evaluation of each (CUPTI range profiler,
+//     kernel replay) and prints the metrics beside the input and output sizes: the counters can be
+//     checked by hand on any formulation and size with only the passes the chosen metrics need.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -18,6 +22,7 @@
 
 #include "nbody/gpu/formulations.hpp"
 #include "nbody/initial_conditions.hpp"
+#include "nbody/profiler/cupti.hpp"
 #include "nbody/registry.hpp"
 
 namespace {
@@ -33,6 +38,7 @@ struct Options {
   int gpu_device = 0;
   int iterations = 0;  // 0: let Google Benchmark choose
   bool variants = false;
+  std::vector<std::string> profile_metrics;
 };
 
 // Inputs shared by every benchmark of one size.
@@ -87,6 +93,42 @@ void run_benchmark(benchmark::State& state, const nbody::Implementation& impl,
   state.SetLabel(label);
 }
 
+// Prints the chosen counters of one kernel-scope evaluation, with the bytes a kernel must at least
+// move (padded input bodies and accelerations) for comparison with dram__bytes_*.
+int profile_one(const nbody::Implementation& impl, std::size_t n, InputCache& inputs,
+                const nbody::ExecutionOptions& options, const std::vector<std::string>& metrics) {
+  if (const auto reason = impl.unavailable_reason()) {
+    fmt::print("{} N={}: unavailable: {}\n", impl.info.name, n, *reason);
+    return 1;
+  }
+  const std::unique_ptr<nbody::PreparedRun> run =
+      impl.prepare(inputs.bodies(n), kSoftening, options);
+  run->evaluate(nbody::PreparedRun::Scope::kernel);  // module load, first touch
+  const nbody::profiler::KernelProfile profile = nbody::profiler::profile_kernels(
+      options.gpu_device, [&] { run->evaluate(nbody::PreparedRun::Scope::kernel); }, metrics);
+  if (!profile.unavailable_reason.empty()) {
+    fmt::print("{} N={}: counters unavailable: {}\n", impl.info.name, n,
+               profile.unavailable_reason);
+    return 1;
+  }
+  const auto details = run->details();
+  const double padded =
+      details.contains("padded_bodies") ? std::stod(details.at("padded_bodies")) : double(n);
+  const bool f32 = impl.info.precision == nbody::Precision::f32;
+  const double input_bytes =
+      padded * double(f32 ? sizeof(nbody::Body<float>) : sizeof(nbody::Body<double>));
+  const double output_bytes =
+      padded * double(f32 ? sizeof(nbody::Vec3<float>) : sizeof(nbody::Vec3<double>));
+  fmt::print("{} N={}: {} passes, {} kernel launch(es); input {:.4g} B, output {:.4g} B\n",
+             impl.info.name, n, profile.passes, profile.ranges.size(), input_bytes, output_bytes);
+  for (const nbody::profiler::RangeValues& range : profile.ranges) {
+    for (const auto& [name, value] : range.values) {
+      fmt::print("  range {:<4} {:<55} {:.6g}\n", range.name, name, value);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,6 +146,9 @@ int main(int argc, char** argv) {
   app.add_option("--iterations", options.iterations, "timed evaluations (0: automatic)");
   app.add_flag("--variants", options.variants,
                "also time the shapes of gpu.tuned whose names match --impl");
+  app.add_option("--profile-metrics", options.profile_metrics,
+                 "profile one evaluation with these CUPTI metrics instead of timing")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -121,6 +166,15 @@ int main(int argc, char** argv) {
     }
     InputCache inputs(nbody::parse_initial_condition(options.initial_condition), options.seed);
     const nbody::ExecutionOptions execution{.gpu_device = options.gpu_device};
+    if (!options.profile_metrics.empty()) {
+      int failures = 0;
+      for (const nbody::Implementation& impl : implementations) {
+        for (const std::size_t n : options.sizes) {
+          failures += profile_one(impl, n, inputs, execution, options.profile_metrics);
+        }
+      }
+      return failures == 0 ? 0 : 1;
+    }
     for (const nbody::Implementation& impl : implementations) {
       for (const std::size_t n : options.sizes) {
         for (const std::string& scope_name : options.scopes) {

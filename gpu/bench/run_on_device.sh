@@ -3,10 +3,12 @@
 # the tuned kernels, the GPU tests, the benchmarks (and tuned variants), compute-sanitizer.
 #
 #   gpu/bench/run_on_device.sh OUTDIR [STAGE...]
-#   stages: sass test ctest bench variants ncu sanitize fair
+#   stages: sass test ctest cupti bench variants ncu dram sanitize fair
 #
-# Logs go to OUTDIR (few files: the device returns at most 8). BENCH_REPS, BENCH_MIN_TIME and
-# FAIR_TIMEOUT shorten the bench and nbody-fair stages. The offline dependencies are those
+# log.txt (the summary) goes to OUTDIR; the other logs are packed into OUTDIR/logs.tar.gz at the
+# end (the device returns few files). BENCH_REPS, BENCH_MIN_TIME and FAIR_TIMEOUT shorten the bench
+# and nbody-fair stages; NCU_IMPL and NCU_SIZE pick what ncu profiles; TEST_FILTER narrows the test
+# stage. The offline dependencies are those
 # third_party/stage-offline-deps.sh unpacked into third_party/prefix.
 set -u
 out=$1
@@ -25,6 +27,8 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu,
   --format=csv >>"$log" 2>&1
 targets="gpu_formulations_test nbody-gpu-bench"
 has fair && targets="$targets nbody-fair"
+has ctest && targets=all
+has cupti && targets="$targets counters_test"
 stage "build $targets"
 {
   cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PFX" \
@@ -34,19 +38,27 @@ stage "build $targets"
 
 if has sass; then
   stage "sass"
-  cuobjdump --dump-sass $build/gpu/CMakeFiles/nbody_gpu.dir/tuned.cu.o | gzip >"$out/tuned.sass.gz"
+  cuobjdump --dump-sass $build/gpu/CMakeFiles/nbody_gpu.dir/tuned.cu.o >"$out/tuned.sass"
+  python3 gpu/bench/sass_loop_stats.py 'tuned_forcesIf' <"$out/tuned.sass" | tee -a "$log"
 fi
 if has test; then
   stage "gpu_formulations_test"
-  timeout 300 $build/tests/gpu_formulations_test >"$out/test.log" 2>&1
+  timeout 300 $build/tests/gpu_formulations_test --gtest_filter="${TEST_FILTER:-*}" >"$out/test.log" 2>&1
   echo "rc=$?" | tee -a "$log"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure" "$out/test.log" | head -30 | tee -a "$log"
 fi
-if has ctest; then
-  stage "ctest -R Gpu"
-  timeout 400 ctest --test-dir $build -R 'Gpu' -j4 -V >"$out/ctest.log" 2>&1
+if has cupti; then
+  stage "counters_test Cupti.*"
+  timeout 200 $build/tests/counters_test --gtest_filter='Cupti.*:GpuPeaks.*' >"$out/cupti.log" 2>&1
   echo "rc=$?" | tee -a "$log"
-  tail -5 "$out/ctest.log" | tee -a "$log"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|copy of" "$out/cupti.log" | tee -a "$log"
+fi
+if has ctest; then
+  stage "ctest (every test; those on the GPU hold one lock)"
+  timeout 500 ctest --test-dir $build -j8 --output-on-failure >"$out/ctest.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" | tail -20 | tee -a "$log"
+  grep -E "compute-only|copy of|Skipped" "$out/ctest.log" | sort | uniq -c | head | tee -a "$log"
 fi
 bench=$build/gpu/bench/nbody-gpu-bench
 if has bench; then
@@ -61,7 +73,7 @@ if has variants; then
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 200 \
     >"$out/clocks.csv" 2>&1 &
   sampler=$!
-  timeout 120 $bench --impl '^gpu\.tuned(\[|$)' --variants --scope kernel --sizes 16384,65536,1048576 \
+  timeout 240 $bench --impl '^gpu\.tuned(\[|$)' --variants --scope kernel --sizes 16384,65536,1048576 \
     --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
     >>"$out/bench.log" 2>&1
   echo "rc=$?" | tee -a "$log"
@@ -70,14 +82,30 @@ if has variants; then
   nvidia-smi -q -d PERFORMANCE >>"$log" 2>&1
 fi
 if has ncu; then
-  stage "ncu: gpu.shared and gpu.tuned kernels at N = 65536, clocks left alone"
-  timeout 200 ncu --clock-control none -k 'regex:tuned_forces|shared_forces' --launch-count 4 \
+  stage "ncu: kernels of ${NCU_IMPL:-gpu.shared and gpu.tuned} at N = ${NCU_SIZE:-65536}, clocks left alone"
+  # NCU_IMPL picks the kernels (default: gpu.shared and gpu.tuned); the stall reasons per issued
+  # instruction say what the issue slots wait for.
+  timeout 200 ncu --clock-control none -k 'regex:tuned_forces|shared_forces' --launch-count "${NCU_LAUNCHES:-4}" \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats \
-    --section WarpStateStats --section InstructionStats \
-    --metrics sm__cycles_elapsed.avg.per_second,smsp__issue_active.avg.pct_of_peak_sustained_active \
-    $build/gpu/bench/nbody-gpu-bench --impl 'gpu\.(shared|tuned)$' --sizes 65536 --iterations 1 \
-    --scope kernel >"$out/ncu.txt" 2>&1
+    --section WarpStateStats --section InstructionStats --section Occupancy \
+    --metrics sm__cycles_elapsed.avg.per_second,smsp__issue_active.avg.pct_of_peak_sustained_active,regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
+    $build/gpu/bench/nbody-gpu-bench --impl "${NCU_IMPL:-gpu\.(shared|tuned)$}" --variants \
+    --sizes "${NCU_SIZE:-65536}" --iterations 1 --benchmark_repetitions=1 --scope kernel >"$out/ncu.txt" 2>&1
+  grep -E "tuned_forces|shared_forces|Issue Slots Busy|No Eligible|Eligible Warps|Active Warps Per|issue_stalled_(dispatch|not_selected|short|mio|wait|barrier|long)" \
+    "$out/ncu.txt" | tee -a "$log"
   echo "rc=$?" | tee -a "$log"
+fi
+if has dram; then
+  # DRAM bytes of large-N runs against input plus output (issue 5): DRAM metrics alone (one pass,
+  # no replay save/restore) and with the suite's full metric set.
+  stage "dram"
+  dram=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,gpu__time_duration.sum
+  full=$dram,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,smsp__inst_executed_pipe_xu.sum,sm__inst_executed.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__cycles_elapsed.avg.per_second,smsp__issue_active.avg.pct_of_peak_sustained_active
+  timeout 60 $bench --impl '^gpu\.(aos|tuned)$' --sizes 1048576 --profile-metrics $dram >"$out/dram.log" 2>&1
+  timeout 60 $bench --impl '^gpu\.(aos|tuned)$' --sizes 1048576 --profile-metrics $full >>"$out/dram.log" 2>&1
+  timeout 120 $bench --impl '^gpu\.tuned$' --sizes ${DRAM_LARGE_N:-4194304} --profile-metrics $dram >>"$out/dram.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "N=|dram__|lts__" "$out/dram.log" | tee -a "$log"
 fi
 if has sanitize; then
   for tool in memcheck racecheck synccheck initcheck; do
@@ -92,10 +120,11 @@ if has sanitize; then
 fi
 if has fair; then
   stage "nbody-fair run"
-  timeout "${FAIR_TIMEOUT:-400}" $build/nbody-fair run --impl '^gpu' --sizes 16384,65536,1048576 --out "$out/run" \
-    >>"$log" 2>&1
+  timeout "${FAIR_TIMEOUT:-400}" $build/nbody-fair run --impl "${FAIR_IMPL:-^gpu}" \
+    --sizes "${FAIR_SIZES:-16384,65536,1048576}" --out "$out/run" >>"$log" 2>&1
   echo "rc=$?" | tee -a "$log"
 fi
 stage "done"
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -v -e '^log.txt$' -e '^run$'))
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv >>"$log" 2>&1
 cat "$log"

@@ -63,6 +63,16 @@ __global__ void rsqrt_chains_kernel(float* out, int iterations) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
+// One 16-byte word per thread (a grid-stride loop): the copy of run_known_copy_work.
+__global__ void copy_words_kernel(const float4* __restrict__ source, float4* destination,
+                                  std::size_t words) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < words;
+       i += stride) {
+    destination[i] = source[i];
+  }
+}
+
 class EventPair {
  public:
   EventPair() {
@@ -251,6 +261,33 @@ KnownWork run_known_fma_work(int ordinal, int blocks, int threads, int iteration
     work.error = failure.what;
   }
   return work;
+}
+
+KnownTraffic run_known_copy_work(int ordinal, std::size_t bytes,
+                                 const std::function<void(const std::function<void()>&)>& observe) {
+  KnownTraffic traffic;
+  try {
+    check(cudaSetDevice(ordinal), "cudaSetDevice");
+    int l2_bytes = 0, sm_count = 0;
+    check(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, ordinal), "L2 size");
+    check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal), "SM count");
+    const std::size_t words = bytes / sizeof(float4);
+    DeviceMemory source(words * sizeof(float4)), destination(words * sizeof(float4));
+    check(cudaMemset(source.as<char>(), 1, words * sizeof(float4)), "cudaMemset");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const Launch launch = full_device(sm_count);
+    observe([&] {
+      copy_words_kernel<<<launch.blocks, launch.threads>>>(source.as<float4>(),
+                                                           destination.as<float4>(), words);
+      check(cudaGetLastError(), "kernel launch");
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    });
+    traffic.bytes = static_cast<double>(words * sizeof(float4));
+    traffic.l2_bytes = l2_bytes;
+  } catch (const CudaFailure& failure) {
+    traffic.error = failure.what;
+  }
+  return traffic;
 }
 
 }  // namespace nbody::peaks

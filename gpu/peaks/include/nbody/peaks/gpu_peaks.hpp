@@ -2,6 +2,7 @@
 // GPU ceilings measured on the device itself (FAIRNESS.md rule 6): float32 and float64 FMA
 // throughput, MUFU reciprocal-square-root throughput, device memory bandwidth. Host-only header.
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace nbody::peaks {
@@ -37,5 +38,18 @@ struct KnownWork {
   double seconds = 0;
 };
 KnownWork run_known_fma_work(int ordinal, int blocks, int threads, int iterations);
+
+// Memory traffic with a known size, to check DRAM counters against: one launch of a copy kernel
+// that reads `bytes` from one device buffer and writes them to another (each 16-byte word once).
+// The buffers are allocated and filled first; `observe` then gets a function that launches the
+// copy and waits for it (a test wraps it in the profiler). With `bytes` far above the L2 size,
+// DRAM reads and writes are each close to `bytes`.
+struct KnownTraffic {
+  std::string error;  // empty on success
+  double bytes = 0;
+  double l2_bytes = 0;  // cudaDevAttrL2CacheSize
+};
+KnownTraffic run_known_copy_work(int ordinal, std::size_t bytes,
+                                 const std::function<void(const std::function<void()>&)>& observe);
 
 }  // namespace nbody::peaks
