@@ -24,6 +24,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The tests' runs of nbody-fair keep their caches (references, ceilings) in a folder of their
+// own: ceilings measured while ctest runs other tests in parallel would be wrong, and must not
+// land in the user's cache.
+class ScratchCacheEnvironment final : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    directory_ =
+        fs::temp_directory_path() / ("nbody-fair-test-cache-" + std::to_string(::getpid()));
+    fs::create_directories(directory_);
+    ::setenv("NBODY_FAIR_CACHE_DIR", directory_.c_str(), 1);
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+
+ private:
+  fs::path directory_;
+};
+[[maybe_unused]] const ::testing::Environment* const kScratchCache =
+    ::testing::AddGlobalTestEnvironment(new ScratchCacheEnvironment);
+
 // A fresh, empty folder per test.
 fs::path scratch(const std::string& name) {
   const fs::path dir =

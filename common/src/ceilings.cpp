@@ -1,12 +1,14 @@
 // Ceilings measured on this machine and cached per machine; the counter sources this build has.
 #include "nbody/ceilings.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <optional>
+#include <string>
 
 #include <fmt/chrono.h>
 #include <fmt/core.h>
@@ -15,6 +17,7 @@
 #include "nbody/counters.hpp"
 #include "nbody/peaks/cpu_counter_source.hpp"
 #include "nbody/peaks/cpu_peaks.hpp"
+#include "nbody/reference.hpp"
 #if defined(NBODY_HAVE_CUDA)
 #include "nbody/peaks/gpu_peaks.hpp"
 #include "nbody/profiler/cupti.hpp"
@@ -54,19 +57,6 @@ nlohmann::json machine_fingerprint() {
           {"gpus", gpus}};
 }
 
-std::filesystem::path default_cache_directory() {
-  if (const char* dir = std::getenv("NBODY_FAIR_CACHE_DIR"); dir != nullptr && *dir != '\0') {
-    return dir;
-  }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return std::filesystem::path(xdg) / "nbody-fair";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return std::filesystem::path(home) / ".cache" / "nbody-fair";
-  }
-  return {};
-}
-
 nlohmann::json entry(std::string name, std::string device, std::string quantity, double value,
                      std::string unit, std::string method) {
   return {
@@ -75,9 +65,52 @@ nlohmann::json entry(std::string name, std::string device, std::string quantity,
       {"datasheet", nullptr},    {"theoretical", nullptr}};
 }
 
+// CPU time the whole machine and this process have used, to tell whether other programs ran
+// while the CPU ceilings were measured (they would lower them). Linux only: empty elsewhere.
+struct CpuTimes {
+  double machine_busy_seconds = 0;  // all CPUs, from /proc/stat
+  double own_seconds = 0;           // this process, all threads
+  std::chrono::steady_clock::time_point when;
+};
+
+std::optional<CpuTimes> read_cpu_times() {
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  stat >> label;
+  if (!stat || label != "cpu") return std::nullopt;
+  // user nice system idle iowait irq softirq steal: busy = all but idle and iowait.
+  double fields[8] = {};
+  for (double& field : fields) stat >> field;
+  if (!stat) return std::nullopt;
+  const double ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  const double busy_ticks = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7];
+  return CpuTimes{busy_ticks / ticks_per_second, seconds(usage.ru_utime) + seconds(usage.ru_stime),
+                  std::chrono::steady_clock::now()};
+}
+
+// A warning when other programs used more than a tenth of the machine's CPU time meanwhile.
+std::optional<std::string> cpu_contention_warning(const CpuTimes& before, const CpuTimes& after,
+                                                  int logical_cpus) {
+  const double wall = std::chrono::duration<double>(after.when - before.when).count();
+  const double others = (after.machine_busy_seconds - before.machine_busy_seconds) -
+                        (after.own_seconds - before.own_seconds);
+  const double share = wall > 0 ? others / (wall * logical_cpus) : 0.0;
+  if (share <= 0.1) return std::nullopt;
+  return fmt::format(
+      "other programs used {:.0f}% of the CPUs' time while the CPU ceilings were measured; they "
+      "read low",
+      100 * share);
+}
+
 void measure_cpu(const CeilingOptions& options, nlohmann::json& entries,
-                 nlohmann::json& unavailable) {
+                 nlohmann::json& unavailable, nlohmann::json& warnings) {
   const int all_threads = peaks::all_cores_threads();
+  const std::optional<CpuTimes> before = read_cpu_times();
   for (const std::string& isa : peaks::cpu_isa_names()) {
     for (const bool all_cores : {false, true}) {
       const std::string name = cpu_fp32_flops_ceiling(isa, all_cores);
@@ -106,6 +139,11 @@ void measure_cpu(const CeilingOptions& options, nlohmann::json& entries,
                            triad.bytes_per_second, "B/s", triad.method);
   e["threads"] = triad.threads;
   entries.push_back(std::move(e));
+  if (const std::optional<CpuTimes> after = read_cpu_times(); before && after) {
+    if (auto warning = cpu_contention_warning(*before, *after, all_threads)) {
+      warnings.push_back(std::move(*warning));
+    }
+  }
 }
 
 #if defined(NBODY_HAVE_CUDA)
@@ -124,8 +162,25 @@ std::optional<SmLanes> sm_lanes(int compute_capability) {
   }
 }
 
+// Measured throughput below this fraction of the theoretical figure means the GPU was shared
+// (another process's kernels) or throttled: a ceiling like that must not be cached.
+constexpr double kGpuComputeFloor = 0.8;
+constexpr double kGpuBandwidthFloor = 0.6;  // copies reach 85-90% of the pin rate
+
+void warn_if_low(const nlohmann::json& e, double floor, nlohmann::json& warnings) {
+  if (!e.contains("theoretical") || !e["theoretical"].is_object()) return;
+  const double theoretical = e["theoretical"].value("value", 0.0);
+  const double measured = e.value("value", 0.0);
+  if (theoretical > 0 && measured < floor * theoretical) {
+    warnings.push_back(fmt::format(
+        "{} measured at {:.0f}% of its theoretical figure (expected at least {:.0f}%): another "
+        "process may have been using the GPU, or its clocks were held down",
+        e.value("name", std::string("?")), 100 * measured / theoretical, 100 * floor));
+  }
+}
+
 void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
-                 nlohmann::json& unavailable) {
+                 nlohmann::json& unavailable, nlohmann::json& warnings) {
   const peaks::GpuPeaks gpu = peaks::measure_gpu_peaks(options.gpu_device);
   if (!gpu.unavailable_reason.empty()) {
     for (const char* name : {kGpuFp32FlopsCeiling, kGpuFp64FlopsCeiling, kGpuRsqrtCeiling,
@@ -148,6 +203,10 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
                                   basis, gpu.max_sm_clock_hz * 1e-6)}};
   };
   const auto add = [&](nlohmann::json e) {
+    warn_if_low(e,
+                e.value("name", std::string()) == kGpuMemoryBandwidthCeiling ? kGpuBandwidthFloor
+                                                                             : kGpuComputeFloor,
+                warnings);
     e["device_name"] = gpu.device_name;
     e["threads"] = nullptr;
     entries.push_back(std::move(e));
@@ -190,9 +249,10 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
 nlohmann::json measure_now(const CeilingOptions& options, const nlohmann::json& machine) {
   nlohmann::json entries = nlohmann::json::array();
   nlohmann::json unavailable = nlohmann::json::array();
-  if (options.measure_cpu) measure_cpu(options, entries, unavailable);
+  nlohmann::json warnings = nlohmann::json::array();
+  if (options.measure_cpu) measure_cpu(options, entries, unavailable, warnings);
 #if defined(NBODY_HAVE_CUDA)
-  if (options.measure_gpu) measure_gpu(options, entries, unavailable);
+  if (options.measure_gpu) measure_gpu(options, entries, unavailable, warnings);
 #else
   if (options.measure_gpu) {
     unavailable.push_back({{"name", "gpu.*"}, {"reason", "this build has no CUDA"}});
@@ -206,7 +266,8 @@ nlohmann::json measure_now(const CeilingOptions& options, const nlohmann::json& 
                                                     std::chrono::system_clock::now())))},
           {"from_cache", false},
           {"entries", entries},
-          {"unavailable", unavailable}};
+          {"unavailable", unavailable},
+          {"warnings", warnings}};
 }
 
 // Adds each figure of the running configuration onto a CounterReadout of an inner source.
@@ -297,8 +358,9 @@ nlohmann::json gpu_datasheet(std::string_view device_name) {
 nlohmann::json measure_ceilings(const CeilingOptions& options) {
   try {
     const nlohmann::json machine = machine_fingerprint();
-    const std::filesystem::path directory =
-        options.cache_directory.empty() ? default_cache_directory() : options.cache_directory;
+    const std::filesystem::path directory = options.cache_directory.empty()
+                                                ? ReferenceCache::default_directory()
+                                                : options.cache_directory;
     const std::filesystem::path file =
         directory.empty() ? std::filesystem::path{}
                           : directory / fmt::format("ceilings-{:016x}.json",
@@ -319,7 +381,8 @@ nlohmann::json measure_ceilings(const CeilingOptions& options) {
     }
     nlohmann::json measured = measure_now(options, machine);
     if (measured["entries"].empty()) return nullptr;
-    if (!file.empty()) {
+    // Ceilings taken on a busy machine are used for this run only, never cached.
+    if (!file.empty() && measured["warnings"].empty()) {
       std::error_code error;
       std::filesystem::create_directories(directory, error);
       // One temporary per process: several runs may measure at once on a fresh machine.

@@ -92,7 +92,9 @@ std::vector<std::uint32_t> validation_targets(std::size_t n, std::size_t max_tar
 }
 
 std::filesystem::path ReferenceCache::default_directory() {
-  if (const char* dir = std::getenv("NBODY_FAIR_CACHE"); dir != nullptr) return dir;
+  if (const char* dir = std::getenv("NBODY_FAIR_CACHE_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
     return std::filesystem::path(xdg) / "nbody-fair";
   }

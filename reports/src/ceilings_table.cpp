@@ -63,6 +63,11 @@ std::string render_ceilings_table(const nlohmann::json& ceilings) {
                        threads.is_number() ? std::to_string(threads.get<int>()) : "",
                        escape_cell(e.value("method", std::string())));
   }
+  const nlohmann::json warnings = ceilings.value("warnings", nlohmann::json::array());
+  if (!warnings.empty()) {
+    out += "\n**These ceilings may read low** (used for this run only, not cached):\n";
+    for (const nlohmann::json& w : warnings) out += "- " + w.get<std::string>() + "\n";
+  }
   const nlohmann::json unavailable = ceilings.value("unavailable", nlohmann::json::array());
   if (!unavailable.empty()) {
     out += "\nNot measured:\n";

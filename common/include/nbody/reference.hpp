@@ -26,7 +26,8 @@ class ReferenceCache {
  public:
   explicit ReferenceCache(std::filesystem::path directory) : directory_(std::move(directory)) {}
 
-  // The default location: $NBODY_FAIR_CACHE, else $XDG_CACHE_HOME/nbody-fair, else
+  // The default location (also of the ceilings): $NBODY_FAIR_CACHE_DIR, else
+  // $XDG_CACHE_HOME/nbody-fair, else
   // ~/.cache/nbody-fair; empty when none can be determined.
   static std::filesystem::path default_directory();
 
