@@ -107,6 +107,8 @@ std::optional<std::string> cpu_contention_warning(const CpuTimes& before, const 
       100 * share);
 }
 
+constexpr double kMinAllCoreScaling = 0.6;
+
 void measure_cpu(const CeilingOptions& options, nlohmann::json& entries,
                  nlohmann::json& unavailable, nlohmann::json& warnings) {
   const int all_threads = peaks::all_cores_threads();
@@ -139,6 +141,25 @@ void measure_cpu(const CeilingOptions& options, nlohmann::json& entries,
                            triad.bytes_per_second, "B/s", triad.method);
   e["threads"] = triad.threads;
   entries.push_back(std::move(e));
+  // All cores together fall short of cores x one core only by the all-core clock (10-20%); far
+  // less means cores were shared with other virtual machines or threads were not all running.
+  for (const std::string& isa : peaks::cpu_isa_names()) {
+    const nlohmann::json *one = nullptr, *all = nullptr;
+    for (const nlohmann::json& candidate : entries) {
+      if (candidate["name"] == cpu_fp32_flops_ceiling(isa, false)) one = &candidate;
+      if (candidate["name"] == cpu_fp32_flops_ceiling(isa, true)) all = &candidate;
+    }
+    if (one == nullptr || all == nullptr || all_threads <= 1) continue;
+    const double scaling =
+        (*all)["value"].get<double>() / ((*one)["value"].get<double>() * all_threads);
+    if (scaling < kMinAllCoreScaling) {
+      warnings.push_back(fmt::format(
+          "{} on {} threads is {:.0f}% of {} times one core (expected at least {:.0f}%): cores "
+          "shared with other programs or virtual machines, or threads not all running",
+          cpu_fp32_flops_ceiling(isa, true), all_threads, 100 * scaling, all_threads,
+          100 * kMinAllCoreScaling));
+    }
+  }
   if (const std::optional<CpuTimes> after = read_cpu_times(); before && after) {
     if (auto warning = cpu_contention_warning(*before, *after, all_threads)) {
       warnings.push_back(std::move(*warning));
