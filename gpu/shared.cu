@@ -60,21 +60,22 @@ ForceKernelFactory<T> shared_factory() {
 }  // namespace
 
 void register_gpu_shared(Registry& registry) {
-  const std::vector<std::string> optimizations = {"shared-memory tiles of 256", "unrolled x4",
-                                                  "rsqrt on the device (MUFU.RSQ in float32)"};
+  const auto optimizations = [](const char* rsqrt) {
+    return std::vector<std::string>{"shared-memory tiles of 256", "unrolled x4", rsqrt};
+  };
   registry.add(make_gpu_implementation<float>(
       {.name = "gpu.shared",
        .description = "one thread per body, tiles of bodies staged through shared memory",
        .layout = Layout::aos,
        .precision = Precision::f32,
-       .optimizations = optimizations,
+       .optimizations = optimizations("rsqrtf (MUFU.RSQ)"),
        .tolerance = gpu_float32_tolerance()},
       shared_factory<float>()));
   registry.add(make_gpu_implementation<double>({.name = "gpu.shared.f64",
                                                 .description = "gpu.shared in float64",
                                                 .layout = Layout::aos,
                                                 .precision = Precision::f64,
-                                                .optimizations = optimizations,
+                                                .optimizations = optimizations("rsqrt (float64)"),
                                                 .tolerance = gpu_float64_tolerance()},
                                                shared_factory<double>()));
 }
