@@ -94,12 +94,14 @@ std::optional<CpuTimes> read_cpu_times() {
 }
 
 // A warning when other programs used more than a tenth of the machine's CPU time meanwhile.
-std::optional<std::string> cpu_contention_warning(const CpuTimes& before, const CpuTimes& after,
-                                                  int logical_cpus) {
+// /proc/stat sums every online CPU, so the share is of all of them.
+std::optional<std::string> cpu_contention_warning(const CpuTimes& before, const CpuTimes& after) {
+  const long logical_cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (logical_cpus <= 0) return std::nullopt;
   const double wall = std::chrono::duration<double>(after.when - before.when).count();
   const double others = (after.machine_busy_seconds - before.machine_busy_seconds) -
                         (after.own_seconds - before.own_seconds);
-  const double share = wall > 0 ? others / (wall * logical_cpus) : 0.0;
+  const double share = wall > 0 ? others / (wall * static_cast<double>(logical_cpus)) : 0.0;
   if (share <= 0.1) return std::nullopt;
   return fmt::format(
       "other programs used {:.0f}% of the CPUs' time while the CPU ceilings were measured; they "
@@ -161,7 +163,7 @@ void measure_cpu(const CeilingOptions& options, nlohmann::json& entries,
     }
   }
   if (const std::optional<CpuTimes> after = read_cpu_times(); before && after) {
-    if (auto warning = cpu_contention_warning(*before, *after, all_threads)) {
+    if (auto warning = cpu_contention_warning(*before, *after)) {
       warnings.push_back(std::move(*warning));
     }
   }
