@@ -116,6 +116,7 @@ void measure_cpu(const CeilingOptions& options, nlohmann::json& entries,
   const int all_threads = peaks::all_cores_threads();
   const std::optional<CpuTimes> before = read_cpu_times();
   for (const std::string& isa : peaks::cpu_isa_names()) {
+    double one_core_flops = 0;
     for (const bool all_cores : {false, true}) {
       const std::string name = cpu_fp32_flops_ceiling(isa, all_cores);
       const auto peak =
@@ -123,6 +124,18 @@ void measure_cpu(const CeilingOptions& options, nlohmann::json& entries,
       if (!peak) {
         unavailable.push_back({{"name", name}, {"reason", isa + " not supported by this CPU"}});
         continue;
+      }
+      if (!all_cores) one_core_flops = peak->flops_per_second;
+      // All cores together fall short of cores x one core only by the all-core clock (10-20%);
+      // far less means cores were shared with other virtual machines or threads not all running.
+      if (all_cores && all_threads > 1 && one_core_flops > 0) {
+        const double scaling = peak->flops_per_second / (one_core_flops * all_threads);
+        if (scaling < kMinAllCoreScaling) {
+          warnings.push_back(fmt::format(
+              "{} on {} threads is {:.0f}% of {} times one core (expected at least {:.0f}%): "
+              "cores shared with other programs or virtual machines, or threads not all running",
+              name, all_threads, 100 * scaling, all_threads, 100 * kMinAllCoreScaling));
+        }
       }
       nlohmann::json e = entry(name, "cpu", "float32 FMA throughput", peak->flops_per_second,
                                "FLOP/s", peak->method);
@@ -143,25 +156,6 @@ void measure_cpu(const CeilingOptions& options, nlohmann::json& entries,
                            triad.bytes_per_second, "B/s", triad.method);
   e["threads"] = triad.threads;
   entries.push_back(std::move(e));
-  // All cores together fall short of cores x one core only by the all-core clock (10-20%); far
-  // less means cores were shared with other virtual machines or threads were not all running.
-  for (const std::string& isa : peaks::cpu_isa_names()) {
-    const nlohmann::json *one = nullptr, *all = nullptr;
-    for (const nlohmann::json& candidate : entries) {
-      if (candidate["name"] == cpu_fp32_flops_ceiling(isa, false)) one = &candidate;
-      if (candidate["name"] == cpu_fp32_flops_ceiling(isa, true)) all = &candidate;
-    }
-    if (one == nullptr || all == nullptr || all_threads <= 1) continue;
-    const double scaling =
-        (*all)["value"].get<double>() / ((*one)["value"].get<double>() * all_threads);
-    if (scaling < kMinAllCoreScaling) {
-      warnings.push_back(fmt::format(
-          "{} on {} threads is {:.0f}% of {} times one core (expected at least {:.0f}%): cores "
-          "shared with other programs or virtual machines, or threads not all running",
-          cpu_fp32_flops_ceiling(isa, true), all_threads, 100 * scaling, all_threads,
-          100 * kMinAllCoreScaling));
-    }
-  }
   if (const std::optional<CpuTimes> after = read_cpu_times(); before && after) {
     if (auto warning = cpu_contention_warning(*before, *after)) {
       warnings.push_back(std::move(*warning));
@@ -225,11 +219,8 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
             {"basis", fmt::format("{} SMs x {} x {:.0f} MHz (maximum SM clock)", gpu.sm_count,
                                   basis, gpu.max_sm_clock_hz * 1e-6)}};
   };
-  const auto add = [&](nlohmann::json e) {
-    warn_if_low(e,
-                e.value("name", std::string()) == kGpuMemoryBandwidthCeiling ? kGpuBandwidthFloor
-                                                                             : kGpuComputeFloor,
-                warnings);
+  const auto add = [&](nlohmann::json e, double floor) {
+    warn_if_low(e, floor, warnings);
     e["device_name"] = gpu.device_name;
     e["threads"] = nullptr;
     entries.push_back(std::move(e));
@@ -241,7 +232,7 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
     fp32["theoretical"] =
         theoretical(2.0 * lanes->fp32, fmt::format("{} FP32 lanes x 2 flops", lanes->fp32));
   }
-  add(std::move(fp32));
+  add(std::move(fp32), kGpuComputeFloor);
   nlohmann::json fp64 = entry(kGpuFp64FlopsCeiling, "gpu", "float64 FMA throughput", gpu.fp64_flops,
                               "FLOP/s", "DFMA: " + gpu.fma_method);
   fp64["datasheet"] = published("fp64_flops");
@@ -249,13 +240,13 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
     fp64["theoretical"] =
         theoretical(2.0 * lanes->fp64, fmt::format("{} FP64 lanes x 2 flops", lanes->fp64));
   }
-  add(std::move(fp64));
+  add(std::move(fp64), kGpuComputeFloor);
   nlohmann::json rsqrt = entry(kGpuRsqrtCeiling, "gpu", "MUFU reciprocal square root throughput",
                                gpu.rsqrt_per_second, "1/s", gpu.rsqrt_method);
   if (lanes) {
     rsqrt["theoretical"] = theoretical(lanes->sfu, fmt::format("{} SFU results", lanes->sfu));
   }
-  add(std::move(rsqrt));
+  add(std::move(rsqrt), kGpuComputeFloor);
   nlohmann::json copy = entry(kGpuMemoryBandwidthCeiling, "gpu", "device memory bandwidth",
                               gpu.copy_bytes_per_second, "B/s", gpu.copy_method);
   copy["datasheet"] = published("memory_bandwidth");
@@ -265,7 +256,7 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
         {"basis", fmt::format("{:.0f} MHz memory clock x 2 (double data rate) x {}-bit bus",
                               gpu.memory_clock_hz * 1e-6, gpu.memory_bus_bits)}};
   }
-  add(std::move(copy));
+  add(std::move(copy), kGpuBandwidthFloor);
 }
 #endif
 
