@@ -523,11 +523,18 @@ TEST(GpuPeaks, MeasuredCeilingsAreOrdered) {
   if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
   const peaks::GpuPeaks gpu = peaks::measure_gpu_peaks(0);
   ASSERT_TRUE(gpu.unavailable_reason.empty()) << gpu.unavailable_reason;
-  std::printf("%s: fp32 %.4g, fp64 %.4g FLOP/s, rsqrt %.4g /s, copy %.4g B/s\n",
-              gpu.device_name.c_str(), gpu.fp32_flops, gpu.fp64_flops, gpu.rsqrt_per_second,
-              gpu.copy_bytes_per_second);
+  std::printf(
+      "%s: fp32 %.4g, fp64 %.4g FLOP/s, rsqrt %.4g /s, interaction mix %.4g /s, copy %.4g B/s\n",
+      gpu.device_name.c_str(), gpu.fp32_flops, gpu.fp64_flops, gpu.rsqrt_per_second,
+      gpu.interaction_mix_per_second, gpu.copy_bytes_per_second);
   EXPECT_GT(gpu.fp32_flops, gpu.fp64_flops);
   EXPECT_GT(gpu.fp32_flops / 2, gpu.rsqrt_per_second);  // MUFU is narrower than the FMA pipes
+  // The mix cannot beat its FFMAs alone, nor its rsqrts alone.
+  const double ffma_per_second = gpu.fp32_flops / 2;
+  EXPECT_LT(gpu.interaction_mix_per_second, ffma_per_second / peaks::kInteractionMixFp32 * 1.02);
+  EXPECT_LT(gpu.interaction_mix_per_second, gpu.rsqrt_per_second * 1.02);
+  EXPECT_GT(gpu.interaction_mix_per_second,
+            0.5 * ffma_per_second / (peaks::kInteractionMixFp32 + 1));
   EXPECT_GT(gpu.copy_bytes_per_second, 1e11);
 }
 

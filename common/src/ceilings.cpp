@@ -201,7 +201,7 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
   const peaks::GpuPeaks gpu = peaks::measure_gpu_peaks(options.gpu_device);
   if (!gpu.unavailable_reason.empty()) {
     for (const char* name : {kGpuFp32FlopsCeiling, kGpuFp64FlopsCeiling, kGpuRsqrtCeiling,
-                             kGpuMemoryBandwidthCeiling}) {
+                             kGpuInteractionMixCeiling, kGpuMemoryBandwidthCeiling}) {
       unavailable.push_back({{"name", name}, {"reason", gpu.unavailable_reason}});
     }
     return;
@@ -247,6 +247,17 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
     rsqrt["theoretical"] = theoretical(lanes->sfu, fmt::format("{} SFU results", lanes->sfu));
   }
   add(std::move(rsqrt), kGpuComputeFloor);
+  nlohmann::json mix =
+      entry(kGpuInteractionMixCeiling, "gpu", "float32 interaction's instruction mix alone",
+            gpu.interaction_mix_per_second, "interactions/s", gpu.interaction_mix_method);
+  if (lanes) {
+    // Every instruction, the MUFU.RSQ included, takes one issue slot of a 32-lane scheduler.
+    constexpr int kSlots = peaks::kInteractionMixFp32 + 1;
+    mix["theoretical"] = theoretical(
+        static_cast<double>(lanes->fp32) / kSlots,
+        fmt::format("{} FP32 lanes / {} issue slots per interaction", lanes->fp32, kSlots));
+  }
+  add(std::move(mix), kGpuComputeFloor);
   nlohmann::json copy = entry(kGpuMemoryBandwidthCeiling, "gpu", "device memory bandwidth",
                               gpu.copy_bytes_per_second, "B/s", gpu.copy_method);
   copy["datasheet"] = published("memory_bandwidth");

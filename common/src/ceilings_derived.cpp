@@ -67,6 +67,13 @@ std::map<std::string, double> derive_gpu_figures(const std::map<std::string, dou
   d["interactions_per_second"] = credited / seconds;
   d["gflops_counted"] = flop_rate * 1e-9;
   d["gflops_at_20"] = 20 * credited / seconds * 1e-9;
+  // Against the interaction's instruction mix alone: what is left once every instruction the
+  // interaction needs has its issue slot (float32 only; the mix is the float32 one).
+  if (info.precision == Precision::f32) {
+    if (const auto mix = ceiling_value(ceilings, kGpuInteractionMixCeiling); mix && *mix > 0) {
+      d["fraction_of_interaction_mix_ceiling"] = credited / seconds / *mix;
+    }
+  }
 
   const char* peak_name =
       info.precision == Precision::f64 ? kGpuFp64FlopsCeiling : kGpuFp32FlopsCeiling;

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -154,14 +155,24 @@ int main(int argc, char** argv) {
   try {
     const nbody::Registry registry = nbody::make_default_registry();
     std::vector<nbody::Implementation> implementations;
-    for (const nbody::Implementation* impl : registry.select(options.impl_pattern)) {
-      implementations.push_back(*impl);
-    }
     if (options.variants) {
+      // The pattern may name variants only, so the registry's "nothing matches" check waits until
+      // both lists are searched.
       const std::regex pattern(options.impl_pattern, std::regex::ECMAScript);
+      for (const nbody::Implementation& impl : registry.all()) {
+        if (std::regex_search(impl.info.name, pattern)) implementations.push_back(impl);
+      }
       for (nbody::Implementation& variant : nbody::gpu::tuned_variants()) {
         if (std::regex_search(variant.info.name, pattern))
           implementations.push_back(std::move(variant));
+      }
+      if (implementations.empty()) {
+        throw std::runtime_error("no implementation or tuned variant matches --impl '" +
+                                 options.impl_pattern + "'");
+      }
+    } else {
+      for (const nbody::Implementation* impl : registry.select(options.impl_pattern)) {
+        implementations.push_back(*impl);
       }
     }
     InputCache inputs(nbody::parse_initial_condition(options.initial_condition), options.seed);

@@ -3,12 +3,13 @@
 # the tuned kernels, the GPU tests, the benchmarks (and tuned variants), compute-sanitizer.
 #
 #   gpu/bench/run_on_device.sh OUTDIR [STAGE...]
-#   stages: sass test ctest cupti bench variants ncu dram sanitize fair
+#   stages: sass test ctest cupti bench variants ncu source dram sanitize fair
 #
 # log.txt (the summary) goes to OUTDIR; the other logs are packed into OUTDIR/logs.tar.gz at the
 # end (the device returns few files). BENCH_REPS, BENCH_MIN_TIME and FAIR_TIMEOUT shorten the bench
-# and nbody-fair stages; NCU_IMPL and NCU_SIZE pick what ncu profiles; TEST_FILTER narrows the test
-# stage. The offline dependencies are those
+# and nbody-fair stages; NCU_IMPL and NCU_SIZE pick what ncu profiles (SOURCE_IMPLS, a space-separated
+# list, what the per-instruction stall sampling profiles); VARIANTS_IMPL and VARIANT_SIZES narrow
+# the variants; TEST_FILTER narrows the test stage. The offline dependencies are those
 # third_party/stage-offline-deps.sh unpacked into third_party/prefix.
 set -u
 out=$1
@@ -73,7 +74,8 @@ if has variants; then
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 200 \
     >"$out/clocks.csv" 2>&1 &
   sampler=$!
-  timeout 240 $bench --impl '^gpu\.tuned(\[|$)' --variants --scope kernel --sizes 16384,65536,1048576 \
+  timeout 300 $bench --impl "${VARIANTS_IMPL:-^gpu\.tuned(\[|$)}" --variants --scope kernel \
+    --sizes "${VARIANT_SIZES:-16384,65536,1048576}" \
     --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
     >>"$out/bench.log" 2>&1
   echo "rc=$?" | tee -a "$log"
@@ -94,6 +96,23 @@ if has ncu; then
   grep -E "tuned_forces|shared_forces|Issue Slots Busy|No Eligible|Eligible Warps|Active Warps Per|issue_stalled_(dispatch|not_selected|short|mio|wait|barrier|long)" \
     "$out/ncu.txt" | tee -a "$log"
   echo "rc=$?" | tee -a "$log"
+fi
+if has source; then
+  # Where the stalls are, per SASS instruction (warp-state sampling), for each kernel in turn: the
+  # source page exported as CSV, summed per opcode by gpu/bench/stalls_by_opcode.py.
+  for impl in ${SOURCE_IMPLS:-gpu.tuned}; do
+    stage "ncu source counters: $impl at N = ${NCU_SIZE:-1048576}"
+    rep=$out/source-${impl//[^a-z0-9]/_}
+    pattern=$(printf '%s' "$impl" | sed 's/[].[]/\\&/g')
+    timeout 150 ncu --clock-control none -k regex:tuned_forces --launch-count 1 -f -o "$rep" \
+      --section SourceCounters --section WarpStateStats \
+      $bench --impl "^$pattern\$" --variants --sizes "${NCU_SIZE:-1048576}" --iterations 1 \
+      --benchmark_repetitions=1 --scope kernel >"$rep.txt" 2>&1
+    ncu --import "$rep.ncu-rep" --page source --csv --print-source sass >"$rep.csv" 2>&1
+    echo "rc=$?" | tee -a "$log"
+    python3 gpu/bench/stalls_by_opcode.py <"$rep.csv" 2>&1 | tee -a "$log"
+    rm -f "$rep.ncu-rep"
+  done
 fi
 if has dram; then
   # DRAM bytes of large-N runs against input plus output (issue 5): DRAM metrics alone (one pass,

@@ -9,6 +9,12 @@ bits ptxas wrote for it (sm_70 and later: bits 41-61 of each instruction's upper
 stall cycles, yield, write/read barriers, wait mask and operand-reuse flags). The stall cycles are
 the compiler's own schedule for one warp alone: if they exceed the instruction count, one warp
 cannot issue every cycle and other warps must fill the gaps.
+
+It also counts the loop's register-file reads under a model (Volta and later: two banks, bank =
+register number mod 2; an operand marked .reuse is kept in a cache per operand slot and bank and is
+not read again by the next instruction naming it in that slot): reads per instruction, and the
+instructions that read two different registers of one bank. The model is the one reported from
+microbenchmarks of Volta and Ampere; NVIDIA does not document it.
 """
 import collections
 import re
@@ -63,6 +69,37 @@ def loops(body):
     return [s for s in spans if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
 
 
+SOURCE_REGISTER = re.compile(r"^-?\|?R(\d+)(\.reuse)?")
+
+
+def register_reads(loop):
+    """(bank reads, reuse hits, instructions reading two registers of one bank), for the loop in
+    its steady state (the reuse cache as the back branch leaves it)."""
+    cache = {}
+    for lap in range(2):
+        reads = hits = same_bank = 0
+        for _, text, _ in loop:
+            words = re.sub(r"^@!?U?P\w+\s+", "", text).split(None, 1)
+            operands = [o.strip() for o in words[1].split(",")] if len(words) > 1 else []
+            per_bank, seen, updates = [0, 0], set(), []
+            for slot, operand in enumerate(operands[1:]):  # operand 0 is the destination
+                match = SOURCE_REGISTER.match(operand)
+                if not match:
+                    continue
+                register, reuse = int(match.group(1)), bool(match.group(2))
+                key = (slot, register % 2)
+                if cache.get(key) == register:
+                    hits += 1
+                elif register not in seen:
+                    per_bank[register % 2] += 1
+                    seen.add(register)
+                updates.append((key, register if reuse else None))
+            cache.update(updates)
+            reads += sum(per_bank)
+            same_bank += max(per_bank) > 1
+    return reads, hits, same_bank
+
+
 def main():
     pattern = sys.argv[1] if len(sys.argv) > 1 else ""
     text = sys.stdin.read().splitlines()
@@ -87,6 +124,10 @@ def main():
               f"{reuse} with operand reuse")
         for op, count in counts.most_common():
             print(f"    {op:<12} {count}")
+        reads, hits, same_bank = register_reads(loop)
+        print(f"  register-file reads (two-bank model): {reads} ({reads / len(loop):.2f} per "
+              f"instruction), {hits} served by the reuse cache, {same_bank} instructions read two "
+              f"registers of one bank")
         gaps = [b - a for a, b in zip(mufu, mufu[1:])]
         print(f"  MUFU at loop positions {mufu}")
         if gaps:

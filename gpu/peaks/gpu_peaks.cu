@@ -63,6 +63,32 @@ __global__ void rsqrt_chains_kernel(float* out, int iterations) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
+// The interaction's arithmetic with nothing else: per step and chain, kInteractionMixFp32 FFMAs and
+// one MUFU.RSQ (the 12 FP32 instructions and the rsqrt of one interaction), operands in registers
+// and constants only, no loads. Its rate is the most interactions per second this GPU issues
+// with the interaction's instruction mix; the nbody kernels add loads, loop overhead and
+// register-bank conflicts. x -> a x + b twelve times pulls x towards b / (1 - a) = 0.5, whose
+// rsqrt is 1.41: values stay normal.
+__global__ void interaction_mix_kernel(float* out, float a, float b, int iterations) {
+  float x[kFmaChains];
+#pragma unroll
+  for (int k = 0; k < kFmaChains; ++k) x[k] = static_cast<float>(threadIdx.x + k + 1);
+#pragma unroll 2
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int f = 0; f < kInteractionMixFp32; ++f) {
+#pragma unroll
+      for (int k = 0; k < kFmaChains; ++k) x[k] = fused_multiply_add(x[k], a, b);
+    }
+#pragma unroll
+    for (int k = 0; k < kFmaChains; ++k) asm("rsqrt.approx.ftz.f32 %0, %0;" : "+f"(x[k]));
+  }
+  float sum = x[0];
+#pragma unroll
+  for (int k = 1; k < kFmaChains; ++k) sum += x[k];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
 // One 16-byte word per thread (a grid-stride loop): the copy of run_known_copy_work.
 __global__ void copy_words_kernel(const float4* __restrict__ source, float4* destination,
                                   std::size_t words) {
@@ -205,6 +231,15 @@ GpuPeaks measure_gpu_peaks(int ordinal) {
         iterations, kTargetSeconds);
     peaks.rsqrt_per_second = threads * kFmaChains * iterations / rsqrt_s;
 
+    const double mix_s = best_seconds_for(
+        events,
+        [&](int it) {
+          interaction_mix_kernel<<<launch.blocks, launch.threads>>>(out.as<float>(), 0.5f, 0.25f,
+                                                                    it);
+        },
+        iterations, kTargetSeconds);
+    peaks.interaction_mix_per_second = threads * kFmaChains * iterations / mix_s;
+
     char buffer[256];
     std::snprintf(buffer, sizeof buffer,
                   "%d x %d threads, %d independent FMA chains each, unrolled 16; best of 3 "
@@ -216,6 +251,12 @@ GpuPeaks measure_gpu_peaks(int ordinal) {
                   "best of 3 launches of about %.0f ms",
                   launch.blocks, launch.threads, kFmaChains, 1e3 * kTargetSeconds);
     peaks.rsqrt_method = buffer;
+    std::snprintf(buffer, sizeof buffer,
+                  "%d x %d threads, %d independent chains each of %d FFMA + 1 MUFU.RSQ per "
+                  "interaction, register operands, no loads; best of 3 launches of about %.0f ms",
+                  launch.blocks, launch.threads, kFmaChains, kInteractionMixFp32,
+                  1e3 * kTargetSeconds);
+    peaks.interaction_mix_method = buffer;
 
     // Device-to-device copy: as large as memory allows up to 1 GiB per buffer.
     std::size_t free_bytes = 0, total_bytes = 0;

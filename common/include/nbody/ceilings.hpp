@@ -27,6 +27,8 @@ inline constexpr const char* kGpuFp32FlopsCeiling = "gpu.fp32_flops.fma";
 inline constexpr const char* kGpuFp64FlopsCeiling = "gpu.fp64_flops.fma";
 inline constexpr const char* kGpuRsqrtCeiling = "gpu.mufu_rsqrt";
 inline constexpr const char* kGpuMemoryBandwidthCeiling = "gpu.memory_bandwidth.d2d_copy";
+// Interactions per second of the float32 interaction's instruction mix alone (12 FP32 + MUFU.RSQ).
+inline constexpr const char* kGpuInteractionMixCeiling = "gpu.fp32_interaction_mix";
 
 // The entry called `name`, or null.
 const nlohmann::json* find_ceiling(const nlohmann::json& ceilings, std::string_view name);

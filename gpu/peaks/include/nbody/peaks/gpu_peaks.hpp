@@ -21,7 +21,11 @@ struct GpuPeaks {
   double rsqrt_per_second = 0;       // MUFU.RSQ thread results
   double copy_bytes_per_second = 0;  // read + write
   std::size_t copy_bytes = 0;        // size of one copy
-  std::string fma_method, rsqrt_method, copy_method;
+  // Interactions per second of the interaction's instruction mix alone (kInteractionMixFp32 FFMA +
+  // one MUFU.RSQ each, register operands, no loads): what the issue slots allow once the rsqrt
+  // shares them with the FP32 work.
+  double interaction_mix_per_second = 0;
+  std::string fma_method, rsqrt_method, copy_method, interaction_mix_method;
 };
 
 // Never throws; a failure (no device, no driver) becomes unavailable_reason.
@@ -32,6 +36,9 @@ GpuPeaks measure_gpu_peaks(int ordinal);
 // `iterations` steps, i.e. exactly blocks * threads * kFmaChains * iterations FFMA instructions
 // (checked in the SASS: docs/perf-notes.md).
 inline constexpr int kFmaChains = 8;
+// FP32 instructions of one interaction in the fewest-instruction form (physics.hpp): 3 FADD +
+// 3 FFMA + 3 FMUL + 3 FFMA; with its MUFU.RSQ, 13 issue slots.
+inline constexpr int kInteractionMixFp32 = 12;
 struct KnownWork {
   std::string error;  // empty on success
   double ffma_thread_instructions = 0;
