@@ -527,6 +527,7 @@ TEST(GpuPeaks, MeasuredCeilingsAreOrdered) {
       "%s: fp32 %.4g, fp64 %.4g FLOP/s, rsqrt %.4g /s, interaction mix %.4g /s, copy %.4g B/s\n",
       gpu.device_name.c_str(), gpu.fp32_flops, gpu.fp64_flops, gpu.rsqrt_per_second,
       gpu.interaction_mix_per_second, gpu.copy_bytes_per_second);
+  std::printf("interaction mix: %s\n", gpu.interaction_mix_method.c_str());
   EXPECT_GT(gpu.fp32_flops, gpu.fp64_flops);
   EXPECT_GT(gpu.fp32_flops / 2, gpu.rsqrt_per_second);  // MUFU is narrower than the FMA pipes
   // The mix cannot beat its FFMAs alone, nor its rsqrts alone.

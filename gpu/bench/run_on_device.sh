@@ -52,7 +52,7 @@ if has cupti; then
   stage "counters_test Cupti.*"
   timeout 200 $build/tests/counters_test --gtest_filter='Cupti.*:GpuPeaks.*' >"$out/cupti.log" 2>&1
   echo "rc=$?" | tee -a "$log"
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|copy of" "$out/cupti.log" | tee -a "$log"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|copy of|interaction mix" "$out/cupti.log" | tee -a "$log"
 fi
 if has ctest; then
   stage "ctest (every test; those on the GPU hold one lock)"
