@@ -17,7 +17,7 @@ namespace nbody {
 
 inline constexpr const char* kCeilingsSchemaName = "nbody-fair/ceilings";
 // Bump when a measurement method changes: cached ceilings of another version are remeasured.
-inline constexpr int kCeilingsSchemaVersion = 2;
+inline constexpr int kCeilingsSchemaVersion = 3;  // 3: gpu.fp32_interaction_mix
 
 // Entry names.
 std::string cpu_fp32_flops_ceiling(std::string_view isa,
