@@ -249,7 +249,7 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
   add(std::move(rsqrt), kGpuComputeFloor);
   nlohmann::json mix =
       entry(kGpuInteractionMixCeiling, "gpu", "float32 interaction's instruction mix alone",
-            gpu.interaction_mix_per_second, "interactions/s", gpu.interaction_mix_method);
+            gpu.interaction_mix_per_second, "int/s", gpu.interaction_mix_method);
   if (lanes) {
     // Every instruction, the MUFU.RSQ included, takes one issue slot of a 32-lane scheduler.
     constexpr int kSlots = peaks::kInteractionMixFp32 + 1;
