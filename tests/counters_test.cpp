@@ -187,6 +187,7 @@ nlohmann::json synthetic_ceilings() {
              {"value", 50e12},
              {"datasheet", {{"value", 67e12}, {"source", "test"}}}},
             {{"name", kGpuRsqrtCeiling}, {"value", 4e12}},
+            {{"name", kGpuInteractionMixCeiling}, {"value", 2e12}},
             {{"name", kGpuMemoryBandwidthCeiling},
              {"value", 3e12},
              {"datasheet", {{"value", 3.35e12}, {"source", "test"}}}},
@@ -245,6 +246,7 @@ TEST(CounterFigures, GpuFiguresFollowFromTheCounters) {
   EXPECT_DOUBLE_EQ(d.at("mufu_bound_interactions_per_second"), 4e12 / 4);
   EXPECT_DOUBLE_EQ(d.at("instruction_bound_interactions_per_second"), 4e12 / 4);
   EXPECT_DOUBLE_EQ(d.at("fraction_of_instruction_bound"), 1e9 / 1e12);
+  EXPECT_DOUBLE_EQ(d.at("fraction_of_interaction_mix_ceiling"), 1e9 / 2e12);
 }
 
 TEST(CounterFigures, Float64KernelsAreBoundByTheirOwnPipe) {
@@ -265,6 +267,7 @@ TEST(CounterFigures, Float64KernelsAreBoundByTheirOwnPipe) {
   EXPECT_DOUBLE_EQ(d.at("fp64_instructions_per_pair"), 17.0);
   EXPECT_DOUBLE_EQ(d.at("fp64_pipe_bound_interactions_per_second"), 12.5e12 / 17);
   EXPECT_DOUBLE_EQ(d.at("instruction_bound_interactions_per_second"), 12.5e12 / 17);
+  EXPECT_EQ(d.count("fraction_of_interaction_mix_ceiling"), 0u);  // the mix is float32's
 }
 
 TEST(CounterFigures, SymmetricKernelsAreCreditedNSquared) {
