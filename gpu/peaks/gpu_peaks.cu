@@ -28,39 +28,51 @@ __device__ __forceinline__ double fused_multiply_add(double a, double b, double 
   return __fma_rn(a, b, c);
 }
 
+// The chains' start values come from a conversion, not an FMA, so instruction counts stay exact.
+template <class T>
+__device__ __forceinline__ void start_chains(T (&x)[kFmaChains], int offset) {
+#pragma unroll
+  for (int k = 0; k < kFmaChains; ++k) x[k] = static_cast<T>(threadIdx.x + k + offset);
+}
+
+// The sum is stored so that the compiler keeps every chain.
+template <class T>
+__device__ __forceinline__ void store_sum(T* out, const T (&x)[kFmaChains]) {
+  T sum = x[0];
+#pragma unroll
+  for (int k = 1; k < kFmaChains; ++k) sum += x[k];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+// MUFU.RSQ alone: the flush-to-zero PTX instruction has no denormal fix-up around it.
+__device__ __forceinline__ void rsqrt_in_place(float& x) {
+  asm("rsqrt.approx.ftz.f32 %0, %0;" : "+f"(x));
+}
+
 // kFmaChains independent chains per thread; acc = acc * a + b converges to b / (1 - a), so values
-// stay normal. The start values come from a conversion, not an FMA, so the FFMA count is exact.
+// stay normal.
 template <class T>
 __global__ void fma_chains_kernel(T* out, T a, T b, int iterations) {
   T acc[kFmaChains];
-#pragma unroll
-  for (int k = 0; k < kFmaChains; ++k) acc[k] = static_cast<T>(threadIdx.x + k);
+  start_chains(acc, 0);
 #pragma unroll 16
   for (int i = 0; i < iterations; ++i) {
 #pragma unroll
     for (int k = 0; k < kFmaChains; ++k) acc[k] = fused_multiply_add(acc[k], a, b);
   }
-  T sum = acc[0];
-#pragma unroll
-  for (int k = 1; k < kFmaChains; ++k) sum += acc[k];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+  store_sum(out, acc);
 }
 
-// MUFU.RSQ alone: the flush-to-zero PTX instruction has no denormal fix-up around it. x converges
-// to 1 (a fixed point of 1/sqrt), so inputs stay normal.
+// MUFU.RSQ alone. x converges to 1 (a fixed point of 1/sqrt), so inputs stay normal.
 __global__ void rsqrt_chains_kernel(float* out, int iterations) {
   float x[kFmaChains];
-#pragma unroll
-  for (int k = 0; k < kFmaChains; ++k) x[k] = static_cast<float>(threadIdx.x + k + 1);
+  start_chains(x, 1);
 #pragma unroll 16
   for (int i = 0; i < iterations; ++i) {
 #pragma unroll
-    for (int k = 0; k < kFmaChains; ++k) asm("rsqrt.approx.ftz.f32 %0, %0;" : "+f"(x[k]));
+    for (int k = 0; k < kFmaChains; ++k) rsqrt_in_place(x[k]);
   }
-  float sum = x[0];
-#pragma unroll
-  for (int k = 1; k < kFmaChains; ++k) sum += x[k];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+  store_sum(out, x);
 }
 
 // The interaction's arithmetic with nothing else: per step and chain, kInteractionMixFp32 FFMAs and
@@ -74,29 +86,23 @@ __global__ void rsqrt_chains_kernel(float* out, int iterations) {
 template <bool kSpread>
 __global__ void interaction_mix_kernel(float* out, float a, float b, int iterations) {
   float x[kFmaChains];
-#pragma unroll
-  for (int k = 0; k < kFmaChains; ++k) x[k] = static_cast<float>(threadIdx.x + k + 1);
+  start_chains(x, 1);
 #pragma unroll 2
   for (int i = 0; i < iterations; ++i) {
 #pragma unroll
     for (int f = 0; f < kInteractionMixFp32; ++f) {
 #pragma unroll
       for (int k = 0; k < kFmaChains; ++k) {
-        if (kSpread && f == k * kInteractionMixFp32 / kFmaChains) {
-          asm("rsqrt.approx.ftz.f32 %0, %0;" : "+f"(x[k]));
-        }
+        if (kSpread && f == k * kInteractionMixFp32 / kFmaChains) rsqrt_in_place(x[k]);
         x[k] = fused_multiply_add(x[k], a, b);
       }
     }
     if constexpr (!kSpread) {
 #pragma unroll
-      for (int k = 0; k < kFmaChains; ++k) asm("rsqrt.approx.ftz.f32 %0, %0;" : "+f"(x[k]));
+      for (int k = 0; k < kFmaChains; ++k) rsqrt_in_place(x[k]);
     }
   }
-  float sum = x[0];
-#pragma unroll
-  for (int k = 1; k < kFmaChains; ++k) sum += x[k];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+  store_sum(out, x);
 }
 
 // One 16-byte word per thread (a grid-stride loop): the copy of run_known_copy_work.
