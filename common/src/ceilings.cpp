@@ -251,7 +251,8 @@ void measure_gpu(const CeilingOptions& options, nlohmann::json& entries,
       entry(kGpuInteractionMixCeiling, "gpu", "float32 interaction's instruction mix alone",
             gpu.interaction_mix_per_second, "int/s", gpu.interaction_mix_method);
   if (lanes) {
-    // Every instruction, the MUFU.RSQ included, takes one issue slot of a 32-lane scheduler.
+    // The issue's model: every instruction, the MUFU.RSQ included, one issue slot of a 32-lane
+    // scheduler. GH100 measures about 90% of it: a MUFU takes about two (docs/perf-notes.md).
     constexpr int kSlots = peaks::kInteractionMixFp32 + 1;
     mix["theoretical"] = theoretical(
         static_cast<double>(lanes->fp32) / kSlots,
