@@ -15,6 +15,7 @@
 
 #include "nbody/counter_figures.hpp"
 #include "nbody/counters.hpp"
+#include "nbody/files.hpp"
 #include "nbody/peaks/cpu_counter_source.hpp"
 #include "nbody/peaks/cpu_peaks.hpp"
 #include "nbody/reference.hpp"
@@ -411,19 +412,12 @@ nlohmann::json measure_ceilings(const CeilingOptions& options) {
     if (!file.empty() && measured["warnings"].empty()) {
       std::error_code error;
       std::filesystem::create_directories(directory, error);
-      // One temporary per process: several runs may measure at once on a fresh machine.
-      const std::filesystem::path temporary =
-          file.string() + "." + std::to_string(::getpid()) + ".tmp";
-      bool written = false;
-      if (!error) {
-        std::ofstream out(temporary);
-        out << measured.dump(2);
-        out.close();
-        written = out.good();
+      try {
+        write_file_atomically(file, measured.dump(2));
+        measured["cache_file"] = file.string();
+      } catch (const std::exception&) {
+        // A cache that cannot be written only costs time.
       }
-      // Through a rename, so a reader never sees half a file.
-      if (written) std::filesystem::rename(temporary, file, error);
-      if (written && !error) measured["cache_file"] = file.string();
     }
     return measured;
   } catch (const std::exception&) {

@@ -2,15 +2,15 @@
 
 #include <bit>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <system_error>
-
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "nbody/files.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/physics.hpp"
 
@@ -129,19 +129,16 @@ std::vector<Vec3<double>> ReferenceCache::get_or_compute(
   }
 
   std::vector<Vec3<double>> computed = reference_accelerations(bodies, softening, targets);
-  // Best effort: a cache that cannot be written only costs time. Written to a temporary name and
-  // renamed, so a concurrent reader never sees half a file.
+  // Best effort: a cache that cannot be written only costs time.
+  std::string bytes(sizeof key + computed.size() * sizeof(Vec3<double>), '\0');
+  std::memcpy(bytes.data(), &key, sizeof key);
+  std::memcpy(bytes.data() + sizeof key, computed.data(), computed.size() * sizeof(Vec3<double>));
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
-  const std::filesystem::path temporary = file.string() + fmt::format(".tmp{}", ::getpid());
-  if (std::ofstream out(temporary, std::ios::binary); out) {
-    out.write(reinterpret_cast<const char*>(&key), sizeof key);
-    out.write(reinterpret_cast<const char*>(computed.data()),
-              static_cast<std::streamsize>(computed.size() * sizeof(Vec3<double>)));
-    out.close();
-    if (out) std::filesystem::rename(temporary, file, ec);
+  try {
+    write_file_atomically(file, bytes);
+  } catch (const std::exception&) {
   }
-  std::filesystem::remove(temporary, ec);
   return computed;
 }
 

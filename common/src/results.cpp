@@ -6,9 +6,9 @@
 #include <system_error>
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "nbody/errors.hpp"
+#include "nbody/files.hpp"
 
 namespace nbody {
 
@@ -78,28 +78,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultsDocument, schema, schema_
                                                 generated_at, command_line, complete, interrupted,
                                                 machine, build, settings, ceilings, implementations,
                                                 inputs, results)
-
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path temporary =
-      path.parent_path() / fmt::format(".{}.tmp{}", path.filename().string(), ::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw std::runtime_error(fmt::format("cannot write {}", temporary.string()));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    throw std::runtime_error(
-        fmt::format("cannot rename {} to {}", temporary.string(), path.string()));
-  }
-}
 
 void save_results(const ResultsDocument& document, const std::filesystem::path& path) {
   // Non-finite values (an infinite error) become null rather than invalid JSON.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "nbody/files.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 
 namespace nbody::reports {

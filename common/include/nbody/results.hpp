@@ -151,10 +151,6 @@ void from_json(const nlohmann::json& j, InputRecord& v);
 void to_json(nlohmann::json& j, const ResultsDocument& v);
 void from_json(const nlohmann::json& j, ResultsDocument& v);
 
-// Writes `text` to `path` through a temporary file in the same folder and a rename, so a reader
-// (or an interrupted run) never leaves half a file. Throws std::runtime_error on failure.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
-
 void save_results(const ResultsDocument& document, const std::filesystem::path& path);
 // Throws UsageError for a missing file, invalid JSON or another schema.
 ResultsDocument load_results(const std::filesystem::path& path);
