@@ -1,5 +1,6 @@
 // The list of CPU formulations: one line each.
 #include "nbody/cpu/cpu_run.hpp"
+#include "nbody/cpu/register.hpp"
 #include "nbody/cpu/simd_runs.hpp"
 
 namespace nbody {

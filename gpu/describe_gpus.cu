@@ -1,9 +1,9 @@
 // The CUDA devices of this machine, for the results' machine description (FAIRNESS rule 7).
 #include <cuda_runtime.h>
 
-#include "nbody/counters.hpp"
+#include "nbody/gpu/describe_gpus.hpp"
 
-namespace nbody {
+namespace nbody::gpu {
 namespace {
 
 int attribute(cudaDeviceAttr attr, int device) {
@@ -43,4 +43,4 @@ nlohmann::json describe_gpus() {
   return gpus;
 }
 
-}  // namespace nbody
+}  // namespace nbody::gpu

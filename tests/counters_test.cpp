@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "nbody/ceilings.hpp"
-#include "nbody/counter_figures.hpp"
+#include "nbody/app/ceilings.hpp"
+#include "nbody/app/counter_figures.hpp"
 #include "nbody/counters.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/peaks/cpu_peaks.hpp"

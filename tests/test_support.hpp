@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "nbody/accuracy.hpp"
+#include "nbody/app/wiring.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"

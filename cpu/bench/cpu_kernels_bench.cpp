@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 
 #include "nbody/accuracy.hpp"
+#include "nbody/cpu/register.hpp"
 #include "nbody/cpu/simd_runs.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/initial_conditions.hpp"

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "nbody/accuracy.hpp"
+#include "nbody/cpu/register.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/reference.hpp"

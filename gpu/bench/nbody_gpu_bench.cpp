@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "nbody/app/wiring.hpp"
 #include "nbody/gpu/formulations.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/profiler/cupti.hpp"

@@ -5,8 +5,7 @@
 //    "entries": [{"name", "device", "quantity", "value", "unit", "threads", "isa", "method",
 //                 "datasheet": {"value", "source"} | null, "theoretical": {...} | null, ...}],
 //    "unavailable": [{"name", "reason"}]}
-// measure_ceilings() (nbody/counters.hpp) produces it; counter figures look entries up by name.
-#include <filesystem>
+// measure_ceilings() (nbody/app/ceilings.hpp) produces it; counter figures look entries up by name.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,23 +34,6 @@ const nlohmann::json* find_ceiling(const nlohmann::json& ceilings, std::string_v
 std::optional<double> ceiling_value(const nlohmann::json& ceilings, std::string_view name);
 std::optional<double> ceiling_datasheet_value(const nlohmann::json& ceilings,
                                               std::string_view name);
-
-struct CeilingOptions {
-  bool remeasure = false;
-  // Where the per-machine cache lives; empty: $NBODY_FAIR_CACHE_DIR, else
-  // $XDG_CACHE_HOME/nbody-fair, else ~/.cache/nbody-fair. A cache that cannot be written is
-  // skipped.
-  std::filesystem::path cache_directory;
-  bool measure_cpu = true;
-  bool measure_gpu = true;
-  double seconds_per_fma_run = 0.1;       // one timed run of the FMA kernel, per ISA and width
-  std::size_t triad_bytes_per_array = 0;  // 0: peaks::default_triad_bytes_per_array()
-  int gpu_device = 0;
-};
-
-// Measures (or reads from the cache) and returns the ceilings document; null when nothing could
-// be measured. Never throws.
-nlohmann::json measure_ceilings(const CeilingOptions& options);
 
 // Published figures for a GPU known by its device name (H100 SXM / PCIe / NVL, H200), or null.
 nlohmann::json gpu_datasheet(std::string_view device_name);

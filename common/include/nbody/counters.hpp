@@ -30,15 +30,4 @@ class CounterSource {
                               const nlohmann::json& ceilings) = 0;
 };
 
-// The counter sources this build has (CUPTI when built with CUDA, static counts for CPU kernels).
-std::vector<std::unique_ptr<CounterSource>> make_counter_sources();
-
-// The CUDA devices present (name, SMs, clocks, memory, driver and runtime versions); an empty
-// array on a build without CUDA or a machine without a GPU.
-nlohmann::json describe_gpus();
-
-// Ceilings measured on this machine (cached per machine), as JSON for results.json; `null` when
-// none could be measured. `remeasure` ignores the cache.
-nlohmann::json measure_ceilings(bool remeasure);
-
 }  // namespace nbody

@@ -1,5 +1,5 @@
 #pragma once
-// What the run ran on and was built with (FAIRNESS.md rule 7).
+// What the run ran on (FAIRNESS.md rule 7).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,7 +9,6 @@
 namespace nbody {
 
 MachineRecord describe_machine();
-BuildRecord describe_build();
 // Bytes of memory available for new allocations (MemAvailable), 0 if unknown.
 std::uint64_t available_memory_bytes();
 // The current UTC time as ISO 8601.

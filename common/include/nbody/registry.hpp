@@ -121,13 +121,4 @@ class Registry {
   std::vector<std::function<void(const ExecutionOptions&)>> option_checks_;
 };
 
-// Each part of the suite registers its formulations through one function.
-void register_cpu_implementations(Registry& registry);
-#if defined(NBODY_HAVE_CUDA)
-void register_gpu_implementations(Registry& registry);
-#endif
-
-// The registry of everything this build contains.
-Registry make_default_registry();
-
 }  // namespace nbody

@@ -4,6 +4,13 @@
 
 #include "nbody/registry.hpp"
 
+namespace nbody {
+
+// Every GPU formulation, added to a registry (gpu/register_gpu.cu lists them).
+void register_gpu_implementations(Registry& registry);
+
+}  // namespace nbody
+
 namespace nbody::gpu {
 
 void register_gpu_aos(Registry& registry);

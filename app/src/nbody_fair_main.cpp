@@ -15,12 +15,13 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "nbody/counters.hpp"
+#include "nbody/app/ceilings.hpp"
+#include "nbody/app/runner.hpp"
+#include "nbody/app/wiring.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 #include "nbody/reports/markdown_report.hpp"
-#include "nbody/runner.hpp"
 #include "nbody/sizes.hpp"
 
 namespace {

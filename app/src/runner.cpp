@@ -1,4 +1,4 @@
-#include "nbody/runner.hpp"
+#include "nbody/app/runner.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "nbody/app/build_description.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/machine_info.hpp"
 #include "nbody/reference.hpp"

@@ -1,5 +1,10 @@
-#include "nbody/counters.hpp"
-#include "nbody/registry.hpp"
+#include "nbody/app/wiring.hpp"
+
+#include "nbody/cpu/register.hpp"
+#if defined(NBODY_HAVE_CUDA)
+#include "nbody/gpu/describe_gpus.hpp"
+#include "nbody/gpu/formulations.hpp"
+#endif
 
 namespace nbody {
 
@@ -12,12 +17,14 @@ Registry make_default_registry() {
   return registry;
 }
 
-// make_counter_sources() and measure_ceilings() live in ceilings.cpp.
+// make_counter_sources() lives in ceilings.cpp.
 
-#if !defined(NBODY_HAVE_CUDA)
 nlohmann::json describe_gpus() {
+#if defined(NBODY_HAVE_CUDA)
+  return gpu::describe_gpus();
+#else
   return nlohmann::json::array();
-}
 #endif
+}
 
 }  // namespace nbody

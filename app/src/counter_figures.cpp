@@ -3,8 +3,8 @@
 #include <limits>
 #include <optional>
 
+#include "nbody/app/counter_figures.hpp"
 #include "nbody/ceilings.hpp"
-#include "nbody/counter_figures.hpp"
 
 namespace nbody {
 namespace {

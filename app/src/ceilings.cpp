@@ -1,5 +1,5 @@
 // Ceilings measured on this machine and cached per machine; the counter sources this build has.
-#include "nbody/ceilings.hpp"
+#include "nbody/app/ceilings.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -13,7 +13,8 @@
 #include <fmt/chrono.h>
 #include <fmt/core.h>
 
-#include "nbody/counter_figures.hpp"
+#include "nbody/app/counter_figures.hpp"
+#include "nbody/app/wiring.hpp"
 #include "nbody/counters.hpp"
 #include "nbody/files.hpp"
 #include "nbody/peaks/cpu_counter_source.hpp"

@@ -1,0 +1,34 @@
+#pragma once
+// The ceilings of this machine (FAIRNESS.md rule 6), measured by cpu/ and gpu/ and assembled here,
+// cached per machine.
+#include <cstddef>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "nbody/ceilings.hpp"
+
+namespace nbody {
+
+struct CeilingOptions {
+  bool remeasure = false;
+  // Where the per-machine cache lives; empty: $NBODY_FAIR_CACHE_DIR, else
+  // $XDG_CACHE_HOME/nbody-fair, else ~/.cache/nbody-fair. A cache that cannot be written is
+  // skipped.
+  std::filesystem::path cache_directory;
+  bool measure_cpu = true;
+  bool measure_gpu = true;
+  double seconds_per_fma_run = 0.1;       // one timed run of the FMA kernel, per ISA and width
+  std::size_t triad_bytes_per_array = 0;  // 0: peaks::default_triad_bytes_per_array()
+  int gpu_device = 0;
+};
+
+// Measures (or reads from the cache) and returns the ceilings document; null when nothing could
+// be measured. Never throws.
+nlohmann::json measure_ceilings(const CeilingOptions& options);
+
+// Ceilings measured on this machine (cached per machine), as JSON for results.json; `null` when
+// none could be measured. `remeasure` ignores the cache.
+nlohmann::json measure_ceilings(bool remeasure);
+
+}  // namespace nbody

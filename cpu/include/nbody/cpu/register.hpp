@@ -1,0 +1,9 @@
+#pragma once
+// Every CPU formulation, added to a registry (cpu/register_cpu.cpp lists them).
+#include "nbody/registry.hpp"
+
+namespace nbody {
+
+void register_cpu_implementations(Registry& registry);
+
+}  // namespace nbody
