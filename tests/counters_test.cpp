@@ -12,9 +12,9 @@
 #include <gtest/gtest.h>
 
 #include "nbody/app/ceilings.hpp"
-#include "nbody/app/counter_figures.hpp"
 #include "nbody/counters.hpp"
 #include "nbody/initial_conditions.hpp"
+#include "nbody/peaks/cpu_counter_figures.hpp"
 #include "nbody/peaks/cpu_peaks.hpp"
 #include "nbody/peaks/hot_loop.hpp"
 #include "nbody/peaks/loop_census.hpp"
@@ -24,6 +24,7 @@
 #if defined(NBODY_HAVE_CUDA)
 #include "nbody/peaks/gpu_peaks.hpp"
 #include "nbody/profiler/cupti.hpp"
+#include "nbody/profiler/gpu_counter_figures.hpp"
 #endif
 
 namespace nbody {
@@ -205,6 +206,7 @@ nlohmann::json synthetic_ceilings() {
              {"fp_instructions_per_second", 1e11}}}}};
 }
 
+#if defined(NBODY_HAVE_CUDA)  // the GPU figures are gpu/'s
 TEST(CounterFigures, GpuFiguresFollowFromTheCounters) {
   const std::size_t n = 1000;
   const double interactions = 1e6;
@@ -224,29 +226,30 @@ TEST(CounterFigures, GpuFiguresFollowFromTheCounters) {
       {"sm__inst_executed.sum", 24 * interactions / 32},
       {"sm_count", 100},
   };
-  const auto d = derive_gpu_figures(metrics, info_of(Precision::f32, PairScheme::all_pairs), n,
-                                    synthetic_ceilings());
-  EXPECT_DOUBLE_EQ(d.at("counted_flops_per_interaction"), 3 + 3 + 2 * 6);
-  EXPECT_DOUBLE_EQ(d.at("interactions_per_second"), 1e9);
-  EXPECT_DOUBLE_EQ(d.at("gflops_counted"), 18.0);
-  EXPECT_DOUBLE_EQ(d.at("gflops_at_20"), 20.0);
-  EXPECT_DOUBLE_EQ(d.at("fraction_of_measured_peak"), 18e9 / 50e12);
-  EXPECT_DOUBLE_EQ(d.at("fraction_of_datasheet_peak"), 18e9 / 67e12);
-  EXPECT_DOUBLE_EQ(d.at("fp32_pipe_fraction_of_measured"), 12e9 / 25e12);
-  EXPECT_DOUBLE_EQ(d.at("xu_instructions_per_pair"), 4.0);
-  EXPECT_DOUBLE_EQ(d.at("dram_bytes_per_second"), 28e6);
-  EXPECT_DOUBLE_EQ(d.at("dram_fraction_of_measured_bandwidth"), 28e6 / 3e12);
-  EXPECT_DOUBLE_EQ(d.at("arithmetic_intensity_flops_per_dram_byte"), 18e6 / 28e3);
-  EXPECT_DOUBLE_EQ(d.at("l2_bytes_per_second"), 1e12);
-  EXPECT_DOUBLE_EQ(d.at("achieved_occupancy"), 0.5);
-  EXPECT_DOUBLE_EQ(d.at("instructions_per_interaction"), 24.0);
-  EXPECT_DOUBLE_EQ(d.at("issue_bound_interactions_per_second"), 25e12 / 24);
-  EXPECT_DOUBLE_EQ(d.at("issue_bound_at_kernel_clock_interactions_per_second"),
+  const auto d =
+      profiler::derive_gpu_figures(metrics, info_of(Precision::f32, PairScheme::all_pairs), n,
+                                   synthetic_ceilings().get<Ceilings>());
+  EXPECT_DOUBLE_EQ(d.counted_flops_per_interaction.value(), 3 + 3 + 2 * 6);
+  EXPECT_DOUBLE_EQ(d.interactions_per_second.value(), 1e9);
+  EXPECT_DOUBLE_EQ(d.gflops_counted.value(), 18.0);
+  EXPECT_DOUBLE_EQ(d.gflops_at_20.value(), 20.0);
+  EXPECT_DOUBLE_EQ(d.fraction_of_measured_peak.value(), 18e9 / 50e12);
+  EXPECT_DOUBLE_EQ(d.fraction_of_datasheet_peak.value(), 18e9 / 67e12);
+  EXPECT_DOUBLE_EQ(d.fp32_pipe_fraction_of_measured.value(), 12e9 / 25e12);
+  EXPECT_DOUBLE_EQ(d.xu_instructions_per_pair.value(), 4.0);
+  EXPECT_DOUBLE_EQ(d.dram_bytes_per_second.value(), 28e6);
+  EXPECT_DOUBLE_EQ(d.dram_fraction_of_measured_bandwidth.value(), 28e6 / 3e12);
+  EXPECT_DOUBLE_EQ(d.arithmetic_intensity_flops_per_dram_byte.value(), 18e6 / 28e3);
+  EXPECT_DOUBLE_EQ(d.l2_bytes_per_second.value(), 1e12);
+  EXPECT_DOUBLE_EQ(d.achieved_occupancy.value(), 0.5);
+  EXPECT_DOUBLE_EQ(d.instructions_per_interaction.value(), 24.0);
+  EXPECT_DOUBLE_EQ(d.issue_bound_interactions_per_second.value(), 25e12 / 24);
+  EXPECT_DOUBLE_EQ(d.issue_bound_at_kernel_clock_interactions_per_second.value(),
                    100 * 4 * 32 * 1.5e9 / 24);
-  EXPECT_DOUBLE_EQ(d.at("mufu_bound_interactions_per_second"), 4e12 / 4);
-  EXPECT_DOUBLE_EQ(d.at("instruction_bound_interactions_per_second"), 4e12 / 4);
-  EXPECT_DOUBLE_EQ(d.at("fraction_of_instruction_bound"), 1e9 / 1e12);
-  EXPECT_DOUBLE_EQ(d.at("fraction_of_interaction_mix_ceiling"), 1e9 / 2e12);
+  EXPECT_DOUBLE_EQ(d.mufu_bound_interactions_per_second.value(), 4e12 / 4);
+  EXPECT_DOUBLE_EQ(d.instruction_bound_interactions_per_second.value(), 4e12 / 4);
+  EXPECT_DOUBLE_EQ(d.fraction_of_instruction_bound.value(), 1e9 / 1e12);
+  EXPECT_DOUBLE_EQ(d.fraction_of_interaction_mix_ceiling.value(), 1e9 / 2e12);
 }
 
 TEST(CounterFigures, Float64KernelsAreBoundByTheirOwnPipe) {
@@ -260,37 +263,40 @@ TEST(CounterFigures, Float64KernelsAreBoundByTheirOwnPipe) {
       {"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", 3 * interactions},
       {"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", 5 * interactions},
       {"sm__inst_executed.sum", 20 * interactions / 32}};
-  const auto d =
-      derive_gpu_figures(metrics, info_of(Precision::f64, PairScheme::all_pairs), n, ceilings);
-  EXPECT_DOUBLE_EQ(d.at("counted_flops_per_interaction"), 3 + 5 + 2 * 9);
-  EXPECT_DOUBLE_EQ(d.at("fraction_of_measured_peak"), 26e9 / 25e12);
-  EXPECT_DOUBLE_EQ(d.at("fp64_instructions_per_pair"), 17.0);
-  EXPECT_DOUBLE_EQ(d.at("fp64_pipe_bound_interactions_per_second"), 12.5e12 / 17);
-  EXPECT_DOUBLE_EQ(d.at("instruction_bound_interactions_per_second"), 12.5e12 / 17);
-  EXPECT_EQ(d.count("fraction_of_interaction_mix_ceiling"), 0u);  // the mix is float32's
+  const auto d = profiler::derive_gpu_figures(
+      metrics, info_of(Precision::f64, PairScheme::all_pairs), n, ceilings.get<Ceilings>());
+  EXPECT_DOUBLE_EQ(d.counted_flops_per_interaction.value(), 3 + 5 + 2 * 9);
+  EXPECT_DOUBLE_EQ(d.fraction_of_measured_peak.value(), 26e9 / 25e12);
+  EXPECT_DOUBLE_EQ(d.fp64_instructions_per_pair.value(), 17.0);
+  EXPECT_DOUBLE_EQ(d.fp64_pipe_bound_interactions_per_second.value(), 12.5e12 / 17);
+  EXPECT_DOUBLE_EQ(d.instruction_bound_interactions_per_second.value(), 12.5e12 / 17);
+  EXPECT_FALSE(d.fraction_of_interaction_mix_ceiling.has_value());  // the mix is float32's
 }
+
+#endif  // NBODY_HAVE_CUDA
 
 TEST(CounterFigures, SymmetricKernelsAreCreditedNSquared) {
   const std::size_t n = 1001;
   const ImplementationInfo symmetric = info_of(Precision::f32, PairScheme::symmetric);
-  EXPECT_DOUBLE_EQ(pairs_evaluated(symmetric, n), 1001.0 * 1000 / 2);
+  EXPECT_EQ(pairs_evaluated(symmetric.pairs, n), 1001u * 1000 / 2);
   const std::map<std::string, double> loop = {
       {"loop.interactions", 8},     {"loop.instructions", 40},
       {"loop.fp_instructions", 24}, {"loop.flops", 8 * 26.0},
       {"loop.vector_bits", 256},    {"loop.rsqrt", 1},
       {"kernel_seconds", 1e-3},     {"threads", 8}};
-  const auto d = derive_cpu_figures(loop, symmetric, n, synthetic_ceilings());
+  const auto d =
+      peaks::derive_cpu_figures(loop, symmetric, n, synthetic_ceilings().get<Ceilings>());
   const double half = (1001.0 * 1000 / 2) / (1001.0 * 1001);
-  EXPECT_DOUBLE_EQ(d.at("counted_flops_per_pair"), 26.0);
-  EXPECT_DOUBLE_EQ(d.at("counted_flops_per_interaction"), 26.0 * half);
-  EXPECT_DOUBLE_EQ(d.at("instructions_per_pair"), 5.0);
-  EXPECT_DOUBLE_EQ(d.at("fp_instructions_per_pair"), 3.0);
-  EXPECT_DOUBLE_EQ(d.at("interactions_per_second"), 1001.0 * 1001 / 1e-3);
+  EXPECT_DOUBLE_EQ(d.counted_flops_per_pair.value(), 26.0);
+  EXPECT_DOUBLE_EQ(d.counted_flops_per_interaction.value(), 26.0 * half);
+  EXPECT_DOUBLE_EQ(d.instructions_per_pair.value(), 5.0);
+  EXPECT_DOUBLE_EQ(d.fp_instructions_per_pair.value(), 3.0);
+  EXPECT_DOUBLE_EQ(d.interactions_per_second.value(), 1001.0 * 1001 / 1e-3);
   // 8 of the 16 threads of the all-cores AVX2 ceiling: half of it.
   const double flop_rate = 26.0 * (1001.0 * 1000 / 2) / 1e-3;
-  EXPECT_DOUBLE_EQ(d.at("fraction_of_measured_peak"), flop_rate / 0.8e12);
-  EXPECT_DOUBLE_EQ(d.at("fraction_of_machine_peak"), flop_rate / 1.6e12);
-  EXPECT_DOUBLE_EQ(d.at("instruction_bound_interactions_per_second"), 0.5e11 / 3.0 / half);
+  EXPECT_DOUBLE_EQ(d.fraction_of_measured_peak.value(), flop_rate / 0.8e12);
+  EXPECT_DOUBLE_EQ(d.fraction_of_machine_peak.value(), flop_rate / 1.6e12);
+  EXPECT_DOUBLE_EQ(d.instruction_bound_interactions_per_second.value(), 0.5e11 / 3.0 / half);
 }
 
 std::filesystem::path fresh_temporary_directory(const std::string& name) {
@@ -305,44 +311,48 @@ TEST(Ceilings, MeasuredCachedAndRendered) {
   options.cache_directory = fresh_temporary_directory("nbody-ceilings");
   options.seconds_per_fma_run = 0.02;
   options.triad_bytes_per_array = std::size_t{32} << 20;
-  const nlohmann::json measured = measure_ceilings(options);
-  ASSERT_TRUE(measured.is_object());
-  EXPECT_FALSE(measured["from_cache"].get<bool>());
-  const auto sse_one = ceiling_value(measured, cpu_fp32_flops_ceiling("sse4.2", false));
+  const std::optional<Ceilings> measured = measure_ceilings(options);
+  ASSERT_TRUE(measured.has_value());
+  EXPECT_FALSE(measured->from_cache);
+  const auto sse_one = measured->value(cpu_fp32_flops_ceiling("sse4.2", false));
   ASSERT_TRUE(sse_one.has_value());
   // Positive and finite only: figures are for reports, not tests (a Debug + ASan build measures
   // tens of MFLOP/s here).
   EXPECT_GT(*sse_one, 0);
   EXPECT_TRUE(std::isfinite(*sse_one));
-  const auto sse_all = ceiling_value(measured, cpu_fp32_flops_ceiling("sse4.2", true));
+  const auto sse_all = measured->value(cpu_fp32_flops_ceiling("sse4.2", true));
   ASSERT_TRUE(sse_all.has_value());
   EXPECT_GT(*sse_all, 0.2 * *sse_one);  // loose: tests may share the machine with other tests
-  const auto triad = ceiling_value(measured, kCpuMemoryBandwidthCeiling);
+  const auto triad = measured->value(kCpuMemoryBandwidthCeiling);
   ASSERT_TRUE(triad.has_value());
   EXPECT_GT(*triad, 0);
-  for (const nlohmann::json& e : measured["entries"]) {
-    EXPECT_TRUE(e.contains("method") && e.contains("unit") && e.contains("datasheet")) << e.dump();
+  for (const CeilingEntry& e : measured->entries) {
+    EXPECT_FALSE(e.method.empty() || e.unit.empty()) << nlohmann::json(e).dump();
   }
+  // The cache's JSON reads back as the same entries.
+  EXPECT_EQ(nlohmann::json(nlohmann::json(*measured).get<Ceilings>()), nlohmann::json(*measured));
 
   // Ceilings measured while other programs were busy (ctest -j) carry warnings and are not cached.
-  const nlohmann::json cached = measure_ceilings(options);
-  if (measured["warnings"].empty()) {
-    EXPECT_TRUE(cached["from_cache"].get<bool>());
-    EXPECT_EQ(cached["entries"], measured["entries"]);
+  const std::optional<Ceilings> cached = measure_ceilings(options);
+  ASSERT_TRUE(cached.has_value());
+  if (measured->warnings.empty()) {
+    EXPECT_TRUE(cached->from_cache);
+    EXPECT_EQ(nlohmann::json(cached->entries), nlohmann::json(measured->entries));
   } else {
-    std::printf("measured on a busy machine: %s\n", measured["warnings"].dump().c_str());
-    EXPECT_FALSE(cached["from_cache"].get<bool>());
+    std::printf("measured on a busy machine: %s\n",
+                nlohmann::json(measured->warnings).dump().c_str());
+    EXPECT_FALSE(cached->from_cache);
   }
   options.remeasure = true;
   options.measure_gpu = false;
-  EXPECT_FALSE(measure_ceilings(options)["from_cache"].get<bool>());
+  EXPECT_FALSE(measure_ceilings(options)->from_cache);
 
   const std::string table = reports::render_ceilings_table(measured);
   EXPECT_NE(table.find("| cpu.fp32_flops.sse4.2.one_core |"), std::string::npos) << table;
   EXPECT_NE(table.find("FLOP/s"), std::string::npos);
-  EXPECT_EQ(reports::render_ceilings_table(nullptr), "No ceilings were measured.\n");
-  nlohmann::json doubtful = measured;
-  doubtful["warnings"] = {"gpu.fp32_flops.fma measured at 50% of its theoretical figure"};
+  EXPECT_EQ(reports::render_ceilings_table(std::nullopt), "No ceilings were measured.\n");
+  Ceilings doubtful = *measured;
+  doubtful.warnings = {"gpu.fp32_flops.fma measured at 50% of its theoretical figure"};
   EXPECT_NE(reports::render_ceilings_table(doubtful).find("may read low"), std::string::npos);
   EXPECT_EQ(reports::format_si(3.35e12, "B/s"), "3.35 TB/s");
   std::filesystem::remove_all(options.cache_directory);
@@ -352,7 +362,7 @@ TEST(CpuCounters, EveryCpuFormulationGetsItsHotLoopCounted) {
   if (!kOptimisedBuild) GTEST_SKIP() << "hot-loop counts are meaningful in optimised builds only";
   const Registry registry = make_default_registry();
   auto sources = make_counter_sources();
-  const nlohmann::json ceilings = {{"entries", nlohmann::json::array()}};
+  const Ceilings ceilings;
   const std::size_t n = 1500;  // not a multiple of any vector width
   const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, 7);
   for (const Implementation& impl : registry.all()) {
@@ -369,15 +379,15 @@ TEST(CpuCounters, EveryCpuFormulationGetsItsHotLoopCounted) {
     }
     ASSERT_TRUE(readout.unavailable_reason.empty())
         << impl.info.name << ": " << readout.unavailable_reason;
-    const double flops = readout.derived.at("counted_flops_per_pair");
-    const double instructions = readout.derived.at("instructions_per_pair");
+    const double flops = readout.derived.counted_flops_per_pair.value();
+    const double instructions = readout.derived.instructions_per_pair.value();
     std::printf("%-20s %-90.90s flops/pair %5.2f  instructions/pair %5.2f  fp instr/pair %5.2f\n",
                 impl.info.name.c_str(), readout.source.c_str(), flops, instructions,
-                readout.derived.at("fp_instructions_per_pair"));
+                readout.derived.fp_instructions_per_pair.value());
     // 20 by convention; full-accuracy kernels count 18 to 30, the bare rsqrt fewer.
     EXPECT_GT(flops, 8) << impl.info.name;
     EXPECT_LT(flops, 40) << impl.info.name;
-    EXPECT_GE(instructions, readout.derived.at("fp_instructions_per_pair"));
+    EXPECT_GE(instructions, readout.derived.fp_instructions_per_pair.value());
   }
 }
 
@@ -430,7 +440,7 @@ TEST(Cupti, DegradesToAReasonWithoutAGpuOrWithoutKernels) {
   IdleGpuRun run;
   auto sources = make_counter_sources();
   ASSERT_TRUE(sources.front()->applies_to(info));
-  const CounterReadout readout = sources.front()->read(run, info, 100, nullptr);
+  const CounterReadout readout = sources.front()->read(run, info, 100, Ceilings{});
   EXPECT_FALSE(readout.unavailable_reason.empty());
   std::printf("reason: %s\n", readout.unavailable_reason.c_str());
   if (gpu_present() && profiler::cupti_available_in_build()) {
@@ -510,13 +520,14 @@ TEST(Cupti, EveryGpuFormulationGetsCountersAndPlausibleFigures) {
   for (const Implementation& impl : registry.all()) {
     if (impl.info.device != DeviceKind::gpu) continue;
     auto run = impl.prepare(snapshot.bodies, testing::kTestSoftening, {});
-    const CounterReadout readout = sources.front()->read(*run, impl.info, n, nullptr);
+    const CounterReadout readout = sources.front()->read(*run, impl.info, n, Ceilings{});
     ASSERT_TRUE(readout.unavailable_reason.empty())
         << impl.info.name << ": " << readout.unavailable_reason;
-    const double flops = readout.derived.at("counted_flops_per_pair");
+    const double flops = readout.derived.counted_flops_per_pair.value();
     std::printf("%-18s flops/pair %6.2f  instructions/pair %6.2f  xu/pair %5.2f  DRAM bytes %.3g\n",
-                impl.info.name.c_str(), flops, readout.derived.at("instructions_per_pair"),
-                readout.derived.at("xu_instructions_per_pair"), readout.derived.at("dram_bytes"));
+                impl.info.name.c_str(), flops, readout.derived.instructions_per_pair.value(),
+                readout.derived.xu_instructions_per_pair.value(),
+                readout.derived.dram_bytes.value());
     EXPECT_GT(flops, 8) << impl.info.name;
     EXPECT_LT(flops, 40) << impl.info.name;
   }

@@ -114,22 +114,22 @@ TEST(Results, JsonRoundTripPreservesEverything) {
   doc.machine.isa_features = {"avx2"};
   doc.build.libraries = {{"fmt", "9.1.0"}};
   doc.settings.sizes = {7, 31};
-  doc.ceilings = {{"cpu_fma_gflops", 1.5}};
+  doc.ceilings = Ceilings{.entries = {{.name = "cpu.fp32_flops.avx2.one_core", .value = 1.5e9}}};
   doc.implementations.push_back({.name = "cpu.soa", .optimizations = {"structure of arrays"}});
   doc.inputs.push_back({"uniform", 31, 5, "abc", "def"});
   ResultRecord r;
   r.implementation = "cpu.soa";
   r.n = 31;
-  r.status = "ok";
+  r.status = Status::ok;
   r.details = {{"isa", "avx2"}};
   r.accuracy =
       AccuracyRecord{.metrics = {.relative_l2 = 1e-7, .bodies_compared = 31}, .passed = true};
   r.kernel = TimingStatistics{.repetitions = 3, .samples_s = {1, 2, 3}, .median_s = 2};
   r.kernel_rate = RateFigures{.interactions_per_second = 480.5};
-  r.counters = {{"source", "test"}};
+  r.counters = CounterReadout{.source = "test", .derived = {.gflops_counted = 2.5}};
   doc.results.push_back(r);
   ResultRecord skipped;
-  skipped.status = "skipped";
+  skipped.status = Status::skipped;
   skipped.reason = "no GPU";
   doc.results.push_back(skipped);
 
@@ -146,7 +146,7 @@ TEST(Results, JsonRoundTripPreservesEverything) {
 TEST(Results, NonFiniteErrorsSurviveTheRoundTrip) {
   ResultsDocument doc;
   ResultRecord r;
-  r.status = "failed";
+  r.status = Status::failed;
   r.accuracy = AccuracyRecord{.metrics = {.relative_l2 = std::numeric_limits<double>::infinity(),
                                           .max_relative = std::nan("")}};
   doc.results.push_back(r);
@@ -156,6 +156,57 @@ TEST(Results, NonFiniteErrorsSurviveTheRoundTrip) {
   EXPECT_TRUE(std::isnan(loaded.results[0].accuracy->metrics.relative_l2));
   EXPECT_TRUE(std::isnan(loaded.results[0].accuracy->metrics.max_relative));
   EXPECT_EQ(loaded.results[0].accuracy->metrics.p99_relative, 0.0);
+  fs::remove_all(dir);
+}
+
+// Version 1 files (before roles and typed records) still load: a real one, from the GPU host.
+TEST(Results, ReadsVersionOneFiles) {
+  const fs::path v1 =
+      fs::path(NBODY_SOURCE_DIR) / "docs/sample-results/h200-2026-11-21b/main-16k-64k/results.json";
+  ASSERT_EQ(nlohmann::json::parse(std::ifstream(v1)).value("schema_version", 0), 1);
+  const ResultsDocument doc = load_results(v1);
+  EXPECT_EQ(doc.schema_version, kResultsSchemaVersion);
+  ASSERT_FALSE(doc.implementations.empty());
+  for (const ImplementationRecord& impl : doc.implementations) {
+    const bool naive = impl.name == "cpu.aos" || impl.name == "gpu.aos";
+    EXPECT_EQ(impl.role, naive ? Role::naive_baseline : Role::optimized) << impl.name;
+    EXPECT_EQ(impl.device, impl.name.starts_with("gpu") ? DeviceKind::gpu : DeviceKind::cpu);
+  }
+  ASSERT_TRUE(doc.ceilings.has_value());
+  EXPECT_TRUE(doc.ceilings->value(kGpuInteractionMixCeiling).has_value() ||
+              doc.ceilings->value(kGpuFp32FlopsCeiling).has_value());
+  ASSERT_FALSE(doc.machine.gpus.empty());
+  EXPECT_GT(doc.machine.gpus.front().sm_count, 0);
+  std::size_t counted = 0;
+  for (const ResultRecord& r : doc.results) {
+    if (r.status == Status::ok && r.counters && r.counters->available()) {
+      EXPECT_TRUE(r.counters->derived.interactions_credited.has_value()) << r.implementation;
+      ++counted;
+    }
+  }
+  EXPECT_GT(counted, 0u);
+  // Saved again, it is a version 2 file that reads back the same.
+  const fs::path dir = scratch("v1");
+  save_results(doc, dir / "results.json");
+  EXPECT_EQ(nlohmann::json(load_results(dir / "results.json")), nlohmann::json(doc));
+  fs::remove_all(dir);
+}
+
+// An enum spelling the schema does not have is refused, naming the spellings it has.
+TEST(Results, UnknownSpellingsAreRefused) {
+  ResultsDocument doc;
+  doc.implementations.push_back({.name = "cpu.soa"});
+  nlohmann::json j = doc;
+  j["implementations"][0]["device"] = "fpga";
+  const fs::path dir = scratch("spelling");
+  std::ofstream(dir / "results.json") << j.dump();
+  try {
+    load_results(dir / "results.json");
+    ADD_FAILURE() << "an unknown device was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'fpga' is not one of cpu, gpu"), std::string::npos)
+        << e.what();
+  }
   fs::remove_all(dir);
 }
 
@@ -179,7 +230,7 @@ TEST(CommandLine, RunWritesResultsAndReport) {
   EXPECT_TRUE(doc.complete);
   ASSERT_EQ(doc.results.size(), 4u);
   for (const ResultRecord& rec : doc.results) {
-    EXPECT_EQ(rec.status, "ok") << rec.reason;
+    EXPECT_EQ(rec.status, Status::ok) << rec.reason;
     ASSERT_TRUE(rec.kernel.has_value());
     EXPECT_EQ(rec.kernel->repetitions, 2);
     EXPECT_GT(rec.kernel_rate->interactions_per_second, 0);
@@ -199,7 +250,7 @@ TEST(CommandLine, HopelessFirstSizeIsSkippedWithTheEstimate) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
   const ResultsDocument doc = load_results(dir / "out" / "results.json");
   ASSERT_EQ(doc.results.size(), 1u);
-  EXPECT_EQ(doc.results[0].status, "skipped");
+  EXPECT_EQ(doc.results[0].status, Status::skipped);
   EXPECT_NE(doc.results[0].reason.find("--max-eval-seconds"), std::string::npos)
       << doc.results[0].reason;
   fs::remove_all(dir);

@@ -149,14 +149,15 @@ void print_validation(const nbody::ResultsDocument& doc) {
   for (const nbody::ResultRecord& r : doc.results) {
     if (!r.accuracy) {
       fmt::print("{:<22} {:>9} {:<8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {}\n",
-                 r.implementation, r.n, r.status, "-", "-", "-", "-", "-", "-", r.reason);
+                 r.implementation, r.n, nbody::to_string(r.status), "-", "-", "-", "-", "-", "-",
+                 r.reason);
       continue;
     }
     const nbody::AccuracyRecord& a = *r.accuracy;
     fmt::print(
         "{:<22} {:>9} {:<8} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e}  {}\n",
-        r.implementation, r.n, r.status, a.metrics.relative_l2, a.relative_l2_bound,
-        a.metrics.max_relative, a.max_relative_bound, a.metrics.p99_relative,
+        r.implementation, r.n, nbody::to_string(r.status), a.metrics.relative_l2,
+        a.relative_l2_bound, a.metrics.max_relative, a.max_relative_bound, a.metrics.p99_relative,
         a.metrics.median_relative,
         a.sampled ? fmt::format("{} bodies sampled", a.metrics.bodies_compared) : "");
   }
@@ -165,7 +166,7 @@ void print_validation(const nbody::ResultsDocument& doc) {
 int exit_code(const nbody::ResultsDocument& doc) {
   if (doc.interrupted) return kExitInterrupted;
   for (const nbody::ResultRecord& r : doc.results) {
-    if (r.status == "failed") return kExitFailed;
+    if (r.status == nbody::Status::failed) return kExitFailed;
   }
   return 0;
 }
@@ -240,7 +241,7 @@ int run_main(int argc, char** argv) {
     return 0;
   }
   if (*peaks) {
-    const nlohmann::json ceilings = nbody::measure_ceilings(remeasure);
+    const std::optional<nbody::Ceilings> ceilings = nbody::measure_ceilings(remeasure);
     fmt::print("{}", nbody::reports::render_ceilings_table(ceilings));
     return 0;
   }
@@ -252,7 +253,7 @@ int run_main(int argc, char** argv) {
   const auto progress = nbody::make_stderr_progress();
   nbody::SuiteContext context{.registry = registry,
                               .counter_sources = counter_sources,
-                              .ceilings = nullptr,
+                              .ceilings = std::nullopt,
                               .gpus = nbody::describe_gpus(),
                               .progress = *progress,
                               .checkpoint = {}};

@@ -144,26 +144,17 @@ RateFigures rates(const TimingStatistics& t, double credited_interactions) {
   return r;
 }
 
-nlohmann::json to_json(const CounterReadout& c) {
-  nlohmann::json j;
-  j["source"] = c.source;
-  j["available"] = c.unavailable_reason.empty();
-  if (!c.unavailable_reason.empty()) j["unavailable_reason"] = c.unavailable_reason;
-  j["metrics"] = c.metrics;
-  j["derived"] = c.derived;
-  return j;
-}
-
 ImplementationRecord describe(const Implementation& impl, const ExecutionOptions& execution) {
   const ImplementationInfo& info = impl.info;
   ImplementationRecord r;
   r.name = info.name;
   r.description = info.description;
-  r.device = to_string(info.device);
-  r.layout = to_string(info.layout);
-  r.precision = to_string(info.precision);
-  r.accuracy_class = to_string(info.accuracy_class);
-  r.pairs = to_string(info.pairs);
+  r.device = info.device;
+  r.layout = info.layout;
+  r.precision = info.precision;
+  r.accuracy_class = info.accuracy_class;
+  r.pairs = info.pairs;
+  r.role = info.role;
   r.multithreaded = info.multithreaded;
   r.optimizations = info.optimizations;
   r.unit_roundoff = info.tolerance.unit_roundoff;
@@ -377,7 +368,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
         }
       }
       if (skip) {
-        record.status = "skipped";
+        record.status = Status::skipped;
         record.reason = *skip;
         doc.results.push_back(record);
         context.progress.update(step, total, label + ": skipped");
@@ -409,10 +400,10 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
         accuracy.passed = info.tolerance.accepts(accuracy.metrics, n);
         record.accuracy = accuracy;
         if (!accuracy.passed) {
-          record.status = "failed";
+          record.status = Status::failed;
           record.reason = describe_failure(accuracy);
         } else if (mode == SuiteMode::validate) {
-          record.status = "ok";
+          record.status = Status::ok;
         } else {
           context.progress.update(step, total, label + ": timing");
           record.kernel = time_evaluations(*run, PreparedRun::Scope::kernel, options);
@@ -423,20 +414,19 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
             record.end_to_end = time_evaluations(*run, PreparedRun::Scope::end_to_end, options);
             record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
           }
-          record.status = "ok";
+          record.status = Status::ok;
           if (options.counters) {
             for (const std::unique_ptr<CounterSource>& source : context.counter_sources) {
               if (!source->applies_to(info)) continue;
               context.progress.update(step, total, label + ": counters");
-              record.counters = to_json(source->read(*run, info, n, context.ceilings));
+              record.counters = source->read(*run, info, n, context.ceilings.value_or(Ceilings{}));
               break;
             }
           } else {
-            record.counters =
-                to_json(CounterReadout{.source = "none",
-                                       .unavailable_reason = "disabled by --no-counters",
-                                       .metrics = {},
-                                       .derived = {}});
+            record.counters = CounterReadout{.source = "none",
+                                             .unavailable_reason = "disabled by --no-counters",
+                                             .metrics = {},
+                                             .derived = {}};
           }
         }
       } catch (const std::exception& e) {
@@ -444,7 +434,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
           interrupted = true;
           break;
         }
-        record.status = "failed";
+        record.status = Status::failed;
         record.reason = e.what();
       }
       doc.results.push_back(record);

@@ -9,22 +9,6 @@
 
 namespace nbody {
 
-std::string_view to_string(DeviceKind v) {
-  return v == DeviceKind::cpu ? "cpu" : "gpu";
-}
-std::string_view to_string(Layout v) {
-  return v == Layout::aos ? "aos" : "soa";
-}
-std::string_view to_string(Precision v) {
-  return v == Precision::f32 ? "f32" : "f64";
-}
-std::string_view to_string(AccuracyClass v) {
-  return v == AccuracyClass::full ? "full" : "approximate";
-}
-std::string_view to_string(PairScheme v) {
-  return v == PairScheme::all_pairs ? "all_pairs" : "symmetric";
-}
-
 void Registry::add(Implementation implementation) {
   if (find(implementation.info.name) != nullptr) {
     throw std::logic_error("duplicate implementation name: " + implementation.info.name);

@@ -23,6 +23,19 @@ double number_or_nan(const nlohmann::json& j, const char* key) {
   return it->get<double>();
 }
 
+// Version 1 had no roles: its reports named the naive baselines, cpu.aos and gpu.aos, by name.
+void upgrade_from_version_1(nlohmann::json& j) {
+  if (j.contains("implementations") && j["implementations"].is_array()) {
+    for (nlohmann::json& impl : j["implementations"]) {
+      if (!impl.is_object() || impl.contains("role")) continue;
+      const std::string name = impl.value("name", std::string{});
+      impl["role"] =
+          name == "cpu.aos" || name == "gpu.aos" ? Role::naive_baseline : Role::optimized;
+    }
+  }
+  j["schema_version"] = kResultsSchemaVersion;
+}
+
 }  // namespace
 
 void to_json(nlohmann::json& j, const AccuracyMetrics& v) {
@@ -57,10 +70,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultRecord, implementation, in
                                                 kernel, end_to_end, kernel_rate, end_to_end_rate,
                                                 counters)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ImplementationRecord, name, description, device,
-                                                layout, precision, accuracy_class, pairs,
+                                                layout, precision, accuracy_class, pairs, role,
                                                 multithreaded, optimizations, unit_roundoff,
                                                 relative_l2_coefficient, max_relative_coefficient,
                                                 available, unavailable_reason, threads)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuDescription, ordinal, name, compute_capability,
+                                                sm_count, sm_clock_khz, memory_clock_khz,
+                                                memory_bus_width_bits, memory_bytes, l2_cache_bytes,
+                                                driver_version, runtime_version)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MachineRecord, hostname, os, cpu_model,
                                                 logical_cpus, physical_cores, isa_features,
                                                 memory_bytes, gpus)
@@ -101,9 +118,10 @@ ResultsDocument load_results(const std::filesystem::path& path) {
                                  path.string(), j.value("schema_version", 0),
                                  kResultsSchemaVersion));
   }
+  if (j.value("schema_version", 0) < 2) upgrade_from_version_1(j);
   try {
     return j.get<ResultsDocument>();
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const std::exception& e) {  // nlohmann's errors, and an unknown enum spelling
     throw UsageError(
         fmt::format("{} does not follow the results schema: {}", path.string(), e.what()));
   }

@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "nbody/peaks/cpu_counter_figures.hpp"
 #include "nbody/peaks/cpu_peaks.hpp"
 #include "nbody/peaks/hot_loop.hpp"
 
@@ -20,8 +21,8 @@ class CpuDisassemblyCounterSource final : public CounterSource {
     return info.device == DeviceKind::cpu;
   }
 
-  CounterReadout read(PreparedRun& run, const ImplementationInfo& info, std::size_t /*n*/,
-                      const nlohmann::json& /*ceilings*/) override {
+  CounterReadout read(PreparedRun& run, const ImplementationInfo& info, std::size_t n,
+                      const Ceilings& ceilings) override {
     CounterReadout readout;
     readout.source = "disassembly";
     try {
@@ -77,6 +78,7 @@ class CpuDisassemblyCounterSource final : public CounterSource {
         }
       }
       m["threads"] = threads;
+      readout.derived = derive_cpu_figures(m, info, n, ceilings);
     } catch (const std::exception& error) {
       readout.unavailable_reason = std::string("disassembly counters failed: ") + error.what();
     }

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "nbody/profiler/cupti.hpp"
+#include "nbody/profiler/gpu_counter_figures.hpp"
 
 namespace nbody::profiler {
 
@@ -56,8 +57,8 @@ class CuptiCounterSource final : public CounterSource {
     return info.device == DeviceKind::gpu;
   }
 
-  CounterReadout read(PreparedRun& run, const ImplementationInfo& /*info*/, std::size_t /*n*/,
-                      const nlohmann::json& /*ceilings*/) override {
+  CounterReadout read(PreparedRun& run, const ImplementationInfo& info, std::size_t n,
+                      const Ceilings& ceilings) override {
     CounterReadout readout;
     readout.source = "cupti-range-profiler";
     try {
@@ -82,6 +83,7 @@ class CuptiCounterSource final : public CounterSource {
       readout.metrics = combine_ranges(profile.ranges);
       readout.metrics["kernel_launches"] = static_cast<double>(profile.ranges.size());
       if (sm_count > 0) readout.metrics["sm_count"] = sm_count;
+      readout.derived = derive_gpu_figures(readout.metrics, info, n, ceilings);
     } catch (const std::exception& error) {
       readout.unavailable_reason = std::string("CUPTI counters failed: ") + error.what();
     }

@@ -54,7 +54,7 @@ struct Pick {
 };
 
 std::optional<double> rate(const ResultRecord& r) {
-  if (r.status != "ok" || !r.kernel_rate) return std::nullopt;
+  if (r.status != Status::ok || !r.kernel_rate) return std::nullopt;
   return r.kernel_rate->interactions_per_second;
 }
 
@@ -65,11 +65,11 @@ void headline(std::string& out, const ResultsDocument& doc) {
   }
   std::string rows;
   for (const std::size_t n : sizes) {
-    std::map<std::string, Pick> best;  // device -> best full-accuracy float32 result
+    std::map<DeviceKind, Pick> best;  // device -> best full-accuracy float32 result
     for (const ResultRecord& r : doc.results) {
       const ImplementationRecord* impl = find_impl(doc, r.implementation);
-      if (r.n != n || !impl || !rate(r) || impl->accuracy_class != "full" ||
-          impl->precision != "f32")
+      if (r.n != n || !impl || !rate(r) || impl->accuracy_class != AccuracyClass::full ||
+          impl->precision != Precision::f32)
         continue;
       Pick& p = best[impl->device];
       if (!p.record || *rate(r) > *rate(*p.record)) p.record = &r;
@@ -88,8 +88,9 @@ void headline(std::string& out, const ResultsDocument& doc) {
     const auto ratio = [](const ResultRecord* gpu, const ResultRecord* cpu) {
       return gpu && cpu ? fmt::format("{:.3g}×", *rate(*gpu) / *rate(*cpu)) : std::string("—");
     };
-    rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", n, cell(best["cpu"].record),
-                        cell(best["gpu"].record), ratio(best["gpu"].record, best["cpu"].record),
+    rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", n,
+                        cell(best[DeviceKind::cpu].record), cell(best[DeviceKind::gpu].record),
+                        ratio(best[DeviceKind::gpu].record, best[DeviceKind::cpu].record),
                         cell(naive_cpu), cell(naive_gpu), ratio(naive_gpu, naive_cpu));
   }
   out += "## Headline: best against best, naive against naive\n\n";
@@ -112,8 +113,9 @@ void results_table(std::string& out, const ResultsDocument& doc, bool approximat
   out += "|---|---:|---|---:|---|---:|---:|---|---:|---:|---:|---:|---|\n";
   for (const ResultRecord& r : doc.results) {
     const ImplementationRecord* impl = find_impl(doc, r.implementation);
-    if (!impl || (impl->accuracy_class == "approximate") != approximate_class) continue;
-    if (r.status == "skipped") continue;  // listed, grouped, under "Skipped"
+    if (!impl || (impl->accuracy_class == AccuracyClass::approximate) != approximate_class)
+      continue;
+    if (r.status == Status::skipped) continue;  // listed, grouped, under "Skipped"
     std::string timing = "| — | — | — | — | — | — | — ";
     if (r.kernel && r.kernel_rate) {
       const TimingStatistics& t = *r.kernel;
@@ -135,7 +137,8 @@ void results_table(std::string& out, const ResultsDocument& doc, bool approximat
           a.sampled ? fmt::format(" ({} bodies sampled)", a.metrics.bodies_compared) : "");
     }
     const std::string status =
-        r.status == "ok" ? "ok" : fmt::format("**{}**: {}", r.status, escape(r.reason));
+        r.status == Status::ok ? "ok"
+                               : fmt::format("**{}**: {}", to_string(r.status), escape(r.reason));
     out += fmt::format("| {} | {} | {} {}{}|\n", r.implementation, r.n, status, timing, accuracy);
   }
   out += "\n";
@@ -146,7 +149,7 @@ void results_table(std::string& out, const ResultsDocument& doc, bool approximat
 void skipped_table(std::string& out, const ResultsDocument& doc) {
   std::vector<std::pair<std::pair<std::string, std::string>, std::vector<std::size_t>>> groups;
   for (const ResultRecord& r : doc.results) {
-    if (r.status != "skipped") continue;
+    if (r.status != Status::skipped) continue;
     const std::pair<std::string, std::string> key{r.implementation, r.reason};
     auto it =
         std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
@@ -164,10 +167,10 @@ void skipped_table(std::string& out, const ResultsDocument& doc) {
   out += "\n";
 }
 
-std::string derived_cell(const nlohmann::json& derived, const char* key, const char* format,
+std::string derived_cell(const std::optional<double>& figure, const char* format,
                          double scale = 1) {
-  if (!derived.contains(key) || !derived[key].is_number()) return "—";
-  return fmt::format(fmt::runtime(format), derived[key].get<double>() * scale);
+  if (!figure) return "—";
+  return fmt::format(fmt::runtime(format), *figure * scale);
 }
 
 // "disassembly of the hot loop (avx512f loop, 512-bit, in <signature>)" -> "disassembly of the hot
@@ -183,26 +186,25 @@ std::string short_source(const std::string& source) {
 void counters_table(std::string& out, const ResultsDocument& doc) {
   std::string rows;
   for (const ResultRecord& r : doc.results) {
-    if (r.counters.is_null()) continue;
-    if (!r.counters.value("available", false)) {
+    if (!r.counters) continue;
+    if (!r.counters->available()) {
       rows += fmt::format("| {} | {} | counters unavailable: {} |||||||||||\n", r.implementation,
-                          r.n, escape(r.counters.value("unavailable_reason", std::string{})));
+                          r.n, escape(r.counters->unavailable_reason));
       continue;
     }
-    const nlohmann::json& d = r.counters["derived"];
-    rows +=
-        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                    r.implementation, r.n, short_source(r.counters.value("source", std::string{})),
-                    derived_cell(d, "counted_flops_per_interaction", "{:.2f}"),
-                    derived_cell(d, "gflops_counted", "{:.4g}"),
-                    derived_cell(d, "fraction_of_measured_peak", "{:.0f}%", 100),
-                    derived_cell(d, "instructions_per_interaction", "{:.3g}"),
-                    derived_cell(d, "instruction_bound_interactions_per_second", "{:.3g}"),
-                    derived_cell(d, "fraction_of_instruction_bound", "{:.0f}%", 100),
-                    derived_cell(d, "fraction_of_interaction_mix_ceiling", "{:.0f}%", 100),
-                    derived_cell(d, "dram_bytes_per_second", "{:.3g}", 1e-9),
-                    derived_cell(d, "arithmetic_intensity_flops_per_dram_byte", "{:.3g}"),
-                    derived_cell(d, "achieved_occupancy", "{:.0f}%", 100));
+    const DerivedFigures& d = r.counters->derived;
+    rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                        r.implementation, r.n, short_source(r.counters->source),
+                        derived_cell(d.counted_flops_per_interaction, "{:.2f}"),
+                        derived_cell(d.gflops_counted, "{:.4g}"),
+                        derived_cell(d.fraction_of_measured_peak, "{:.0f}%", 100),
+                        derived_cell(d.instructions_per_interaction, "{:.3g}"),
+                        derived_cell(d.instruction_bound_interactions_per_second, "{:.3g}"),
+                        derived_cell(d.fraction_of_instruction_bound, "{:.0f}%", 100),
+                        derived_cell(d.fraction_of_interaction_mix_ceiling, "{:.0f}%", 100),
+                        derived_cell(d.dram_bytes_per_second, "{:.3g}", 1e-9),
+                        derived_cell(d.arithmetic_intensity_flops_per_dram_byte, "{:.3g}"),
+                        derived_cell(d.achieved_occupancy, "{:.0f}%", 100));
   }
   if (rows.empty()) return;
   out +=
@@ -225,9 +227,9 @@ std::string render_markdown(const ResultsDocument& doc) {
   std::string out = "# nbody-fair report\n\n";
   std::size_t failed = 0, skipped = 0, ok = 0;
   for (const ResultRecord& r : doc.results) {
-    failed += r.status == "failed";
-    skipped += r.status == "skipped";
-    ok += r.status == "ok";
+    failed += r.status == Status::failed;
+    skipped += r.status == Status::skipped;
+    ok += r.status == Status::ok;
   }
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
                      escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
@@ -245,24 +247,26 @@ std::string render_markdown(const ResultsDocument& doc) {
       doc.settings.softening, doc.settings.repetitions, doc.settings.min_time_s);
   if (doc.settings.command == "run") headline(out, doc);
   results_table(out, doc, false);
-  if (std::any_of(
-          doc.implementations.begin(), doc.implementations.end(),
-          [](const ImplementationRecord& i) { return i.accuracy_class == "approximate"; })) {
+  if (std::any_of(doc.implementations.begin(), doc.implementations.end(),
+                  [](const ImplementationRecord& i) {
+                    return i.accuracy_class == AccuracyClass::approximate;
+                  })) {
     results_table(out, doc, true);
   }
   skipped_table(out, doc);
   counters_table(out, doc);
-  if (!doc.ceilings.is_null()) out += render_ceilings_table(doc.ceilings) + "\n";
+  if (doc.ceilings) out += render_ceilings_table(doc.ceilings) + "\n";
 
   out +=
       "## Implementations\n\n| name | device | layout | precision | accuracy class | pairs | "
       "threads | available | optimizations |\n|---|---|---|---|---|---|---:|---|---|\n";
   for (const ImplementationRecord& i : doc.implementations) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", i.name, i.device,
-                       i.layout, i.precision, i.accuracy_class,
-                       i.pairs == "symmetric" ? "N(N−1)/2 evaluated, N² credited" : "N²", i.threads,
-                       i.available ? "yes" : "no: " + escape(i.unavailable_reason),
-                       escape(fmt::format("{}", fmt::join(i.optimizations, "; "))));
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", i.name, to_string(i.device),
+                    to_string(i.layout), to_string(i.precision), to_string(i.accuracy_class),
+                    i.pairs == PairScheme::symmetric ? "N(N−1)/2 evaluated, N² credited" : "N²",
+                    i.threads, i.available ? "yes" : "no: " + escape(i.unavailable_reason),
+                    escape(fmt::format("{}", fmt::join(i.optimizations, "; "))));
   }
 
   const MachineRecord& m = doc.machine;
@@ -272,15 +276,12 @@ std::string render_markdown(const ResultsDocument& doc) {
   out += fmt::format("- Memory: {:.1f} GiB; OS: {}; host: {}\n",
                      static_cast<double>(m.memory_bytes) / (1u << 30), m.os, m.hostname);
   if (m.gpus.empty()) out += "- GPU: none found\n";
-  for (const auto& g : m.gpus) {
+  for (const GpuDescription& g : m.gpus) {
     out += fmt::format(
         "- GPU {}: {} (compute capability {}, {} SMs, SM clock {} MHz, {:.1f} GiB, driver {}, "
         "runtime {})\n",
-        g.value("ordinal", 0), g.value("name", std::string{}),
-        g.value("compute_capability", std::string{}), g.value("sm_count", 0),
-        g.value("sm_clock_khz", 0) / 1000,
-        static_cast<double>(g.value("memory_bytes", std::uint64_t{0})) / (1u << 30),
-        g.value("driver_version", 0), g.value("runtime_version", 0));
+        g.ordinal, g.name, g.compute_capability, g.sm_count, g.sm_clock_khz / 1000,
+        static_cast<double>(g.memory_bytes) / (1u << 30), g.driver_version, g.runtime_version);
   }
   const BuildRecord& b = doc.build;
   out += fmt::format("- nbody-fair {} ({}); C++: {} `{}`; CUDA: {} `{}` (architectures {})\n",

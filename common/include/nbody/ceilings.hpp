@@ -1,16 +1,17 @@
 #pragma once
-// Ceilings measured on this machine (FAIRNESS.md rule 6), as self-describing JSON:
-//   {"schema": "nbody-fair/ceilings", "version": 1, "machine": {...}, "measured_at": "...",
-//    "from_cache": bool, "cache_file": "...",
-//    "entries": [{"name", "device", "quantity", "value", "unit", "threads", "isa", "method",
-//                 "datasheet": {"value", "source"} | null, "theoretical": {...} | null, ...}],
-//    "unavailable": [{"name", "reason"}]}
-// measure_ceilings() (nbody/app/ceilings.hpp) produces it; counter figures look entries up by name.
+// Ceilings measured on this machine (FAIRNESS.md rule 6). cpu/ and gpu/ measure their own entries
+// (a CeilingMeasurement each); the program assembles them into one Ceilings document, caches it
+// per machine, and records it in results.json (docs/results-schema.md, "ceilings"). Counter
+// figures look entries up by name.
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "nbody/json_optional.hpp"
+#include "nbody/properties.hpp"
 
 namespace nbody {
 
@@ -29,13 +30,91 @@ inline constexpr const char* kGpuMemoryBandwidthCeiling = "gpu.memory_bandwidth.
 // Interactions per second of the float32 interaction's instruction mix alone (12 FP32 + MUFU.RSQ).
 inline constexpr const char* kGpuInteractionMixCeiling = "gpu.fp32_interaction_mix";
 
-// The entry called `name`, or null.
-const nlohmann::json* find_ceiling(const nlohmann::json& ceilings, std::string_view name);
-std::optional<double> ceiling_value(const nlohmann::json& ceilings, std::string_view name);
-std::optional<double> ceiling_datasheet_value(const nlohmann::json& ceilings,
-                                              std::string_view name);
+struct PublishedFigure {
+  double value = 0;
+  std::string source;  // the datasheet
+};
 
-// Published figures for a GPU known by its device name (H100 SXM / PCIe / NVL, H200), or null.
-nlohmann::json gpu_datasheet(std::string_view device_name);
+struct TheoreticalFigure {
+  double value = 0;
+  std::string basis;  // how it follows from the hardware's units and clock
+};
+
+struct CeilingEntry {
+  std::string name;
+  DeviceKind device = DeviceKind::cpu;
+  std::string quantity;  // "float32 FMA throughput", "memory bandwidth", ...
+  double value = 0;      // measured
+  std::string unit;      // "FLOP/s", "B/s", "1/s", "int/s"
+  std::string method;
+  std::optional<PublishedFigure> datasheet;
+  std::optional<TheoreticalFigure> theoretical;
+  std::optional<int> threads;  // CPU entries: the threads it ran on
+  std::string isa;             // CPU FMA entries
+  int lanes = 0;               // CPU FMA entries: float32 lanes per vector
+  // CPU FMA entries: arithmetic vector instructions per second, the issue rate that instruction
+  // bounds divide by.
+  std::optional<double> fp_instructions_per_second;
+  std::string device_name;     // GPU entries
+  std::string datasheet_note;  // why there is no datasheet figure, where that needs saying
+};
+
+struct UnavailableCeiling {
+  std::string name;
+  std::string reason;
+};
+
+// What one part of the suite (cpu/, gpu/) measured.
+struct CeilingMeasurement {
+  std::vector<CeilingEntry> entries;
+  std::vector<UnavailableCeiling> unavailable;
+  // Why figures may read low (a busy machine, throttled clocks): a measurement with warnings is
+  // used for its run only and never cached.
+  std::vector<std::string> warnings;
+};
+
+// What identifies a machine for the cache: a change of any of these remeasures.
+struct GpuFingerprint {
+  std::string name;
+  int sm_count = 0;
+  int driver_version = 0;
+  bool operator==(const GpuFingerprint&) const = default;
+};
+struct MachineFingerprint {
+  std::string hostname;
+  std::string cpu_model;
+  int logical_cpus = 0;
+  std::vector<GpuFingerprint> gpus;
+  bool operator==(const MachineFingerprint&) const = default;
+};
+
+struct Ceilings {
+  std::string schema = kCeilingsSchemaName;
+  int version = kCeilingsSchemaVersion;
+  MachineFingerprint machine;
+  std::string measured_at;  // UTC, ISO 8601
+  bool from_cache = false;
+  std::string cache_file;  // where it was read from or written to; empty when not cached
+  std::vector<CeilingEntry> entries;
+  std::vector<UnavailableCeiling> unavailable;
+  std::vector<std::string> warnings;
+
+  // The entry called `name`, or null.
+  const CeilingEntry* find(std::string_view name) const;
+  std::optional<double> value(std::string_view name) const;
+  std::optional<double> datasheet_value(std::string_view name) const;
+};
+
+void to_json(nlohmann::json& j, const CeilingEntry& v);
+void from_json(const nlohmann::json& j, CeilingEntry& v);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PublishedFigure, value, source)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TheoreticalFigure, value, basis)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(UnavailableCeiling, name, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuFingerprint, name, sm_count, driver_version)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MachineFingerprint, hostname, cpu_model,
+                                                logical_cpus, gpus)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Ceilings, schema, version, machine, measured_at,
+                                                from_cache, cache_file, entries, unavailable,
+                                                warnings)
 
 }  // namespace nbody

@@ -15,30 +15,15 @@
 
 #include "nbody/accuracy.hpp"
 #include "nbody/bodies.hpp"
+#include "nbody/properties.hpp"
 
 namespace nbody {
-
-enum class DeviceKind { cpu, gpu };
-enum class Layout { aos, soa };
-enum class Precision { f32, f64 };
-// Full: within a few ulp per interaction (exact 1/sqrt, GPU rsqrtf, or rsqrt + one Newton step).
-// Approximate: a bare 12/14-bit rsqrt; never ranked beside full-accuracy results (FAIRNESS rule 2).
-enum class AccuracyClass { full, approximate };
-// all_pairs evaluates N^2 interactions; symmetric evaluates N(N-1)/2 pairs and applies each twice
-// (Newton's third law), credited N^2 "equivalent" interactions (FAIRNESS rule 4).
-enum class PairScheme { all_pairs, symmetric };
 
 // Pairs a formulation evaluates for N bodies: N^2, or N(N-1)/2 for symmetric ones. Either way N^2
 // interactions are credited (FAIRNESS rule 4).
 inline std::uint64_t pairs_evaluated(PairScheme pairs, std::uint64_t n) {
   return pairs == PairScheme::all_pairs ? n * n : n * (n - 1) / 2;
 }
-
-std::string_view to_string(DeviceKind v);
-std::string_view to_string(Layout v);
-std::string_view to_string(Precision v);
-std::string_view to_string(AccuracyClass v);
-std::string_view to_string(PairScheme v);
 
 // Options a user can set for a run; each implementation uses those that apply to it.
 struct ExecutionOptions {
@@ -76,6 +61,7 @@ struct ImplementationInfo {
   Precision precision = Precision::f32;
   AccuracyClass accuracy_class = AccuracyClass::full;
   PairScheme pairs = PairScheme::all_pairs;
+  Role role = Role::optimized;
   bool multithreaded = false;              // uses more than one CPU thread
   std::vector<std::string> optimizations;  // listed in reports (FAIRNESS rule 3)
   Tolerance tolerance;

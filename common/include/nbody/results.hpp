@@ -11,12 +11,17 @@
 #include <nlohmann/json.hpp>
 
 #include "nbody/accuracy.hpp"
+#include "nbody/ceilings.hpp"
+#include "nbody/counters.hpp"
 #include "nbody/json_optional.hpp"
+#include "nbody/properties.hpp"
 
 namespace nbody {
 
 inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
-inline constexpr int kResultsSchemaVersion = 1;
+// 2: implementations have a role; enums, counters, ceilings and GPUs are typed (same spellings).
+// Version 1 files are still read (docs/results-schema.md says how).
+inline constexpr int kResultsSchemaVersion = 2;
 
 struct TimingStatistics {
   int repetitions = 0;
@@ -48,8 +53,8 @@ struct ResultRecord {
   std::string implementation;
   std::string initial_condition;
   std::size_t n = 0;
-  std::string status;  // "ok", "failed" (accuracy or error), "skipped"
-  std::string reason;  // why failed or skipped
+  Status status = Status::ok;  // failed: accuracy or an error; skipped: see reason
+  std::string reason;          // why failed or skipped
   std::string input_hash;
   std::uint64_t pairs_evaluated = 0;  // N^2, or N(N-1)/2 for symmetric kernels
   double interactions_credited = 0;   // N^2 in every case (FAIRNESS rule 4)
@@ -60,11 +65,17 @@ struct ResultRecord {
   std::optional<TimingStatistics> end_to_end;  // GPU only: copies included
   std::optional<RateFigures> kernel_rate;
   std::optional<RateFigures> end_to_end_rate;
-  nlohmann::json counters;  // CounterReadout, or null
+  std::optional<CounterReadout> counters;
 };
 
 struct ImplementationRecord {
-  std::string name, description, device, layout, precision, accuracy_class, pairs;
+  std::string name, description;
+  DeviceKind device = DeviceKind::cpu;
+  Layout layout = Layout::aos;
+  Precision precision = Precision::f32;
+  AccuracyClass accuracy_class = AccuracyClass::full;
+  PairScheme pairs = PairScheme::all_pairs;
+  Role role = Role::optimized;
   bool multithreaded = false;
   std::vector<std::string> optimizations;
   double unit_roundoff = 0, relative_l2_coefficient = 0, max_relative_coefficient = 0;
@@ -73,12 +84,26 @@ struct ImplementationRecord {
   int threads = 0;
 };
 
+struct GpuDescription {
+  int ordinal = 0;
+  std::string name;
+  std::string compute_capability;  // "9.0"
+  int sm_count = 0;
+  int sm_clock_khz = 0;  // maximum
+  int memory_clock_khz = 0;
+  int memory_bus_width_bits = 0;
+  std::uint64_t memory_bytes = 0;
+  std::uint64_t l2_cache_bytes = 0;
+  int driver_version = 0;  // CUDA's encoding: 13000 for 13.0
+  int runtime_version = 0;
+};
+
 struct MachineRecord {
   std::string hostname, os, cpu_model;
   int logical_cpus = 0, physical_cores = 0;
   std::vector<std::string> isa_features;
   std::uint64_t memory_bytes = 0;
-  nlohmann::json gpus = nlohmann::json::array();
+  std::vector<GpuDescription> gpus;
 };
 
 struct BuildRecord {
@@ -122,7 +147,7 @@ struct ResultsDocument {
   MachineRecord machine;
   BuildRecord build;
   RunSettings settings;
-  nlohmann::json ceilings;  // measured ceilings (null when not measured)
+  std::optional<Ceilings> ceilings;  // empty when not measured
   std::vector<ImplementationRecord> implementations;
   std::vector<InputRecord> inputs;
   std::vector<ResultRecord> results;
@@ -140,6 +165,8 @@ void to_json(nlohmann::json& j, const ResultRecord& v);
 void from_json(const nlohmann::json& j, ResultRecord& v);
 void to_json(nlohmann::json& j, const ImplementationRecord& v);
 void from_json(const nlohmann::json& j, ImplementationRecord& v);
+void to_json(nlohmann::json& j, const GpuDescription& v);
+void from_json(const nlohmann::json& j, GpuDescription& v);
 void to_json(nlohmann::json& j, const MachineRecord& v);
 void from_json(const nlohmann::json& j, MachineRecord& v);
 void to_json(nlohmann::json& j, const BuildRecord& v);
@@ -152,7 +179,8 @@ void to_json(nlohmann::json& j, const ResultsDocument& v);
 void from_json(const nlohmann::json& j, ResultsDocument& v);
 
 void save_results(const ResultsDocument& document, const std::filesystem::path& path);
-// Throws UsageError for a missing file, invalid JSON or another schema.
+// Reads version 1 and 2 files. Throws UsageError for a missing file, invalid JSON, another schema
+// or a newer version.
 ResultsDocument load_results(const std::filesystem::path& path);
 
 }  // namespace nbody

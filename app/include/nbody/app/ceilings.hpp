@@ -1,10 +1,9 @@
 #pragma once
-// The ceilings of this machine (FAIRNESS.md rule 6), measured by cpu/ and gpu/ and assembled here,
-// cached per machine.
+// The ceilings of this machine (FAIRNESS.md rule 6): cpu/ and gpu/ measure their own entries,
+// assembled here into one document and cached per machine.
 #include <cstddef>
 #include <filesystem>
-
-#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "nbody/ceilings.hpp"
 
@@ -23,12 +22,11 @@ struct CeilingOptions {
   int gpu_device = 0;
 };
 
-// Measures (or reads from the cache) and returns the ceilings document; null when nothing could
-// be measured. Never throws.
-nlohmann::json measure_ceilings(const CeilingOptions& options);
+// Measures (or reads from the cache) the ceilings; empty when nothing could be measured. Ceilings
+// with warnings are used for their run only, never cached. Never throws.
+std::optional<Ceilings> measure_ceilings(const CeilingOptions& options);
 
-// Ceilings measured on this machine (cached per machine), as JSON for results.json; `null` when
-// none could be measured. `remeasure` ignores the cache.
-nlohmann::json measure_ceilings(bool remeasure);
+// The same with the default options.
+std::optional<Ceilings> measure_ceilings(bool remeasure);
 
 }  // namespace nbody

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,8 +63,8 @@ std::atomic<bool>& interrupt_requested();
 struct SuiteContext {
   const Registry& registry;
   std::span<const std::unique_ptr<CounterSource>> counter_sources;
-  nlohmann::json ceilings;
-  nlohmann::json gpus;  // describe_gpus()
+  std::optional<Ceilings> ceilings;  // empty: not measured (--no-counters)
+  std::vector<GpuDescription> gpus;  // describe_gpus()
   ProgressSink& progress;
   // Called after every measurement with the document so far (for incremental, atomic saving).
   std::function<void(const ResultsDocument&)> checkpoint;

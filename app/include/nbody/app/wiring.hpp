@@ -4,10 +4,9 @@
 #include <memory>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "nbody/counters.hpp"
 #include "nbody/registry.hpp"
+#include "nbody/results.hpp"
 
 namespace nbody {
 
@@ -18,8 +17,8 @@ Registry make_default_registry();
 // CPU kernels).
 std::vector<std::unique_ptr<CounterSource>> make_counter_sources();
 
-// The CUDA devices present (name, SMs, clocks, memory, driver and runtime versions); an empty
-// array on a build without CUDA or a machine without a GPU.
-nlohmann::json describe_gpus();
+// The CUDA devices present (name, SMs, clocks, memory, driver and runtime versions); none on a
+// build without CUDA or a machine without a GPU.
+std::vector<GpuDescription> describe_gpus();
 
 }  // namespace nbody

@@ -1,9 +1,12 @@
 #pragma once
 // CPU ceilings measured on the machine itself (FAIRNESS.md rule 6): float32 FMA throughput of each
 // SIMD ISA on one core and on all cores, and memory bandwidth by a STREAM-style triad.
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "nbody/ceilings.hpp"
 
 namespace nbody::peaks {
 
@@ -43,6 +46,12 @@ std::size_t default_triad_bytes_per_array();
 
 // Logical CPUs oneTBB uses by default: "all cores" in the ceilings.
 int all_cores_threads();
+
+// The CPU's ceiling entries: cpu.fp32_flops.<isa>.{one_core,all_cores} for every ISA this CPU has
+// (`seconds_per_fma_run` per timed run) and cpu.memory_bandwidth.triad (`triad_bytes_per_array`
+// per array, 0: the default), with warnings where the machine was busy meanwhile.
+CeilingMeasurement measure_cpu_ceilings(double seconds_per_fma_run,
+                                        std::size_t triad_bytes_per_array);
 
 namespace detail {
 // Chains per thread: 16 registers (SSE, AVX2) hold 14 besides the two operands, 32 (AVX-512) 24.

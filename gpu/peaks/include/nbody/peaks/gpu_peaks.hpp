@@ -3,7 +3,11 @@
 // throughput, MUFU reciprocal-square-root throughput, device memory bandwidth. Host-only header.
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+
+#include "nbody/ceilings.hpp"
 
 namespace nbody::peaks {
 
@@ -30,6 +34,18 @@ struct GpuPeaks {
 
 // Never throws; a failure (no device, no driver) becomes unavailable_reason.
 GpuPeaks measure_gpu_peaks(int ordinal);
+
+// The GPU's ceiling entries (gpu.fp32_flops.fma, gpu.fp64_flops.fma, gpu.mufu_rsqrt,
+// gpu.fp32_interaction_mix, gpu.memory_bandwidth.d2d_copy) with their theoretical and datasheet
+// figures, warnings where one reads far below its theoretical figure. Never throws.
+CeilingMeasurement measure_gpu_ceilings(int ordinal);
+
+// Published figures of a GPU known by its device name (H100 SXM / PCIe / NVL, H200).
+struct GpuDatasheet {
+  double fp32_flops = 0, fp64_flops = 0, memory_bandwidth = 0;
+  const char* source = "";
+};
+std::optional<GpuDatasheet> gpu_datasheet(std::string_view device_name);
 
 // Work with a known instruction count, to check counters against: one launch of the float32 FMA
 // kernel of the ceiling with `blocks` x `threads` threads, each running kFmaChains chains for

@@ -57,8 +57,8 @@ KernelProfile profile_kernels(int ordinal, const std::function<void()>& work,
 // averages, rates) is weighted by each launch's gpu__time_duration.sum.
 std::map<std::string, double> combine_ranges(const std::vector<RangeValues>& ranges);
 
-// CounterSource for DeviceKind::gpu implementations: one kernel-scope evaluation, profiled.
-// Raw values only; derived figures are added by the caller (nbody/counter_figures.hpp).
+// CounterSource for DeviceKind::gpu implementations: one kernel-scope evaluation, profiled, its
+// figures derived (nbody/profiler/gpu_counter_figures.hpp).
 std::unique_ptr<CounterSource> make_cupti_counter_source();
 
 }  // namespace nbody::profiler
