@@ -1,16 +1,19 @@
-// The list of CPU formulations: one line each.
+// Every CPU formulation, from the list in formulations/formulations.inc.
 #include "nbody/cpu/cpu_run.hpp"
 #include "nbody/cpu/register.hpp"
 #include "nbody/cpu/simd_runs.hpp"
 
 namespace nbody {
+namespace cpu {
+#define NBODY_FORMULATION(register_function) void register_function(Registry& registry);
+#include "formulations/formulations.inc"
+#undef NBODY_FORMULATION
+}  // namespace cpu
 
 void register_cpu_implementations(Registry& registry) {
-  cpu::register_cpu_aos(registry);
-  cpu::register_cpu_soa(registry);
-  cpu::simd::register_cpu_simd(registry);  // cpu.simd and cpu.simd.approx
-  cpu::simd::register_cpu_tbb(registry);
-  cpu::simd::register_cpu_tbb_symmetric(registry);
+#define NBODY_FORMULATION(register_function) cpu::register_function(registry);
+#include "formulations/formulations.inc"
+#undef NBODY_FORMULATION
   // --isa and --threads are refused before anything runs, not per formulation mid-suite.
   registry.add_option_check([](const ExecutionOptions& options) {
     if (!options.isa.empty()) cpu::simd::resolve_isa(options.isa);

@@ -1,4 +1,4 @@
-// The list of GPU formulations: one line each.
+// Every GPU formulation, from the list in formulations/formulations.inc.
 #include <string>
 
 #include "nbody/errors.hpp"
@@ -6,13 +6,16 @@
 #include "nbody/gpu/formulations.hpp"
 
 namespace nbody {
+namespace gpu {
+#define NBODY_FORMULATION(register_function) void register_function(Registry& registry);
+#include "formulations/formulations.inc"
+#undef NBODY_FORMULATION
+}  // namespace gpu
 
 void register_gpu_implementations(Registry& registry) {
-  gpu::register_gpu_aos(registry);
-  gpu::register_gpu_shared(registry);
-  gpu::register_gpu_atomic(registry);
-  gpu::register_gpu_shuffle(registry);
-  gpu::register_gpu_tuned(registry);
+#define NBODY_FORMULATION(register_function) gpu::register_function(registry);
+#include "formulations/formulations.inc"
+#undef NBODY_FORMULATION
   // A --gpu ordinal this machine does not have is refused before anything runs, instead of every
   // GPU formulation failing on it. Without any GPU the formulations are skipped as unavailable.
   registry.add_option_check([](const ExecutionOptions& options) {

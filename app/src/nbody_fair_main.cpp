@@ -2,6 +2,7 @@
 // measurement lives in the runner, printing in reports/.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdint>
@@ -129,16 +130,20 @@ void finish_options(CommonOptions& o, const nbody::Registry& registry, int argc,
   o.suite.command_line.assign(argv, argv + argc);
 }
 
-void print_list(const nbody::Registry& registry, const nbody::ExecutionOptions& execution) {
-  fmt::print("{:<22} {:<4} {:<4} {:<4} {:<12} {:<10} {:>7}  {}\n", "implementation", "dev", "lay",
-             "prec", "accuracy", "pairs", "threads", "status");
-  for (const nbody::Implementation& impl : registry.all()) {
-    const auto reason = impl.unavailable_reason();
-    fmt::print("{:<22} {:<4} {:<4} {:<4} {:<12} {:<10} {:>7}  {}\n", impl.info.name,
-               nbody::to_string(impl.info.device), nbody::to_string(impl.info.layout),
-               nbody::to_string(impl.info.precision), nbody::to_string(impl.info.accuracy_class),
-               nbody::to_string(impl.info.pairs), impl.threads_used(execution),
-               reason ? "unavailable: " + *reason : "available");
+void print_list(const nbody::Registry& registry, const nbody::ExecutionOptions& execution,
+                bool variants) {
+  const std::vector<const nbody::Implementation*> listed = registry.select(".", variants);
+  std::size_t width = 14;
+  for (const nbody::Implementation* impl : listed) width = std::max(width, impl->info.name.size());
+  fmt::print("{:<{}} {:<4} {:<4} {:<4} {:<12} {:<10} {:<15} {:>7}  {}\n", "implementation", width,
+             "dev", "lay", "prec", "accuracy", "pairs", "role", "threads", "status");
+  for (const nbody::Implementation* impl : listed) {
+    const auto reason = impl->unavailable_reason();
+    fmt::print("{:<{}} {:<4} {:<4} {:<4} {:<12} {:<10} {:<15} {:>7}  {}\n", impl->info.name, width,
+               nbody::to_string(impl->info.device), nbody::to_string(impl->info.layout),
+               nbody::to_string(impl->info.precision), nbody::to_string(impl->info.accuracy_class),
+               nbody::to_string(impl->info.pairs), nbody::to_string(impl->info.role),
+               impl->threads_used(execution), reason ? "unavailable: " + *reason : "available");
   }
 }
 
@@ -181,6 +186,9 @@ int run_main(int argc, char** argv) {
       app.add_subcommand("list", "List the implementations and whether they can run here");
   list->add_option("--threads", list_execution.threads, "CPU threads (0 = all)");
   list->add_option("--gpu", list_execution.gpu_device, "CUDA device ordinal");
+  bool list_variants = false;
+  list->add_flag("--variants", list_variants,
+                 "Also list the tuning variants (other shapes of the optimized kernels)");
 
   CommonOptions validate_options;
   CLI::App* validate =
@@ -229,7 +237,7 @@ int run_main(int argc, char** argv) {
   }
 
   if (*list) {
-    print_list(registry, list_execution);
+    print_list(registry, list_execution, list_variants);
     return 0;
   }
   if (*report) {

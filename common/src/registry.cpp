@@ -31,7 +31,17 @@ const Implementation* Registry::find(std::string_view name) const {
   return nullptr;
 }
 
-std::vector<const Implementation*> Registry::select(const std::string& pattern) const {
+std::vector<const Implementation*> Registry::where(
+    const std::function<bool(const ImplementationInfo&)>& predicate) const {
+  std::vector<const Implementation*> matching;
+  for (const Implementation& impl : implementations_) {
+    if (predicate(impl.info)) matching.push_back(&impl);
+  }
+  return matching;
+}
+
+std::vector<const Implementation*> Registry::select(const std::string& pattern,
+                                                    bool include_variants) const {
   std::regex regex;
   try {
     regex = std::regex(pattern, std::regex::ECMAScript);
@@ -39,13 +49,17 @@ std::vector<const Implementation*> Registry::select(const std::string& pattern) 
     throw UsageError(fmt::format("invalid --impl pattern '{}': {}", pattern, e.what()));
   }
   std::vector<const Implementation*> selected;
+  const auto eligible = [include_variants](const ImplementationInfo& info) {
+    return include_variants || info.role != Role::tuning_variant;
+  };
   for (const Implementation& impl : implementations_) {
-    if (std::regex_search(impl.info.name, regex)) selected.push_back(&impl);
+    if (eligible(impl.info) && std::regex_search(impl.info.name, regex)) selected.push_back(&impl);
   }
   if (selected.empty()) {
     std::string names;
-    for (const Implementation& impl : implementations_)
-      names += (names.empty() ? "" : ", ") + impl.info.name;
+    for (const Implementation& impl : implementations_) {
+      if (eligible(impl.info)) names += (names.empty() ? "" : ", ") + impl.info.name;
+    }
     throw UsageError(
         fmt::format("no implementation matches --impl '{}' (available: {})", pattern, names));
   }

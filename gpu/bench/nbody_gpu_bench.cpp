@@ -156,25 +156,9 @@ int main(int argc, char** argv) {
   try {
     const nbody::Registry registry = nbody::make_default_registry();
     std::vector<nbody::Implementation> implementations;
-    if (options.variants) {
-      // The pattern may name variants only, so the registry's "nothing matches" check waits until
-      // both lists are searched.
-      const std::regex pattern(options.impl_pattern, std::regex::ECMAScript);
-      for (const nbody::Implementation& impl : registry.all()) {
-        if (std::regex_search(impl.info.name, pattern)) implementations.push_back(impl);
-      }
-      for (nbody::Implementation& variant : nbody::gpu::tuned_variants()) {
-        if (std::regex_search(variant.info.name, pattern))
-          implementations.push_back(std::move(variant));
-      }
-      if (implementations.empty()) {
-        throw std::runtime_error("no implementation or tuned variant matches --impl '" +
-                                 options.impl_pattern + "'");
-      }
-    } else {
-      for (const nbody::Implementation* impl : registry.select(options.impl_pattern)) {
-        implementations.push_back(*impl);
-      }
+    for (const nbody::Implementation* impl :
+         registry.select(options.impl_pattern, options.variants)) {
+      implementations.push_back(*impl);
     }
     InputCache inputs(nbody::parse_initial_condition(options.initial_condition), options.seed);
     const nbody::ExecutionOptions execution{.gpu_device = options.gpu_device};

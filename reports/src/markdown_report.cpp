@@ -74,13 +74,17 @@ void headline(std::string& out, const ResultsDocument& doc) {
       Pick& p = best[impl->device];
       if (!p.record || *rate(r) > *rate(*p.record)) p.record = &r;
     }
-    const ResultRecord* naive_cpu = nullptr;
-    const ResultRecord* naive_gpu = nullptr;
+    // The naive side: each device's float32 naive baseline (its role says which).
+    std::map<DeviceKind, const ResultRecord*> naive;
     for (const ResultRecord& r : doc.results) {
-      if (r.n != n || !rate(r)) continue;
-      if (r.implementation == "cpu.aos") naive_cpu = &r;
-      if (r.implementation == "gpu.aos") naive_gpu = &r;
+      const ImplementationRecord* impl = find_impl(doc, r.implementation);
+      if (r.n != n || !impl || !rate(r) || impl->role != Role::naive_baseline ||
+          impl->precision != Precision::f32)
+        continue;
+      naive[impl->device] = &r;
     }
+    const ResultRecord* naive_cpu = naive[DeviceKind::cpu];
+    const ResultRecord* naive_gpu = naive[DeviceKind::gpu];
     const auto cell = [](const ResultRecord* r) {
       return r ? fmt::format("{} ({})", si(*rate(*r), "int/s"), r->implementation)
                : std::string("—");

@@ -1,7 +1,9 @@
 #pragma once
-// The registry of formulations. A formulation is one small source file that defines its kernel and
-// one `register_...` function adding an Implementation here; the runner, validation, profiling and
-// reports work only through this interface.
+// The registry of formulations. A formulation is one source file (in cpu/formulations/ or
+// gpu/formulations/) that defines its kernel and one `register_...` function adding an
+// Implementation here, plus that function's line in its side's formulations.inc. The runner, the
+// tests, the micro-benchmarks and the reports find formulations only through this interface,
+// chosen by their properties (device, precision, accuracy class, pairs, role, ISA choice).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -62,7 +64,8 @@ struct ImplementationInfo {
   AccuracyClass accuracy_class = AccuracyClass::full;
   PairScheme pairs = PairScheme::all_pairs;
   Role role = Role::optimized;
-  bool multithreaded = false;              // uses more than one CPU thread
+  bool multithreaded = false;  // uses more than one CPU thread (ExecutionOptions::threads)
+  bool isa_choice = false;     // runs on the ISA of ExecutionOptions::isa: tested on every one
   std::vector<std::string> optimizations;  // listed in reports (FAIRNESS rule 3)
   Tolerance tolerance;
   // Bytes of working memory per body beyond the input (for the memory check before allocating).
@@ -98,9 +101,14 @@ class Registry {
   // before anything is measured or written.
   void add_option_check(std::function<void(const ExecutionOptions&)> check);
   void check_options(const ExecutionOptions& options) const;
-  // Implementations whose name matches the ECMAScript regex (search, not full match). Throws
-  // UsageError for an invalid regex or when nothing matches.
-  std::vector<const Implementation*> select(const std::string& pattern) const;
+  // Implementations whose name matches the ECMAScript regex (search, not full match), tuning
+  // variants only when `include_variants`. Throws UsageError for an invalid regex or when nothing
+  // matches.
+  std::vector<const Implementation*> select(const std::string& pattern,
+                                            bool include_variants = false) const;
+  // Implementations whose properties satisfy `predicate`, in registration order.
+  std::vector<const Implementation*> where(
+      const std::function<bool(const ImplementationInfo&)>& predicate) const;
 
  private:
   std::vector<Implementation> implementations_;

@@ -84,8 +84,4 @@ class AosRun final : public PreparedRun {
 // Tolerances of the single-threaded scalar float32 formulations (docs/tolerances.md).
 Tolerance scalar_float32_tolerance();
 
-// The registration functions of the formulations in cpu/, one per file.
-void register_cpu_aos(Registry& registry);
-void register_cpu_soa(Registry& registry);
-
 }  // namespace nbody::cpu

@@ -92,9 +92,4 @@ Tolerance simd_bare_rsqrt_tolerance();
 // Why the SIMD formulations cannot run here (a CPU without SSE4.2), or empty.
 std::optional<std::string> simd_unavailable_reason();
 
-// Registration, one function per formulation file.
-void register_cpu_simd(Registry& registry);
-void register_cpu_tbb(Registry& registry);
-void register_cpu_tbb_symmetric(Registry& registry);
-
 }  // namespace nbody::cpu::simd

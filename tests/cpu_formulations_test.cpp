@@ -1,6 +1,6 @@
-// The xsimd and oneTBB formulations against the float64 reference at awkward sizes (every tail of
-// every vector width), both generators, each ISA this CPU supports forced in turn; the ISA choice
-// and its errors; the symmetric kernel's momentum conservation.
+// Every CPU formulation the registry has against the float64 reference at awkward sizes (every
+// tail of every vector width), both generators, each ISA this CPU supports forced in turn for those
+// that take one; the ISA choice and its errors; the symmetric kernels' momentum conservation.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -17,71 +17,113 @@ namespace {
 
 using cpu::simd::Isa;
 
-constexpr std::size_t kAwkwardSizes[] = {1, 2, 7, 15, 16, 17, 31, 1000, 4097};
+constexpr std::size_t kAwkwardSizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 1000, 4097};
 constexpr InitialCondition kGenerators[] = {InitialCondition::uniform_ball,
                                             InitialCondition::plummer};
+constexpr Isa kIsas[] = {Isa::sse4_2, Isa::avx2, Isa::avx512f};
 
 // Why this CPU cannot run `isa`, or empty.
-std::optional<std::string> missing_isa(Isa isa) {
+std::optional<std::string> missing_isa(std::string_view isa) {
   const std::optional<Isa> widest = cpu::simd::widest_isa();
-  if (widest && static_cast<int>(*widest) >= static_cast<int>(isa)) return std::nullopt;
-  return "this CPU lacks " + std::string(cpu::simd::isa_name(isa)) +
+  for (const Isa candidate : kIsas) {
+    if (cpu::simd::isa_name(candidate) != isa) continue;
+    if (widest && static_cast<int>(*widest) >= static_cast<int>(candidate)) return std::nullopt;
+  }
+  return "this CPU lacks " + std::string(isa) +
          " (widest here: " + std::string(widest ? cpu::simd::isa_name(*widest) : "none") + ")";
 }
 
-std::string test_name(std::string text) {
+// (formulation, ISA) for every registered CPU formulation but the tuning variants: every ISA for
+// those that take one (isa_choice), the empty ISA (their own) for the others.
+using Case = std::tuple<std::string, std::string>;
+std::vector<Case> cpu_cases() {
+  std::vector<Case> cases;
+  for (const Implementation* impl : make_default_registry().where([](const ImplementationInfo& i) {
+         return i.device == DeviceKind::cpu && i.role != Role::tuning_variant;
+       })) {
+    if (!impl->info.isa_choice) {
+      cases.emplace_back(impl->info.name, "");
+      continue;
+    }
+    for (const Isa isa : kIsas) cases.emplace_back(impl->info.name, cpu::simd::isa_name(isa));
+  }
+  return cases;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string text = std::get<0>(info.param);
+  if (!std::get<1>(info.param).empty()) text += "_" + std::get<1>(info.param);
   std::replace_if(
-      text.begin(), text.end(), [](char c) { return c == '.'; }, '_');
+      text.begin(), text.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
+      '_');
   return text;
 }
 
-class SimdFormulation : public ::testing::TestWithParam<std::tuple<std::string, Isa>> {};
+class CpuFormulation : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    const auto& [name, isa] = GetParam();
+    if (!isa.empty()) {
+      if (const auto reason = missing_isa(isa)) GTEST_SKIP() << *reason;
+    }
+    impl_ = registry_.find(name);
+    ASSERT_NE(impl_, nullptr);
+    ASSERT_FALSE(impl_->unavailable_reason().has_value());
+    options_.isa = isa;
+  }
+  Registry registry_ = make_default_registry();
+  const Implementation* impl_ = nullptr;
+  ExecutionOptions options_;
+};
 
-TEST_P(SimdFormulation, MatchesReferenceWithinToleranceAtAwkwardSizes) {
-  const auto& [name, isa] = GetParam();
-  if (const auto reason = missing_isa(isa)) GTEST_SKIP() << *reason;
-  const Registry registry = make_default_registry();
-  const Implementation* impl = registry.find(name);
-  ASSERT_NE(impl, nullptr);
-  ASSERT_FALSE(impl->unavailable_reason().has_value());
-  const ExecutionOptions options{.threads = 0, .isa = std::string(cpu::simd::isa_name(isa))};
+TEST_P(CpuFormulation, MatchesReferenceWithinToleranceAtAwkwardSizes) {
   const std::uint64_t seed = testing::test_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (set NBODY_TEST_SEED to repeat), isa " +
-               options.isa);
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (set NBODY_TEST_SEED to repeat), isa '" +
+               options_.isa + "'");
   for (const InitialCondition ic : kGenerators) {
     for (const std::size_t n : kAwkwardSizes) {
       const testing::ValidationOutcome outcome =
-          testing::validate_implementation(*impl, ic, n, seed, options);
+          testing::validate_implementation(*impl_, ic, n, seed, options_);
       EXPECT_TRUE(outcome.accepted) << outcome.summary;
     }
   }
 }
 
-TEST_P(SimdFormulation, RecordsTheForcedIsaAndThreads) {
-  const auto& [name, isa] = GetParam();
-  if (const auto reason = missing_isa(isa)) GTEST_SKIP() << *reason;
-  const Registry registry = make_default_registry();
-  const Implementation* impl = registry.find(name);
-  ASSERT_NE(impl, nullptr);
-  const ExecutionOptions options{.threads = 0, .isa = std::string(cpu::simd::isa_name(isa))};
+TEST_P(CpuFormulation, RecordsItsIsaAndThreads) {
   const Snapshot snapshot = make_initial_condition(InitialCondition::uniform_ball, 33, 7);
-  const auto run = impl->prepare(snapshot.bodies, testing::kTestSoftening, options);
-  const auto details = run->details();
-  ASSERT_TRUE(details.contains("isa"));
-  EXPECT_EQ(details.at("isa"), options.isa);
-  ASSERT_TRUE(details.contains("threads"));
-  EXPECT_EQ(details.at("threads"), std::to_string(impl->threads_used(options)));
+  const auto details =
+      impl_->prepare(snapshot.bodies, testing::kTestSoftening, options_)->details();
+  if (impl_->info.isa_choice) {
+    ASSERT_TRUE(details.contains("isa"));
+    EXPECT_EQ(details.at("isa"), options_.isa);
+    ASSERT_TRUE(details.contains("threads"));
+    EXPECT_EQ(details.at("threads"), std::to_string(impl_->threads_used(options_)));
+  }
+  if (!impl_->info.multithreaded) {
+    EXPECT_EQ(impl_->threads_used(options_), 1);
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cpu, SimdFormulation,
-    ::testing::Combine(::testing::Values("cpu.simd", "cpu.simd.approx", "cpu.tbb",
-                                         "cpu.tbb.symmetric"),
-                       ::testing::Values(Isa::sse4_2, Isa::avx2, Isa::avx512f)),
-    [](const auto& param_info) {
-      return test_name(std::get<0>(param_info.param) + "_" +
-                       std::string(cpu::simd::isa_name(std::get<1>(param_info.param))));
-    });
+INSTANTIATE_TEST_SUITE_P(Cpu, CpuFormulation, ::testing::ValuesIn(cpu_cases()), case_name);
+
+// Every tuning variant (other oneTBB grains and tiles) computes the same function.
+TEST(CpuTuningVariants, MatchReferenceWithinTolerance) {
+  const Registry registry = make_default_registry();
+  const auto variants = registry.where([](const ImplementationInfo& i) {
+    return i.device == DeviceKind::cpu && i.role == Role::tuning_variant;
+  });
+  ASSERT_FALSE(variants.empty());
+  const std::uint64_t seed = testing::test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const Implementation* variant : variants) {
+    if (const auto reason = variant->unavailable_reason()) GTEST_SKIP() << *reason;
+    for (const std::size_t n : {31, 4097}) {
+      const auto outcome =
+          testing::validate_implementation(*variant, InitialCondition::plummer, n, seed);
+      EXPECT_TRUE(outcome.accepted) << outcome.summary;
+    }
+  }
+}
 
 TEST(SimdIsa, DefaultIsTheWidestThisCpuHas) {
   const std::optional<Isa> widest = cpu::simd::widest_isa();
@@ -108,19 +150,23 @@ TEST(SimdIsa, ForcingAWiderIsaThanTheCpuHasIsAUsageError) {
 TEST(SimdIsa, AnUnknownIsaIsAUsageErrorFromEveryFormulation) {
   const Registry registry = make_default_registry();
   const Snapshot snapshot = make_initial_condition(InitialCondition::uniform_ball, 8, 1);
-  for (const char* name : {"cpu.simd", "cpu.simd.approx", "cpu.tbb", "cpu.tbb.symmetric"}) {
-    EXPECT_THROW(registry.find(name)->prepare(snapshot.bodies, 0.01, {.isa = "avx9000"}),
-                 UsageError)
-        << name;
+  const auto taking_an_isa =
+      registry.where([](const ImplementationInfo& i) { return i.isa_choice; });
+  ASSERT_FALSE(taking_an_isa.empty());
+  for (const Implementation* impl : taking_an_isa) {
+    EXPECT_THROW(impl->prepare(snapshot.bodies, 0.01, {.isa = "avx9000"}), UsageError)
+        << impl->info.name;
   }
 }
 
 TEST(SimdTbb, ThreadCountIsHonouredAndChecked) {
   const Registry registry = make_default_registry();
   const Snapshot snapshot = make_initial_condition(InitialCondition::uniform_ball, 100, 5);
-  for (const char* name : {"cpu.tbb", "cpu.tbb.symmetric"}) {
-    const Implementation* impl = registry.find(name);
-    EXPECT_TRUE(impl->info.multithreaded);
+  const auto threaded = registry.where([](const ImplementationInfo& i) {
+    return i.device == DeviceKind::cpu && i.multithreaded && i.role != Role::tuning_variant;
+  });
+  ASSERT_FALSE(threaded.empty());
+  for (const Implementation* impl : threaded) {
     EXPECT_EQ(impl->threads_used({.threads = 1}), 1);
     const auto run = impl->prepare(snapshot.bodies, 0.01, {.threads = 1});
     EXPECT_EQ(run->details().at("threads"), "1");
@@ -151,15 +197,20 @@ TEST(SimdTbb, AllPairsMatchesSingleThreadBitForBit) {
 // kernels drift 7.7e-9 to 2.7e-8 (docs/tolerances.md).
 TEST(SimdTbb, SymmetricConservesMomentum) {
   const Registry registry = make_default_registry();
-  const Implementation* impl = registry.find("cpu.tbb.symmetric");
-  ASSERT_EQ(impl->info.pairs, PairScheme::symmetric);
+  const auto symmetric = registry.where([](const ImplementationInfo& i) {
+    return i.device == DeviceKind::cpu && i.pairs == PairScheme::symmetric &&
+           i.role != Role::tuning_variant;
+  });
+  ASSERT_FALSE(symmetric.empty());
   const std::uint64_t seed = testing::test_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  for (const InitialCondition ic : kGenerators) {
-    for (const std::size_t n : {17, 1000, 4097}) {
-      const testing::ValidationOutcome outcome =
-          testing::validate_implementation(*impl, ic, n, seed);
-      EXPECT_LT(outcome.metrics.net_force_residual, 1e-7) << outcome.summary;
+  for (const Implementation* impl : symmetric) {
+    for (const InitialCondition ic : kGenerators) {
+      for (const std::size_t n : {17, 1000, 4097}) {
+        const testing::ValidationOutcome outcome =
+            testing::validate_implementation(*impl, ic, n, seed);
+        EXPECT_LT(outcome.metrics.net_force_residual, 1e-7) << outcome.summary;
+      }
     }
   }
 }

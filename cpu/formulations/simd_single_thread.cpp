@@ -73,7 +73,12 @@ std::unique_ptr<PreparedRun> prepare_single_thread(std::span<const Body<double>>
                                            newton_step);
 }
 
+}  // namespace nbody::cpu::simd
+
+namespace nbody::cpu {
+
 void register_cpu_simd(Registry& registry) {
+  using namespace simd;
   for (const bool newton_step : {true, false}) {
     registry.add({
         .info = {.name = newton_step ? "cpu.simd" : "cpu.simd.approx",
@@ -86,6 +91,7 @@ void register_cpu_simd(Registry& registry) {
                  .accuracy_class = newton_step ? AccuracyClass::full : AccuracyClass::approximate,
                  .pairs = PairScheme::all_pairs,
                  .multithreaded = false,
+                 .isa_choice = true,
                  .optimizations = simd_optimizations(newton_step),
                  .tolerance = newton_step ? simd_full_tolerance() : simd_bare_rsqrt_tolerance(),
                  .bytes_per_body = 32},
@@ -101,4 +107,4 @@ void register_cpu_simd(Registry& registry) {
   }
 }
 
-}  // namespace nbody::cpu::simd
+}  // namespace nbody::cpu

@@ -131,43 +131,55 @@ std::unique_ptr<PreparedRun> prepare_tbb_symmetric(std::span<const Body<double>>
                                            tbb_threads(options), tile);
 }
 
+}  // namespace nbody::cpu::simd
+
+namespace nbody::cpu {
+
 void register_cpu_tbb_symmetric(Registry& registry) {
+  using namespace simd;
   const std::optional<Isa> widest = widest_isa();
-  registry.add({
-      .info = {.name = "cpu.tbb.symmetric",
-               .description = "Newton's third law: half the pairs, per-thread accumulators, "
-                              "oneTBB over tile pairs",
-               .device = DeviceKind::cpu,
-               .layout = Layout::soa,
-               .precision = Precision::f32,
-               .accuracy_class = AccuracyClass::full,
-               .pairs = PairScheme::symmetric,
-               .multithreaded = true,
-               .optimizations =
-                   {"structure of arrays",
-                    fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower "
-                                "one)",
-                                widest ? isa_description(*widest) : "none"),
-                    "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step",
-                    "FMA (AVX2, AVX-512F)",
-                    "symmetric pairs (Newton's third law), about N^2/2 evaluated",
-                    "per-thread private accumulators, summed at the end",
-                    fmt::format("oneTBB parallel_for over pairs of {}-body tiles",
-                                kDefaultSymmetricTile),
-                    "all cores (--threads sets the count)"},
-               .tolerance = simd_full_tolerance(),
-               // Bodies, result, and one accumulator set per thread.
-               .bytes_per_body =
-                   32 + 16 * static_cast<std::size_t>(tbb::info::default_concurrency())},
-      .unavailable_reason = [] { return simd_unavailable_reason(); },
-      .prepare =
-          [](std::span<const Body<double>> bodies, double softening,
-             const ExecutionOptions& options) {
-            return prepare_tbb_symmetric(bodies, softening, options);
-          },
-      .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
-      .size_limit_reason = {},
-  });
+  // The measured tile, and beside it the tiles the tuning tool compares it with.
+  for (const std::size_t tile : {kDefaultSymmetricTile, std::size_t{256}, std::size_t{512},
+                                 std::size_t{2048}, std::size_t{4096}}) {
+    const bool shipped = tile == kDefaultSymmetricTile;
+    registry.add({
+        .info = {.name = shipped ? "cpu.tbb.symmetric"
+                                 : fmt::format("cpu.tbb.symmetric[tile={}]", tile),
+                 .description = "Newton's third law: half the pairs, per-thread accumulators, "
+                                "oneTBB over tile pairs",
+                 .device = DeviceKind::cpu,
+                 .layout = Layout::soa,
+                 .precision = Precision::f32,
+                 .accuracy_class = AccuracyClass::full,
+                 .pairs = PairScheme::symmetric,
+                 .role = shipped ? Role::optimized : Role::tuning_variant,
+                 .multithreaded = true,
+                 .isa_choice = true,
+                 .optimizations =
+                     {"structure of arrays",
+                      fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower "
+                                  "one)",
+                                  widest ? isa_description(*widest) : "none"),
+                      "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step",
+                      "FMA (AVX2, AVX-512F)",
+                      "symmetric pairs (Newton's third law), about N^2/2 evaluated",
+                      "per-thread private accumulators, summed at the end",
+                      fmt::format("oneTBB parallel_for over pairs of {}-body tiles", tile),
+                      "all cores (--threads sets the count)"},
+                 .tolerance = simd_full_tolerance(),
+                 // Bodies, result, and one accumulator set per thread.
+                 .bytes_per_body =
+                     32 + 16 * static_cast<std::size_t>(tbb::info::default_concurrency())},
+        .unavailable_reason = [] { return simd_unavailable_reason(); },
+        .prepare =
+            [tile](std::span<const Body<double>> bodies, double softening,
+                   const ExecutionOptions& options) {
+              return prepare_tbb_symmetric(bodies, softening, options, tile);
+            },
+        .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
+        .size_limit_reason = {},
+    });
+  }
 }
 
-}  // namespace nbody::cpu::simd
+}  // namespace nbody::cpu

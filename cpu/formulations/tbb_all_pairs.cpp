@@ -81,37 +81,49 @@ std::unique_ptr<PreparedRun> prepare_tbb_all_pairs(std::span<const Body<double>>
                                           tbb_threads(options), grain);
 }
 
+}  // namespace nbody::cpu::simd
+
+namespace nbody::cpu {
+
 void register_cpu_tbb(Registry& registry) {
+  using namespace simd;
   const std::optional<Isa> widest = widest_isa();
-  registry.add({
-      .info = {.name = "cpu.tbb",
-               .description = "cpu.simd's kernel on every core, oneTBB parallel_for",
-               .device = DeviceKind::cpu,
-               .layout = Layout::soa,
-               .precision = Precision::f32,
-               .accuracy_class = AccuracyClass::full,
-               .pairs = PairScheme::all_pairs,
-               .multithreaded = true,
-               .optimizations =
-                   {"structure of arrays",
-                    fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower "
-                                "one)",
-                                widest ? isa_description(*widest) : "none"),
-                    "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step",
-                    "FMA (AVX2, AVX-512F)", "2 target vectors per iteration",
-                    fmt::format("oneTBB parallel_for, grain {} bodies", kDefaultTbbGrain),
-                    "all cores (--threads sets the count)"},
-               .tolerance = simd_full_tolerance(),
-               .bytes_per_body = 32},
-      .unavailable_reason = [] { return simd_unavailable_reason(); },
-      .prepare =
-          [](std::span<const Body<double>> bodies, double softening,
-             const ExecutionOptions& options) {
-            return prepare_tbb_all_pairs(bodies, softening, options);
-          },
-      .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
-      .size_limit_reason = {},
-  });
+  // The measured grain, and beside it the grains the tuning tool compares it with.
+  for (const std::size_t grain :
+       {kDefaultTbbGrain, std::size_t{16}, std::size_t{32}, std::size_t{128}, std::size_t{256}}) {
+    const bool shipped = grain == kDefaultTbbGrain;
+    registry.add({
+        .info = {.name = shipped ? "cpu.tbb" : fmt::format("cpu.tbb[grain={}]", grain),
+                 .description = "cpu.simd's kernel on every core, oneTBB parallel_for",
+                 .device = DeviceKind::cpu,
+                 .layout = Layout::soa,
+                 .precision = Precision::f32,
+                 .accuracy_class = AccuracyClass::full,
+                 .pairs = PairScheme::all_pairs,
+                 .role = shipped ? Role::optimized : Role::tuning_variant,
+                 .multithreaded = true,
+                 .isa_choice = true,
+                 .optimizations =
+                     {"structure of arrays",
+                      fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower "
+                                  "one)",
+                                  widest ? isa_description(*widest) : "none"),
+                      "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step",
+                      "FMA (AVX2, AVX-512F)", "2 target vectors per iteration",
+                      fmt::format("oneTBB parallel_for, grain {} bodies", grain),
+                      "all cores (--threads sets the count)"},
+                 .tolerance = simd_full_tolerance(),
+                 .bytes_per_body = 32},
+        .unavailable_reason = [] { return simd_unavailable_reason(); },
+        .prepare =
+            [grain](std::span<const Body<double>> bodies, double softening,
+                    const ExecutionOptions& options) {
+              return prepare_tbb_all_pairs(bodies, softening, options, grain);
+            },
+        .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
+        .size_limit_reason = {},
+    });
+  }
 }
 
-}  // namespace nbody::cpu::simd
+}  // namespace nbody::cpu

@@ -51,6 +51,7 @@ void register_gpu_aos(Registry& registry) {
        .description = "one thread per body, float4 bodies read from global memory",
        .layout = Layout::aos,
        .precision = Precision::f32,
+       .role = Role::naive_baseline,
        .optimizations = {"none (straight port)", "rsqrtf (MUFU.RSQ)"},
        .tolerance = gpu_float32_tolerance()},
       [](const DeviceContext&, int count) { return std::make_unique<AosKernel<float>>(count); }));

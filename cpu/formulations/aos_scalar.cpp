@@ -27,6 +27,7 @@ void register_cpu_aos(Registry& registry) {
                .device = DeviceKind::cpu,
                .layout = Layout::aos,
                .precision = Precision::f32,
+               .role = Role::naive_baseline,
                .optimizations = {"none (reference port)"},
                .tolerance = scalar_float32_tolerance()},
       .unavailable_reason = [] { return std::optional<std::string>{}; },
