@@ -4,6 +4,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -257,6 +258,31 @@ TEST(CommandLine, HopelessFirstSizeIsSkippedWithTheEstimate) {
 }
 
 // Bad input: one line on stderr, exit code 2, and no files left behind.
+// `bench` runs what the registry has under Google Benchmark, with its flags passed through; tuning
+// variants only with --variants.
+TEST(CommandLine, BenchTimesRegisteredFormulationsWithGoogleBenchmarkFlags) {
+  const fs::path dir = scratch("bench");
+  const fs::path out = dir / "bench.json";
+  const CommandResult r =
+      run_tool({"bench", "--impl", "^cpu\\.tbb", "--variants", "--sizes", "64", "--accuracy",
+                "--benchmark_min_time=0.001", "--benchmark_out=" + out.string(),
+                "--benchmark_out_format=json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const nlohmann::json json = nlohmann::json::parse(std::ifstream(out));
+  std::vector<std::string> names;
+  for (const nlohmann::json& b : json["benchmarks"]) {
+    names.push_back(b["name"].get<std::string>());
+    EXPECT_GT(b.value("items_per_second", 0.0), 0) << b.dump();
+    EXPECT_LT(b.value("rel_l2", 1.0), 1e-5) << b.dump();
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), "cpu.tbb/kernel/n:64/manual_time"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "cpu.tbb[grain=16]/kernel/n:64/manual_time"),
+            names.end());
+  EXPECT_EQ(run_tool({"bench", "--impl", "^cpu\\.tbb\\[", "--sizes", "64"}).exit_code, 2)
+      << "variants without --variants";
+  fs::remove_all(dir);
+}
+
 TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
   const fs::path dir = scratch("bad");
   const std::string out = (dir / "out").string();

@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "nbody/app/bench_command.hpp"
 #include "nbody/app/ceilings.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/wiring.hpp"
@@ -120,12 +122,13 @@ void add_selection_options(CLI::App& command, CommonOptions& o) {
 }
 
 // Turns the parsed strings into SuiteOptions; throws UsageError for bad values.
-void finish_options(CommonOptions& o, const nbody::Registry& registry, int argc, char** argv) {
+void finish_options(CommonOptions& o, const nbody::Registry& registry, int argc, char** argv,
+                    bool include_variants = false) {
   o.suite.initial_condition = nbody::parse_initial_condition(o.ic);
   o.suite.implementation_pattern = o.impl;
   if (!o.sizes.empty()) o.suite.sizes = nbody::parse_sizes(o.sizes);
   // An unknown pattern or option is an error before anything runs.
-  (void)registry.select(o.impl);
+  (void)registry.select(o.impl, include_variants);
   registry.check_options(o.suite.execution);
   o.suite.command_line.assign(argv, argv + argc);
 }
@@ -220,6 +223,29 @@ int run_main(int argc, char** argv) {
   report->add_option("--in", report_in, "results.json to read")->required();
   report->add_option("--out", report_out, "Output folder (default: the folder of --in)");
 
+  CommonOptions bench_selection;
+  nbody::BenchOptions bench_options;
+  std::vector<std::string> bench_scopes = {"kernel"};
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "Time formulations under Google Benchmark for kernel work (its --benchmark_* flags apply)");
+  add_selection_options(*bench, bench_selection);
+  bench->add_flag("--variants", bench_options.variants,
+                  "Also time the tuning variants whose names match --impl");
+  bench->add_option("--scope", bench_scopes, "kernel and/or end_to_end (GPU: copies included)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"kernel", "end_to_end"}))
+      ->capture_default_str();
+  bench->add_option("--iterations", bench_options.iterations, "Timed evaluations (0: automatic)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  bench->add_flag("--accuracy", bench_options.accuracy,
+                  "Report rel_l2, max_rel and net_force against the float64 reference");
+  bench
+      ->add_option("--profile-metrics", bench_options.profile_metrics,
+                   "Profile one evaluation with these CUPTI metrics instead of timing")
+      ->delimiter(',');
+
   bool remeasure = false;
   CLI::App* peaks =
       app.add_subcommand("peaks", "Measure (or show the cached) ceilings of this machine");
@@ -239,6 +265,24 @@ int run_main(int argc, char** argv) {
   if (*list) {
     print_list(registry, list_execution, list_variants);
     return 0;
+  }
+  if (*bench) {
+    finish_options(bench_selection, registry, argc, argv, bench_options.variants);
+    bench_options.implementation_pattern = bench_selection.impl;
+    if (!bench_selection.sizes.empty()) bench_options.sizes = bench_selection.suite.sizes;
+    bench_options.initial_condition = bench_selection.suite.initial_condition;
+    bench_options.seed = bench_selection.suite.seed;
+    bench_options.softening = bench_selection.suite.softening;
+    bench_options.execution = bench_selection.suite.execution;
+    bench_options.accuracy_bodies = bench_selection.suite.validation_bodies;
+    bench_options.scopes.clear();
+    for (const std::string& scope : bench_scopes) {
+      bench_options.scopes.push_back(scope == "kernel" ? nbody::PreparedRun::Scope::kernel
+                                                       : nbody::PreparedRun::Scope::end_to_end);
+    }
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+    return nbody::run_bench(registry, bench_options);
   }
   if (*report) {
     const nbody::ResultsDocument doc = nbody::load_results(report_in);
@@ -295,6 +339,8 @@ int run_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `bench` passes Google Benchmark's own flags through: Initialize takes them out of argv.
+  if (argc > 1 && std::string_view(argv[1]) == "bench") benchmark::Initialize(&argc, argv);
   try {
     return run_main(argc, argv);
   } catch (const UsageError& e) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "nbody/app/benchmark_harness.hpp"
 #include "nbody/app/build_description.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/machine_info.hpp"
@@ -78,19 +79,11 @@ class CaptureReporter final : public benchmark::BenchmarkReporter {
 TimingStatistics time_evaluations(PreparedRun& run, PreparedRun::Scope scope,
                                   const SuiteOptions& options) {
   benchmark::ClearRegisteredBenchmarks();
-  std::string error;
-  benchmark::RegisterBenchmark("evaluation",
-                               [&run, scope](benchmark::State& state) {
-                                 for (auto _ : state) {
-                                   if (interrupt_requested()) {
-                                     state.SkipWithError("interrupted");
-                                     break;
-                                   }
-                                   state.SetIterationTime(run.evaluate(scope));
-                                 }
-                               })
-      ->UseManualTime()
-      ->Unit(benchmark::kSecond)
+  register_evaluation({.name = "evaluation",
+                       .run = [&run]() -> PreparedRun& { return run; },
+                       .scope = scope,
+                       .n = 0,
+                       .annotate = {}})
       ->Repetitions(options.repetitions)
       ->MinTime(options.min_time_s)
       ->MinWarmUpTime(options.warmup_s)
@@ -238,11 +231,6 @@ std::unique_ptr<ProgressSink> make_stderr_progress() {
 }
 std::unique_ptr<ProgressSink> make_silent_progress() {
   return std::make_unique<SilentProgress>();
-}
-
-std::atomic<bool>& interrupt_requested() {
-  static std::atomic<bool> requested{false};
-  return requested;
 }
 
 std::vector<std::size_t> default_sizes(std::span<const Implementation* const> selected,

@@ -26,7 +26,7 @@ stage() { echo "=== $1 ($(date +%T))" | tee -a "$log"; }
 stage "device"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu,driver_version \
   --format=csv >>"$log" 2>&1
-targets="gpu_formulations_test nbody-gpu-bench"
+targets="gpu_formulations_test nbody-fair"
 has fair && targets="$targets nbody-fair"
 has ctest && targets=all
 has cupti && targets="$targets counters_test"
@@ -39,7 +39,7 @@ stage "build $targets"
 
 if has sass; then
   stage "sass"
-  cuobjdump --dump-sass $build/gpu/CMakeFiles/nbody_gpu.dir/tuned.cu.o >"$out/tuned.sass"
+  cuobjdump --dump-sass $build/gpu/CMakeFiles/nbody_gpu.dir/formulations/tuned.cu.o >"$out/tuned.sass"
   python3 gpu/bench/sass_loop_stats.py 'tuned_forcesIf' <"$out/tuned.sass" | tee -a "$log"
 fi
 if has test; then
@@ -61,10 +61,10 @@ if has ctest; then
   grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" | tail -20 | tee -a "$log"
   grep -E "compute-only|copy of|Skipped" "$out/ctest.log" | sort | uniq -c | head | tee -a "$log"
 fi
-bench=$build/gpu/bench/nbody-gpu-bench
+bench="$build/nbody-fair bench"
 if has bench; then
   stage "bench"
-  timeout 240 $bench --impl '^gpu' --sizes 16384,65536,1048576 \
+  timeout 240 $bench --impl '^gpu' --sizes 16384,65536,1048576 --ic plummer --scope kernel,end_to_end \
     --benchmark_min_time="${BENCH_MIN_TIME:-0.3}" --benchmark_repetitions="${BENCH_REPS:-3}" \
     --benchmark_report_aggregates_only=true >"$out/bench.log" 2>&1
   echo "rc=$?" | tee -a "$log"
@@ -91,7 +91,7 @@ if has ncu; then
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats \
     --section WarpStateStats --section InstructionStats --section Occupancy \
     --metrics sm__cycles_elapsed.avg.per_second,smsp__issue_active.avg.pct_of_peak_sustained_active,regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
-    $build/gpu/bench/nbody-gpu-bench --impl "${NCU_IMPL:-gpu\.(shared|tuned)$}" --variants \
+    $bench --impl "${NCU_IMPL:-gpu\.(shared|tuned)$}" --variants \
     --sizes "${NCU_SIZE:-65536}" --iterations 1 --benchmark_repetitions=1 --scope kernel >"$out/ncu.txt" 2>&1
   grep -E "tuned_forces|shared_forces|Issue Slots Busy|No Eligible|Eligible Warps|Active Warps Per|issue_stalled_(dispatch|not_selected|short|mio|wait|barrier|long)" \
     "$out/ncu.txt" | tee -a "$log"
@@ -130,7 +130,7 @@ if has sanitize; then
   for tool in memcheck racecheck synccheck initcheck; do
     stage "compute-sanitizer --tool $tool"
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 99 \
-      $bench --impl '^gpu' --sizes 1,31,4097 --iterations 1 >"$out/sanitize-$tool.txt" 2>&1
+      $bench --impl "^gpu" --sizes 1,31,4097 --scope kernel,end_to_end --iterations 1 >"$out/sanitize-$tool.txt" 2>&1
     echo "rc=$?" | tee -a "$log"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error|error" "$out/sanitize-$tool.txt" | sort | uniq -c |
       head -10 | tee -a "$log"

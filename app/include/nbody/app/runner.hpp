@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "nbody/app/benchmark_harness.hpp"  // interrupt_requested()
 #include "nbody/counters.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/registry.hpp"
@@ -55,10 +56,6 @@ std::vector<std::size_t> default_sizes(std::span<const Implementation* const> se
 
 // Throws UsageError when N bodies cannot fit in this machine's available memory.
 void check_memory(std::span<const Implementation* const> selected, std::size_t n);
-
-// Set from a signal handler: the suite stops after the current measurement and the results hold
-// everything measured so far. A function-local static, since a handler can reach nothing else.
-std::atomic<bool>& interrupt_requested();
 
 struct SuiteContext {
   const Registry& registry;

@@ -1,5 +1,5 @@
 #pragma once
-// Every CPU formulation, added to a registry (cpu/register_cpu.cpp lists them).
+// Every CPU formulation, added to a registry (cpu/formulations/formulations.inc lists them).
 #include "nbody/registry.hpp"
 
 namespace nbody {

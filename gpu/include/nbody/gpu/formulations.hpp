@@ -1,12 +1,13 @@
 #pragma once
-// The GPU formulations in gpu/, one registration function per file, and their tolerances.
+// The GPU formulations (gpu/formulations/, one registration function per file) and their
+// tolerances.
 #include <vector>
 
 #include "nbody/registry.hpp"
 
 namespace nbody {
 
-// Every GPU formulation, added to a registry (gpu/register_gpu.cu lists them).
+// Every GPU formulation, added to a registry (gpu/formulations/formulations.inc lists them).
 void register_gpu_implementations(Registry& registry);
 
 }  // namespace nbody

@@ -1,0 +1,35 @@
+#pragma once
+// The one Google Benchmark harness of the suite: every timing, the runner's measurements and
+// `nbody-fair bench`'s alike, registers its evaluations here. Manual time from the run's own clock
+// (device events on the GPU, a steady wall clock on the CPU), N^2 interactions per evaluation as
+// items (FAIRNESS.md rule 4), and a stop between iterations when an interrupt was requested.
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "nbody/registry.hpp"
+
+namespace nbody {
+
+struct EvaluationBenchmark {
+  std::string name;
+  // The run to time, prepared (outside timing) when the benchmark first needs it.
+  std::function<PreparedRun&()> run;
+  PreparedRun::Scope scope = PreparedRun::Scope::kernel;
+  std::size_t n = 0;
+  // Optional: adds counters or a label once the timed loop is over (the run is prepared then).
+  std::function<void(benchmark::State&, PreparedRun&)> annotate;
+};
+
+// Registers `evaluation` with Google Benchmark (manual time, seconds) and returns the benchmark
+// for its settings (repetitions, minimum time, statistics). A run that cannot be prepared skips
+// the benchmark with its error.
+benchmark::internal::Benchmark* register_evaluation(EvaluationBenchmark evaluation);
+
+// Set from a signal handler: timing stops after the current evaluation. A function-local static,
+// since a handler can reach nothing else.
+std::atomic<bool>& interrupt_requested();
+
+}  // namespace nbody
