@@ -33,7 +33,8 @@ void register_cpu_aos(Registry& registry) {
       .unavailable_reason = [] { return std::optional<std::string>{}; },
       .prepare =
           [](std::span<const Body<double>> bodies, double softening, const ExecutionOptions&) {
-            return std::make_unique<AosRun<float>>(bodies, softening, aos_forces<float>);
+            return std::make_unique<ScalarRun<float, Layout::aos>>(bodies, softening,
+                                                                   aos_forces<float>);
           },
       .threads_used = [](const ExecutionOptions&) { return 1; },
       .size_limit_reason = {},

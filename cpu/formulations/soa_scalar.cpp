@@ -34,7 +34,8 @@ void register_cpu_soa(Registry& registry) {
       .unavailable_reason = [] { return std::optional<std::string>{}; },
       .prepare =
           [](std::span<const Body<double>> bodies, double softening, const ExecutionOptions&) {
-            return std::make_unique<SoaRun<float>>(bodies, softening, soa_forces<float>);
+            return std::make_unique<ScalarRun<float, Layout::soa>>(bodies, softening,
+                                                                   soa_forces<float>);
           },
       .threads_used = [](const ExecutionOptions&) { return 1; },
       .size_limit_reason = {},

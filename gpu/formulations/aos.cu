@@ -1,7 +1,7 @@
 // gpu.aos: the straight port of cpu.aos (CUDA Handbook's GPU_AOS). One thread per body; position
 // and mass read as one 16-byte load per body straight from global memory, no shared memory.
 #include "nbody/gpu/formulations.hpp"
-#include "nbody/gpu/gpu_run.hpp"
+#include "nbody/gpu/launch.cuh"
 
 namespace nbody::gpu {
 namespace {
@@ -22,27 +22,6 @@ __global__ void __launch_bounds__(kBlockSize) aos_forces(ForceArgs<T> args) {
   args.accelerations[i] = {ax, ay, az};
 }
 
-template <class T>
-class AosKernel final : public ForceKernel<T> {
- public:
-  explicit AosKernel(int count)
-      : grid_(static_cast<unsigned>((count + kBlockSize - 1) / kBlockSize)) {}
-  int padding_multiple() const override { return 1; }
-  void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
-    aos_forces<T><<<grid_, kBlockSize, 0, stream>>>(args);
-    check_launch();
-  }
-  LaunchDescription describe() const override {
-    LaunchDescription launch;
-    launch.grid = dim3(grid_);
-    launch.block = dim3(kBlockSize);
-    return launch;
-  }
-
- private:
-  unsigned grid_;
-};
-
 }  // namespace
 
 void register_gpu_aos(Registry& registry) {
@@ -54,7 +33,7 @@ void register_gpu_aos(Registry& registry) {
        .role = Role::naive_baseline,
        .optimizations = {"none (straight port)", "rsqrtf (MUFU.RSQ)"},
        .tolerance = gpu_float32_tolerance()},
-      [](const DeviceContext&, int count) { return std::make_unique<AosKernel<float>>(count); }));
+      launch<float>(aos_forces<float>, {.block_size = kBlockSize})));
 }
 
 }  // namespace nbody::gpu

@@ -7,7 +7,7 @@
 // round the warp by shuffles (one lane further per step), so each lane meets each j once and the
 // reactions leave with 3 atomics per j per tile pair instead of 3 per pair.
 #include "nbody/gpu/formulations.hpp"
-#include "nbody/gpu/gpu_run.hpp"
+#include "nbody/gpu/launch.cuh"
 #include "nbody/gpu/warp.cuh"
 
 namespace nbody::gpu {
@@ -88,44 +88,22 @@ __global__ void __launch_bounds__(kBlockSize) atomic_forces(ForceArgs<T> args) {
   add_atomically(args.accelerations[i], ax, ay, az);
 }
 
-template <class T>
-class AtomicKernel final : public ForceKernel<T> {
- public:
-  explicit AtomicKernel(int count) {
-    const int tiles = round_up(count, kWarpSize) / kWarpSize;
-    const int task_rows = (tiles + kTilesPerTask - 1) / kTilesPerTask;
-    if (task_rows > kMaxGridY) throw std::invalid_argument("gpu.atomic: too many bodies");
-    grid_ = dim3(static_cast<unsigned>((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock),
-                 static_cast<unsigned>(task_rows));
-    const auto padded = static_cast<long long>(tiles) * kWarpSize;
-    pairs_evaluated_ = padded * (padded - 1) / 2;
-    pairs_needed_ = static_cast<long long>(count) * (count - 1) / 2;
-  }
-  int padding_multiple() const override { return kWarpSize; }
-  void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
-    // The sums start at zero: part of the formulation's cost, so inside the timed region.
-    check_cuda(cudaMemsetAsync(args.accelerations, 0,
-                               static_cast<std::size_t>(args.padded_count) * sizeof(Vec3<T>),
-                               stream));
-    atomic_forces<T><<<grid_, kBlockSize, 0, stream>>>(args);
-    check_launch();
-  }
-  LaunchDescription describe() const override {
-    LaunchDescription launch;
-    launch.grid = grid_;
-    launch.block = dim3(kBlockSize);
-    launch.extra = {{"pair_scheme", "symmetric: 32x32 tile pairs, j_tile <= i_tile"},
-                    {"pairs_evaluated", std::to_string(pairs_evaluated_)},
-                    {"pairs_needed", std::to_string(pairs_needed_)},
-                    {"interactions_credited", "N^2"}};
-    return launch;
-  }
+// 8 i tiles per block in x, runs of kTilesPerTask j tiles in y.
+dim3 atomic_grid(int count) {
+  const int tiles = round_up(count, kWarpSize) / kWarpSize;
+  const int task_rows = (tiles + kTilesPerTask - 1) / kTilesPerTask;
+  if (task_rows > kMaxGridY) throw std::invalid_argument("gpu.atomic: too many bodies");
+  return dim3(static_cast<unsigned>((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock),
+              static_cast<unsigned>(task_rows));
+}
 
- private:
-  dim3 grid_;
-  long long pairs_evaluated_ = 0;
-  long long pairs_needed_ = 0;
-};
+std::map<std::string, std::string> atomic_pairs(int count) {
+  const auto padded = static_cast<long long>(round_up(count, kWarpSize));
+  return {{"pair_scheme", "symmetric: 32x32 tile pairs, j_tile <= i_tile"},
+          {"pairs_evaluated", std::to_string(padded * (padded - 1) / 2)},
+          {"pairs_needed", std::to_string(static_cast<long long>(count) * (count - 1) / 2)},
+          {"interactions_credited", "N^2"}};
+}
 
 }  // namespace
 
@@ -140,9 +118,11 @@ void register_gpu_atomic(Registry& registry) {
                          "32x32 warp tiles, j bodies rotated by shuffles",
                          "3 atomics per j per tile pair", "rsqrtf (MUFU.RSQ)"},
        .tolerance = gpu_float32_tolerance()},
-      [](const DeviceContext&, int count) {
-        return std::make_unique<AtomicKernel<float>>(count);
-      }));
+      launch<float>(atomic_forces<float>, {.block_size = kBlockSize,
+                                           .padding_multiple = kWarpSize,
+                                           .zero_accelerations_first = true,
+                                           .grid = atomic_grid,
+                                           .extra = atomic_pairs})));
 }
 
 }  // namespace nbody::gpu

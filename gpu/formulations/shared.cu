@@ -2,7 +2,7 @@
 // slides): each block stages tiles of bodies through shared memory, every thread of the block
 // reads each staged body, so global memory is read once per block instead of once per thread.
 #include "nbody/gpu/formulations.hpp"
-#include "nbody/gpu/gpu_run.hpp"
+#include "nbody/gpu/launch.cuh"
 
 namespace nbody::gpu {
 namespace {
@@ -31,30 +31,10 @@ __global__ void __launch_bounds__(kTileSize) shared_forces(ForceArgs<T> args) {
 }
 
 template <class T>
-class SharedKernel final : public ForceKernel<T> {
- public:
-  explicit SharedKernel(int count)
-      : grid_(static_cast<unsigned>(round_up(count, kTileSize) / kTileSize)) {}
-  int padding_multiple() const override { return kTileSize; }
-  void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
-    shared_forces<T><<<grid_, kTileSize, 0, stream>>>(args);
-    check_launch();
-  }
-  LaunchDescription describe() const override {
-    LaunchDescription launch;
-    launch.grid = dim3(grid_);
-    launch.block = dim3(kTileSize);
-    launch.shared_memory_bytes = kTileSize * sizeof(Body<T>);
-    return launch;
-  }
-
- private:
-  unsigned grid_;
-};
-
-template <class T>
-ForceKernelFactory<T> shared_factory() {
-  return [](const DeviceContext&, int count) { return std::make_unique<SharedKernel<T>>(count); };
+ForceKernelFactory<T> shared_launch() {
+  return launch<T>(shared_forces<T>, {.block_size = kTileSize,
+                                      .padding_multiple = kTileSize,
+                                      .shared_memory_bytes = kTileSize * sizeof(Body<T>)});
 }
 
 }  // namespace
@@ -70,14 +50,14 @@ void register_gpu_shared(Registry& registry) {
        .precision = Precision::f32,
        .optimizations = optimizations("rsqrtf (MUFU.RSQ)"),
        .tolerance = gpu_float32_tolerance()},
-      shared_factory<float>()));
+      shared_launch<float>()));
   registry.add(make_gpu_implementation<double>({.name = "gpu.shared.f64",
                                                 .description = "gpu.shared in float64",
                                                 .layout = Layout::aos,
                                                 .precision = Precision::f64,
                                                 .optimizations = optimizations("rsqrt (float64)"),
                                                 .tolerance = gpu_float64_tolerance()},
-                                               shared_factory<double>()));
+                                               shared_launch<double>()));
 }
 
 }  // namespace nbody::gpu

@@ -1,7 +1,7 @@
 // gpu.shuffle: the CUDA Handbook's GPU_Shuffle. Each warp loads 32 bodies, one per lane, and
 // broadcasts them to the whole warp with __shfl_sync instead of staging them in shared memory.
 #include "nbody/gpu/formulations.hpp"
-#include "nbody/gpu/gpu_run.hpp"
+#include "nbody/gpu/launch.cuh"
 #include "nbody/gpu/warp.cuh"
 
 namespace nbody::gpu {
@@ -28,27 +28,6 @@ __global__ void __launch_bounds__(kBlockSize) shuffle_forces(ForceArgs<T> args) 
   if (i < args.count) args.accelerations[i] = {ax, ay, az};
 }
 
-template <class T>
-class ShuffleKernel final : public ForceKernel<T> {
- public:
-  explicit ShuffleKernel(int count)
-      : grid_(static_cast<unsigned>(round_up(count, kBlockSize) / kBlockSize)) {}
-  int padding_multiple() const override { return kBlockSize; }
-  void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
-    shuffle_forces<T><<<grid_, kBlockSize, 0, stream>>>(args);
-    check_launch();
-  }
-  LaunchDescription describe() const override {
-    LaunchDescription launch;
-    launch.grid = dim3(grid_);
-    launch.block = dim3(kBlockSize);
-    return launch;
-  }
-
- private:
-  unsigned grid_;
-};
-
 }  // namespace
 
 void register_gpu_shuffle(Registry& registry) {
@@ -60,9 +39,8 @@ void register_gpu_shuffle(Registry& registry) {
        .optimizations = {"warp shuffles instead of shared memory", "unrolled x8",
                          "rsqrtf (MUFU.RSQ)"},
        .tolerance = gpu_float32_tolerance()},
-      [](const DeviceContext&, int count) {
-        return std::make_unique<ShuffleKernel<float>>(count);
-      }));
+      launch<float>(shuffle_forces<float>,
+                    {.block_size = kBlockSize, .padding_multiple = kBlockSize})));
 }
 
 }  // namespace nbody::gpu

@@ -297,7 +297,8 @@ Implementation make_tuned_variant() {
   return variant;
 }
 
-// The shipped shapes, chosen by timing the variants (`nbody-fair bench --variants`) on an H200 (docs/perf-notes.md, GPU).
+// The shipped shapes, chosen by timing the variants (`nbody-fair bench --variants`) on an H200
+// (docs/perf-notes.md, GPU).
 constexpr TunedShape kFloatShape{.bodies_per_thread = 8,
                                  .block_size = 128,
                                  .unroll = 4,

@@ -3,7 +3,7 @@
 // so a formulation's own file holds only its kernel and its registration.
 #include <chrono>
 #include <functional>
-#include <map>
+
 #include <memory>
 #include <span>
 #include <string>
@@ -15,13 +15,6 @@
 
 namespace nbody::cpu {
 
-template <class T>
-using SoaKernel = std::function<void(const BodiesSoA<T>& bodies, T softening_squared,
-                                     AccelerationsSoA<T>& accelerations)>;
-template <class T>
-using AosKernel = std::function<void(std::span<const Body<T>> bodies, T softening_squared,
-                                     std::span<Vec3<T>> accelerations)>;
-
 template <class Clock = std::chrono::steady_clock, class F>
 double time_seconds(F&& f) {
   const auto start = Clock::now();
@@ -29,56 +22,58 @@ double time_seconds(F&& f) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The arrays a scalar kernel of layout L reads and writes, and how a run gets them from float64
+// bodies and back to float64 accelerations.
+template <class T, Layout L>
+struct ScalarLayout;
+
 template <class T>
-class SoaRun final : public PreparedRun {
- public:
-  SoaRun(std::span<const Body<double>> bodies, double softening, SoaKernel<T> kernel,
-         std::map<std::string, std::string> details = {})
-      : bodies_(to_soa<T>(convert_precision<T, double>(bodies))),
-        accelerations_(bodies.size()),
-        softening_squared_(static_cast<T>(softening * softening)),
-        kernel_(std::move(kernel)),
-        details_(std::move(details)) {}
-
-  double evaluate(Scope) override {
-    return time_seconds([&] { kernel_(bodies_, softening_squared_, accelerations_); });
+struct ScalarLayout<T, Layout::aos> {
+  using Bodies = std::vector<Body<T>>;
+  using Accelerations = std::vector<Vec3<T>>;
+  static Bodies bodies(std::span<const Body<double>> b) { return convert_precision<T, double>(b); }
+  static std::vector<Vec3<double>> promoted(const Accelerations& a) {
+    return promote(std::span<const Vec3<T>>(a));
   }
-  std::vector<Vec3<double>> accelerations() override { return promote(accelerations_); }
-  std::map<std::string, std::string> details() const override { return details_; }
-
- private:
-  BodiesSoA<T> bodies_;
-  AccelerationsSoA<T> accelerations_;
-  T softening_squared_;
-  SoaKernel<T> kernel_;
-  std::map<std::string, std::string> details_;
 };
 
 template <class T>
-class AosRun final : public PreparedRun {
+struct ScalarLayout<T, Layout::soa> {
+  using Bodies = BodiesSoA<T>;
+  using Accelerations = AccelerationsSoA<T>;
+  static Bodies bodies(std::span<const Body<double>> b) {
+    return to_soa<T>(convert_precision<T, double>(b));
+  }
+  static std::vector<Vec3<double>> promoted(const Accelerations& a) { return promote(a); }
+};
+
+template <class T, Layout L>
+using ScalarKernel =
+    std::function<void(const typename ScalarLayout<T, L>::Bodies& bodies, T softening_squared,
+                       typename ScalarLayout<T, L>::Accelerations& accelerations)>;
+
+// One scalar kernel bound to one input in layout L, timed on a steady clock.
+template <class T, Layout L>
+class ScalarRun final : public PreparedRun {
  public:
-  AosRun(std::span<const Body<double>> bodies, double softening, AosKernel<T> kernel,
-         std::map<std::string, std::string> details = {})
-      : bodies_(convert_precision<T, double>(bodies)),
+  ScalarRun(std::span<const Body<double>> bodies, double softening, ScalarKernel<T, L> kernel)
+      : bodies_(ScalarLayout<T, L>::bodies(bodies)),
         accelerations_(bodies.size()),
         softening_squared_(static_cast<T>(softening * softening)),
-        kernel_(std::move(kernel)),
-        details_(std::move(details)) {}
+        kernel_(std::move(kernel)) {}
 
   double evaluate(Scope) override {
     return time_seconds([&] { kernel_(bodies_, softening_squared_, accelerations_); });
   }
   std::vector<Vec3<double>> accelerations() override {
-    return promote(std::span<const Vec3<T>>(accelerations_));
+    return ScalarLayout<T, L>::promoted(accelerations_);
   }
-  std::map<std::string, std::string> details() const override { return details_; }
 
  private:
-  std::vector<Body<T>> bodies_;
-  std::vector<Vec3<T>> accelerations_;
+  typename ScalarLayout<T, L>::Bodies bodies_;
+  typename ScalarLayout<T, L>::Accelerations accelerations_;
   T softening_squared_;
-  AosKernel<T> kernel_;
-  std::map<std::string, std::string> details_;
+  ScalarKernel<T, L> kernel_;
 };
 
 // Tolerances of the single-threaded scalar float32 formulations (docs/tolerances.md).
