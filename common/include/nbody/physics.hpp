@@ -20,14 +20,6 @@ struct ExactInvSqrt {
   }
 };
 
-#if defined(__CUDACC__)
-// The GPU's MUFU.RSQ (about 2 ulp in float32); double uses the correctly rounded rsqrt().
-struct DeviceInvSqrt {
-  __device__ float operator()(float x) const { return rsqrtf(x); }
-  __device__ double operator()(double x) const { return rsqrt(x); }
-};
-#endif
-
 template <class T>
 struct PairAcceleration {
   T x, y, z;
