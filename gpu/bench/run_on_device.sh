@@ -7,7 +7,8 @@
 #
 # log.txt (the summary) goes to OUTDIR; the other logs are packed into OUTDIR/logs.tar.gz at the
 # end (the device returns few files). BENCH_REPS, BENCH_MIN_TIME and FAIR_TIMEOUT shorten the bench
-# and nbody-fair stages; NCU_IMPL and NCU_SIZE pick what ncu profiles (SOURCE_IMPLS, a space-separated
+# and nbody-fair stages (FAIR_IMPL, FAIR_SIZES choose what it runs; SANITIZE_TOOLS which
+# compute-sanitizer tools run); NCU_IMPL and NCU_SIZE pick what ncu profiles (SOURCE_IMPLS, a space-separated
 # list, what the per-instruction stall sampling profiles); VARIANTS_IMPL and VARIANT_SIZES narrow
 # the variants; TEST_FILTER narrows the test stage. The offline dependencies are those
 # third_party/stage-offline-deps.sh unpacked into third_party/prefix.
@@ -127,7 +128,7 @@ if has dram; then
   grep -E "N=|dram__|lts__" "$out/dram.log" | tee -a "$log"
 fi
 if has sanitize; then
-  for tool in memcheck racecheck synccheck initcheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     stage "compute-sanitizer --tool $tool"
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 99 \
       $bench --impl "^gpu" --sizes 1,31,4097 --scope kernel,end_to_end --iterations 1 >"$out/sanitize-$tool.txt" 2>&1
