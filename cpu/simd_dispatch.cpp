@@ -151,6 +151,19 @@ int tbb_threads(const ExecutionOptions& options) {
   return options.threads == 0 ? available : options.threads;
 }
 
+std::vector<std::string> simd_kernel_optimizations(bool newton_step, std::vector<std::string> own) {
+  const std::optional<Isa> widest = widest_isa();
+  std::vector<std::string> list = {
+      "structure of arrays",
+      fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower one)",
+                  widest ? isa_description(*widest) : "none"),
+      newton_step ? "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step"
+                  : "approximate rsqrt alone (rsqrt14 / rsqrtps, 12-14 bits)",
+      "FMA (AVX2, AVX-512F)"};
+  list.insert(list.end(), own.begin(), own.end());
+  return list;
+}
+
 std::optional<std::string> simd_unavailable_reason() {
   if (widest_isa()) return std::nullopt;
   return "this CPU lacks SSE4.2, the narrowest ISA the SIMD kernels are built for";

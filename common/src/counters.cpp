@@ -1,8 +1,13 @@
 #include "nbody/counters.hpp"
 
-#include <cmath>
-
 namespace nbody {
+
+std::optional<double> find_metric(const std::map<std::string, double>& metrics,
+                                  const std::string& name) {
+  const auto it = metrics.find(name);
+  if (it == metrics.end()) return std::nullopt;
+  return it->second;
+}
 
 void to_json(nlohmann::json& j, const DerivedFigures& v) {
   j = nlohmann::json::object();

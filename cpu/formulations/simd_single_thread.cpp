@@ -50,19 +50,6 @@ class SingleThreadRun final : public PreparedRun {
   bool newton_step_;
 };
 
-// What the registry lists; the run's details() has the ISA actually used.
-std::vector<std::string> simd_optimizations(bool newton_step) {
-  const std::optional<Isa> widest = widest_isa();
-  std::vector<std::string> list = {
-      "structure of arrays",
-      fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower one)",
-                  widest ? isa_description(*widest) : "none"),
-      newton_step ? "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step"
-                  : "approximate rsqrt alone (rsqrt14 / rsqrtps, 12-14 bits)",
-      "FMA (AVX2, AVX-512F)", "2 target vectors per iteration"};
-  return list;
-}
-
 }  // namespace
 
 std::unique_ptr<PreparedRun> prepare_single_thread(std::span<const Body<double>> bodies,
@@ -92,7 +79,8 @@ void register_cpu_simd(Registry& registry) {
                  .pairs = PairScheme::all_pairs,
                  .multithreaded = false,
                  .isa_choice = true,
-                 .optimizations = simd_optimizations(newton_step),
+                 .optimizations =
+                     simd_kernel_optimizations(newton_step, {"2 target vectors per iteration"}),
                  .tolerance = newton_step ? simd_full_tolerance() : simd_bare_rsqrt_tolerance(),
                  .bytes_per_body = 32},
         .unavailable_reason = [] { return simd_unavailable_reason(); },

@@ -87,7 +87,6 @@ namespace nbody::cpu {
 
 void register_cpu_tbb(Registry& registry) {
   using namespace simd;
-  const std::optional<Isa> widest = widest_isa();
   // The measured grain, and beside it the grains the tuning tool compares it with.
   for (const std::size_t grain :
        {kDefaultTbbGrain, std::size_t{16}, std::size_t{32}, std::size_t{128}, std::size_t{256}}) {
@@ -103,15 +102,10 @@ void register_cpu_tbb(Registry& registry) {
                  .role = shipped ? Role::optimized : Role::tuning_variant,
                  .multithreaded = true,
                  .isa_choice = true,
-                 .optimizations =
-                     {"structure of arrays",
-                      fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower "
-                                  "one)",
-                                  widest ? isa_description(*widest) : "none"),
-                      "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step",
-                      "FMA (AVX2, AVX-512F)", "2 target vectors per iteration",
-                      fmt::format("oneTBB parallel_for, grain {} bodies", grain),
-                      "all cores (--threads sets the count)"},
+                 .optimizations = simd_kernel_optimizations(
+                     true, {"2 target vectors per iteration",
+                            fmt::format("oneTBB parallel_for, grain {} bodies", grain),
+                            "all cores (--threads sets the count)"}),
                  .tolerance = simd_full_tolerance(),
                  .bytes_per_body = 32},
         .unavailable_reason = [] { return simd_unavailable_reason(); },

@@ -137,7 +137,6 @@ namespace nbody::cpu {
 
 void register_cpu_tbb_symmetric(Registry& registry) {
   using namespace simd;
-  const std::optional<Isa> widest = widest_isa();
   // The measured tile, and beside it the tiles the tuning tool compares it with.
   for (const std::size_t tile : {kDefaultSymmetricTile, std::size_t{256}, std::size_t{512},
                                  std::size_t{2048}, std::size_t{4096}}) {
@@ -155,17 +154,11 @@ void register_cpu_tbb_symmetric(Registry& registry) {
                  .role = shipped ? Role::optimized : Role::tuning_variant,
                  .multithreaded = true,
                  .isa_choice = true,
-                 .optimizations =
-                     {"structure of arrays",
-                      fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower "
-                                  "one)",
-                                  widest ? isa_description(*widest) : "none"),
-                      "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step",
-                      "FMA (AVX2, AVX-512F)",
-                      "symmetric pairs (Newton's third law), about N^2/2 evaluated",
-                      "per-thread private accumulators, summed at the end",
-                      fmt::format("oneTBB parallel_for over pairs of {}-body tiles", tile),
-                      "all cores (--threads sets the count)"},
+                 .optimizations = simd_kernel_optimizations(
+                     true, {"symmetric pairs (Newton's third law), about N^2/2 evaluated",
+                            "per-thread private accumulators, summed at the end",
+                            fmt::format("oneTBB parallel_for over pairs of {}-body tiles", tile),
+                            "all cores (--threads sets the count)"}),
                  .tolerance = simd_full_tolerance(),
                  // Bodies, result, and one accumulator set per thread.
                  .bytes_per_body =

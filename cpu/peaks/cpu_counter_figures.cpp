@@ -4,19 +4,6 @@
 #include <optional>
 
 namespace nbody::peaks {
-namespace {
-
-std::optional<double> metric(const std::map<std::string, double>& metrics, const char* name) {
-  const auto it = metrics.find(name);
-  if (it == metrics.end()) return std::nullopt;
-  return it->second;
-}
-
-double metric_or_zero(const std::map<std::string, double>& metrics, const char* name) {
-  return metric(metrics, name).value_or(0.0);
-}
-
-}  // namespace
 
 DerivedFigures derive_cpu_figures(const std::map<std::string, double>& metrics,
                                   const ImplementationInfo& info, std::size_t n,
@@ -26,11 +13,11 @@ DerivedFigures derive_cpu_figures(const std::map<std::string, double>& metrics,
   const double pairs = static_cast<double>(pairs_evaluated(info.pairs, n));
   d.interactions_credited = credited;
   d.pairs_evaluated = pairs;
-  const double per_iteration = metric_or_zero(metrics, "loop.interactions");
+  const double per_iteration = find_metric(metrics, "loop.interactions").value_or(0.0);
   if (per_iteration <= 0 || pairs <= 0) return d;
   const double pairs_per_interaction = pairs / credited;
   const auto per_pair = [&](const char* name) {
-    return metric_or_zero(metrics, name) / per_iteration;
+    return find_metric(metrics, name).value_or(0.0) / per_iteration;
   };
   const double flops_per_pair = per_pair("loop.flops");
   const double fp_instructions_per_pair = per_pair("loop.fp_instructions");
@@ -44,9 +31,9 @@ DerivedFigures derive_cpu_figures(const std::map<std::string, double>& metrics,
   d.div_per_pair = per_pair("loop.div");
 
   // The ceiling of the loop's own vector width, scaled to the threads the kernel used.
-  const double bits = metric_or_zero(metrics, "loop.vector_bits");
+  const double bits = find_metric(metrics, "loop.vector_bits").value_or(0.0);
   const std::string isa = bits >= 512 ? "avx512f" : bits >= 256 ? "avx2" : "sse4.2";
-  const double threads = std::max(1.0, metric_or_zero(metrics, "threads"));
+  const double threads = std::max(1.0, find_metric(metrics, "threads").value_or(0.0));
   const auto scaled_peak = [&](const std::string& which, auto field) -> std::optional<double> {
     const CeilingEntry* entry = ceilings.find(cpu_fp32_flops_ceiling(which, threads > 1));
     if (entry == nullptr) return std::nullopt;
@@ -60,7 +47,7 @@ DerivedFigures derive_cpu_figures(const std::map<std::string, double>& metrics,
   };
   const auto flops = [](const CeilingEntry& e) -> std::optional<double> { return e.value; };
   const auto issue_rate = [](const CeilingEntry& e) { return e.fp_instructions_per_second; };
-  const auto seconds = metric(metrics, "kernel_seconds");
+  const auto seconds = find_metric(metrics, "kernel_seconds");
   const bool timed = seconds && *seconds > 0;
   if (timed) {
     const double flop_rate = flops_per_pair * pairs / *seconds;

@@ -7,16 +7,6 @@
 namespace nbody::profiler {
 namespace {
 
-std::optional<double> metric(const std::map<std::string, double>& metrics, const char* name) {
-  const auto it = metrics.find(name);
-  if (it == metrics.end()) return std::nullopt;
-  return it->second;
-}
-
-double metric_or_zero(const std::map<std::string, double>& metrics, const char* name) {
-  return metric(metrics, name).value_or(0.0);
-}
-
 // FP32 on sm_70 and later issues one warp instruction per SMSP per cycle, four SMSPs per SM: the
 // FFMA rate is the issue rate, so the measured FMA ceiling doubles as the measured issue rate.
 constexpr double kSubPartitionsPerSm = 4;
@@ -32,23 +22,23 @@ DerivedFigures derive_gpu_figures(const std::map<std::string, double>& metrics,
   const double pairs = static_cast<double>(pairs_evaluated(info.pairs, n));
   d.interactions_credited = credited;
   d.pairs_evaluated = pairs;
-  const std::optional<double> time_ns = metric(metrics, "gpu__time_duration.sum");
+  const std::optional<double> time_ns = find_metric(metrics, "gpu__time_duration.sum");
   if (!time_ns || *time_ns <= 0 || pairs <= 0) return d;
   const double seconds = *time_ns * 1e-9;
   d.kernel_seconds = seconds;
 
   const double ffma =
-      metric_or_zero(metrics, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum");
+      find_metric(metrics, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum").value_or(0.0);
   const double fadd =
-      metric_or_zero(metrics, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum");
+      find_metric(metrics, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum").value_or(0.0);
   const double fmul =
-      metric_or_zero(metrics, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum");
+      find_metric(metrics, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum").value_or(0.0);
   const double dfma =
-      metric_or_zero(metrics, "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum");
+      find_metric(metrics, "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum").value_or(0.0);
   const double dadd =
-      metric_or_zero(metrics, "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum");
+      find_metric(metrics, "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum").value_or(0.0);
   const double dmul =
-      metric_or_zero(metrics, "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum");
+      find_metric(metrics, "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum").value_or(0.0);
   const double flops_fp32 = fadd + fmul + 2 * ffma;
   const double flops_fp64 = dadd + dmul + 2 * dfma;
   const double counted = flops_fp32 + flops_fp64;
@@ -94,12 +84,12 @@ DerivedFigures derive_gpu_figures(const std::map<std::string, double>& metrics,
       d.fp64_pipe_fraction_of_measured = fp64_instructions / seconds / (*fp64_peak / 2);
     }
   }
-  if (const auto fma_pipe = metric(metrics, "smsp__inst_executed_pipe_fma.sum")) {
+  if (const auto fma_pipe = find_metric(metrics, "smsp__inst_executed_pipe_fma.sum")) {
     d.fma_pipe_instructions_per_pair = *fma_pipe * kWarpSize / pairs;
   }
   const std::optional<double> rsqrt_peak = ceilings.value(kGpuRsqrtCeiling);
   std::optional<double> xu_per_interaction;
-  if (const auto xu = metric(metrics, "smsp__inst_executed_pipe_xu.sum")) {
+  if (const auto xu = find_metric(metrics, "smsp__inst_executed_pipe_xu.sum")) {
     const double xu_threads = *xu * kWarpSize;
     d.xu_instructions_per_pair = xu_threads / pairs;
     xu_per_interaction = xu_threads / credited;
@@ -109,8 +99,8 @@ DerivedFigures derive_gpu_figures(const std::map<std::string, double>& metrics,
   }
 
   // Memory: DRAM and L2 throughput, arithmetic intensity for a roofline.
-  const auto read = metric(metrics, "dram__bytes_read.sum");
-  const auto written = metric(metrics, "dram__bytes_write.sum");
+  const auto read = find_metric(metrics, "dram__bytes_read.sum");
+  const auto written = find_metric(metrics, "dram__bytes_write.sum");
   if (read || written) {
     const double bytes = read.value_or(0) + written.value_or(0);
     d.dram_bytes = bytes;
@@ -123,15 +113,16 @@ DerivedFigures derive_gpu_figures(const std::map<std::string, double>& metrics,
     }
     if (bytes > 0) d.arithmetic_intensity_flops_per_dram_byte = counted / bytes;
   }
-  if (const auto l2 = metric(metrics, "lts__t_bytes.sum")) {
+  if (const auto l2 = find_metric(metrics, "lts__t_bytes.sum")) {
     d.l2_bytes_per_second = *l2 / seconds;
   }
-  if (const auto occupancy = metric(metrics, "sm__warps_active.avg.pct_of_peak_sustained_active")) {
+  if (const auto occupancy =
+          find_metric(metrics, "sm__warps_active.avg.pct_of_peak_sustained_active")) {
     d.achieved_occupancy = *occupancy / 100;
   }
 
   // Instructions per interaction and the kernel's own instruction-bound limit.
-  if (const auto warp_instructions = metric(metrics, "sm__inst_executed.sum")) {
+  if (const auto warp_instructions = find_metric(metrics, "sm__inst_executed.sum")) {
     const double thread_instructions = *warp_instructions * kWarpSize;
     const double per_interaction = thread_instructions / credited;
     d.instructions_per_pair = thread_instructions / pairs;
@@ -142,8 +133,8 @@ DerivedFigures derive_gpu_figures(const std::map<std::string, double>& metrics,
       d.issue_bound_interactions_per_second = issue_bound;
       bound = std::min(bound, issue_bound);
     }
-    const auto clock = metric(metrics, "smsp__cycles_elapsed.avg.per_second");
-    const auto sm_count = metric(metrics, "sm_count");
+    const auto clock = find_metric(metrics, "smsp__cycles_elapsed.avg.per_second");
+    const auto sm_count = find_metric(metrics, "sm_count");
     if (clock && sm_count && per_interaction > 0) {
       d.issue_bound_at_kernel_clock_interactions_per_second =
           *sm_count * kSubPartitionsPerSm * kWarpSize * *clock / per_interaction;

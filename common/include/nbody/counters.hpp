@@ -73,6 +73,10 @@ struct CounterReadout {
   bool available() const { return unavailable_reason.empty(); }
 };
 
+// The raw counter `name` of `metrics`, where the source read it.
+std::optional<double> find_metric(const std::map<std::string, double>& metrics,
+                                  const std::string& name);
+
 void to_json(nlohmann::json& j, const DerivedFigures& v);
 void from_json(const nlohmann::json& j, DerivedFigures& v);
 // {"source", "available", "unavailable_reason" (when unavailable), "metrics", "derived"}

@@ -89,6 +89,11 @@ std::unique_ptr<PreparedRun> prepare_tbb_symmetric(std::span<const Body<double>>
 Tolerance simd_full_tolerance();
 Tolerance simd_bare_rsqrt_tolerance();
 
+// What the registry lists of an xsimd formulation: the kernel's own optimizations (layout, ISA
+// chosen at run time, rsqrt with or without a Newton-Raphson step, FMA), then `own`. The run's
+// details() has the ISA actually used.
+std::vector<std::string> simd_kernel_optimizations(bool newton_step, std::vector<std::string> own);
+
 // Why the SIMD formulations cannot run here (a CPU without SSE4.2), or empty.
 std::optional<std::string> simd_unavailable_reason();
 
