@@ -1,12 +1,125 @@
 #include "nbody/app/benchmark_harness.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "nbody/accuracy.hpp"
 
 namespace nbody {
+namespace {
+
+// Statistics handed to Google Benchmark (it runs the loop and the aggregation).
+double sample_min(const std::vector<double>& v) {
+  return *std::min_element(v.begin(), v.end());
+}
+double sample_max(const std::vector<double>& v) {
+  return *std::max_element(v.begin(), v.end());
+}
+
+// Distribution-free confidence interval of the median: the order statistics x_(k) and
+// x_(K+1-k) with the largest k for which P(Binomial(K, 1/2) < k) <= 2.5%. With fewer than six
+// samples no such k exists and the interval is [min, max], whose coverage is 1 - 2^(1-K).
+std::size_t median_ci_rank(std::size_t count) {
+  double cumulative = 0, term = std::pow(0.5, static_cast<double>(count));  // P(X = 0)
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    cumulative += term;  // P(X <= i)
+    if (cumulative > 0.025) break;
+    k = i + 1;
+    term = term * static_cast<double>(count - i) / static_cast<double>(i + 1);
+  }
+  return std::max<std::size_t>(k, 1);
+}
+
+double median_ci_coverage(std::size_t count) {
+  const std::size_t k = median_ci_rank(count);
+  double tail = 0, term = std::pow(0.5, static_cast<double>(count));
+  for (std::size_t i = 0; i < k; ++i) {
+    tail += term;
+    term = term * static_cast<double>(count - i) / static_cast<double>(i + 1);
+  }
+  return 1.0 - 2.0 * tail;
+}
+
+double median_ci_low(const std::vector<double>& v) {
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted[median_ci_rank(sorted.size()) - 1];
+}
+
+double median_ci_high(const std::vector<double>& v) {
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted[sorted.size() - median_ci_rank(sorted.size())];
+}
+
+// Keeps every run Google Benchmark reports, instead of printing it.
+class CaptureReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    captured.insert(captured.end(), runs.begin(), runs.end());
+  }
+  std::vector<Run> captured;
+};
+
+}  // namespace
+
+TimingStatistics time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
+                                  const RepetitionSettings& options) {
+  benchmark::ClearRegisteredBenchmarks();
+  register_evaluation({.name = "evaluation",
+                       .run = [&run]() -> PreparedRun& { return run; },
+                       .scope = scope,
+                       .n = n,
+                       .annotate = {}})
+      ->Repetitions(options.repetitions)
+      ->MinTime(options.min_time_s)
+      ->MinWarmUpTime(options.warmup_s)
+      ->ComputeStatistics("min", sample_min)
+      ->ComputeStatistics("max", sample_max)
+      ->ComputeStatistics("ci_low", median_ci_low)
+      ->ComputeStatistics("ci_high", median_ci_high);
+  CaptureReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+
+  TimingStatistics stats;
+  for (const benchmark::BenchmarkReporter::Run& r : reporter.captured) {
+    if (r.error_occurred) throw std::runtime_error("timing stopped: " + r.error_message);
+    if (r.run_type == benchmark::BenchmarkReporter::Run::RT_Iteration) {
+      stats.samples_s.push_back(r.GetAdjustedRealTime());
+      stats.iterations_per_repetition = r.iterations;
+      continue;
+    }
+    const std::string& name = r.aggregate_name;
+    if (name == "cv") {
+      stats.cv = r.real_accumulated_time;  // a ratio, not a time
+      continue;
+    }
+    const double seconds = r.GetAdjustedRealTime();
+    if (name == "median") stats.median_s = seconds;
+    if (name == "mean") stats.mean_s = seconds;
+    if (name == "stddev") stats.stddev_s = seconds;
+    if (name == "min") stats.min_s = seconds;
+    if (name == "max") stats.max_s = seconds;
+    if (name == "ci_low") stats.ci_low_s = seconds;
+    if (name == "ci_high") stats.ci_high_s = seconds;
+  }
+  stats.repetitions = static_cast<int>(stats.samples_s.size());
+  if (stats.repetitions == 0) throw std::runtime_error("timing produced no repetitions");
+  if (stats.repetitions == 1) {  // Google Benchmark computes no aggregates for one repetition
+    stats.median_s = stats.mean_s = stats.min_s = stats.max_s = stats.ci_low_s = stats.ci_high_s =
+        stats.samples_s.front();
+  }
+  stats.ci_confidence = stats.repetitions > 1 ? median_ci_coverage(stats.samples_s.size()) : 0;
+  stats.noisy = stats.cv > options.noise_threshold_cv;
+  return stats;
+}
 
 std::atomic<bool>& interrupt_requested() {
   static std::atomic<bool> requested{false};

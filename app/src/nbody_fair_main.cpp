@@ -203,10 +203,12 @@ int run_main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand(
       "run", "Validate and time each implementation; write results.json and report.md");
   add_selection_options(*run, run_options);
-  run->add_option("--reps", run_options.suite.repetitions, "Timed repetitions (median reported)")
+  run->add_option("--reps", run_options.suite.timing.repetitions,
+                  "Timed repetitions (median reported)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  run->add_option("--min-time", run_options.suite.min_time_s, "Minimum seconds per repetition")
+  run->add_option("--min-time", run_options.suite.timing.min_time_s,
+                  "Minimum seconds per repetition")
       ->capture_default_str()
       ->check(at_least(0, false));
   run->add_option("--max-eval-seconds", run_options.suite.max_eval_seconds,

@@ -10,6 +10,7 @@
 #include <benchmark/benchmark.h>
 
 #include "nbody/registry.hpp"
+#include "nbody/results.hpp"
 
 namespace nbody {
 
@@ -27,6 +28,20 @@ struct EvaluationBenchmark {
 // for its settings (repetitions, minimum time, statistics). A run that cannot be prepared skips
 // the benchmark with its error.
 benchmark::internal::Benchmark* register_evaluation(EvaluationBenchmark evaluation);
+
+// How a measurement repeats: warm-up discarded, then `repetitions` of at least `min_time_s` each.
+struct RepetitionSettings {
+  int repetitions = 5;
+  double min_time_s = 0.1;
+  double warmup_s = 0.05;
+  double noise_threshold_cv = 0.05;  // repetitions whose cv exceeds this are flagged noisy
+};
+
+// Times evaluations of `run` (N = n) as the suite measures: the samples of every repetition, their
+// median with a distribution-free confidence interval, spread and noise flag. Throws when timing
+// stopped (an interrupt, an error).
+TimingStatistics time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
+                                  const RepetitionSettings& settings);
 
 // Set from a signal handler: timing stops after the current evaluation. A function-local static,
 // since a handler can reach nothing else.

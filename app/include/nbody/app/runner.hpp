@@ -25,14 +25,11 @@ struct SuiteOptions {
   double softening = 0.01;
   std::vector<std::size_t> sizes;  // empty: chosen from the hardware (default_sizes)
   std::string implementation_pattern = ".";
-  int repetitions = 5;
-  double min_time_s = 0.1;                // per repetition
-  double warmup_s = 0.05;                 // discarded before the repetitions
+  RepetitionSettings timing;
   double max_eval_seconds = 2.0;          // skip (N, impl) whose one evaluation is predicted longer
   std::size_t validation_bodies = 16384;  // validate all bodies up to this N, a spread sample above
   bool counters = true;
   bool reference_cache = true;
-  double noise_threshold_cv = 0.05;  // repetitions whose cv exceeds this are flagged noisy
   ExecutionOptions execution;
   std::vector<std::string> command_line;
 };
