@@ -1,5 +1,5 @@
-// nbody-fair: list, validate, run, report, peaks. The command line only parses and dispatches;
-// measurement lives in the runner, printing in reports/.
+// nbody-fair: list, validate, run, bench, report, peaks. The command line only parses and
+// dispatches; measurement lives in the runner and the benchmark harness, printing in reports/.
 #include <unistd.h>
 
 #include <algorithm>
