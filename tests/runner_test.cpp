@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "nbody/errors.hpp"
+#include "nbody/machine_info.hpp"
 #include "nbody/results.hpp"
 #include "nbody/sizes.hpp"
 
@@ -280,6 +281,62 @@ TEST(CommandLine, BenchTimesRegisteredFormulationsWithGoogleBenchmarkFlags) {
             names.end());
   EXPECT_EQ(run_tool({"bench", "--impl", "^cpu\\.tbb\\[", "--sizes", "64"}).exit_code, 2)
       << "variants without --variants";
+  fs::remove_all(dir);
+}
+
+// What other processes and the hypervisor took between two samples, as shares of every CPU.
+TEST(Conditions, SharesOfOtherProcessesAndSteal) {
+  const CpuActivity before{.busy_seconds = 100,
+                           .steal_seconds = 10,
+                           .own_seconds = 5,
+                           .wall_seconds = 1000,
+                           .online_cpus = 4,
+                           .clock_mhz = 2000.0};
+  CpuActivity after = before;
+  after.wall_seconds += 2;  // 8 CPU-seconds of capacity
+  after.busy_seconds += 5;  // 3 of them this process's, 2 others'
+  after.own_seconds += 3;
+  after.steal_seconds += 0.8;  // 10% steal
+  after.clock_mhz = 1800.0;
+  const MeasurementConditions c = conditions_between(before, after);
+  EXPECT_DOUBLE_EQ(c.wall_seconds, 2);
+  EXPECT_DOUBLE_EQ(c.other_processes_cpu_share, 0.25);
+  EXPECT_NEAR(c.steal_cpu_share, 0.1, 1e-12);
+  EXPECT_EQ(c.cpu_clock_mhz_after, 1800.0);
+  const auto sample = sample_cpu_activity();
+  ASSERT_TRUE(sample.has_value()) << "/proc/stat unreadable";
+  EXPECT_GT(sample->online_cpus, 0);
+}
+
+// A run while other processes load every CPU: its timings carry the contention, were taken again
+// (--max-attempts), and the report says so.
+TEST(CommandLine, ContendedMeasurementsAreFlaggedAndRetaken) {
+  const fs::path dir = scratch("contended");
+  std::vector<pid_t> spinners;
+  for (long cpu = 0; cpu < ::sysconf(_SC_NPROCESSORS_ONLN); ++cpu) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      volatile unsigned long spin = 0;
+      for (;;) spin = spin + 1;
+    }
+    spinners.push_back(pid);
+  }
+  const CommandResult r =
+      run_tool({"run", "--impl", "^cpu\\.soa$", "--sizes", "512", "--reps", "3", "--min-time",
+                "0.05", "--max-attempts", "2", "--no-counters", "--out", (dir / "out").string()});
+  for (const pid_t pid : spinners) ::kill(pid, SIGKILL);
+  for (const pid_t pid : spinners) ::waitpid(pid, nullptr, 0);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  ASSERT_EQ(doc.results.size(), 1u);
+  ASSERT_TRUE(doc.results[0].kernel && doc.results[0].kernel->conditions);
+  const MeasurementConditions& c = *doc.results[0].kernel->conditions;
+  EXPECT_GT(c.other_processes_cpu_share + c.steal_cpu_share, 0.1);
+  EXPECT_EQ(c.attempts, 2);
+  ASSERT_FALSE(c.disturbances.empty());
+  std::ifstream report(dir / "out" / "report.md");
+  const std::string text((std::istreambuf_iterator<char>(report)), {});
+  EXPECT_NE(text.find("⚠ disturbed: other processes"), std::string::npos) << text;
   fs::remove_all(dir);
 }
 

@@ -7,7 +7,10 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "nbody/accuracy.hpp"
+#include "nbody/machine_info.hpp"
 
 namespace nbody {
 namespace {
@@ -67,10 +70,8 @@ class CaptureReporter final : public benchmark::BenchmarkReporter {
   std::vector<Run> captured;
 };
 
-}  // namespace
-
-TimingStatistics time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
-                                  const RepetitionSettings& options) {
+TimingStatistics time_once(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
+                           const RepetitionSettings& options) {
   benchmark::ClearRegisteredBenchmarks();
   register_evaluation({.name = "evaluation",
                        .run = [&run]() -> PreparedRun& { return run; },
@@ -119,6 +120,49 @@ TimingStatistics time_repetitions(PreparedRun& run, PreparedRun::Scope scope, st
   stats.ci_confidence = stats.repetitions > 1 ? median_ci_coverage(stats.samples_s.size()) : 0;
   stats.noisy = stats.cv > options.noise_threshold_cv;
   return stats;
+}
+
+// What disturbed a timing, in words; empty when nothing did.
+std::vector<std::string> disturbances(const MeasurementConditions& c) {
+  std::vector<std::string> found;
+  const double share = c.other_processes_cpu_share + c.steal_cpu_share;
+  if (share > kMaxOtherCpuShare) {
+    found.push_back(fmt::format(
+        "other processes{} took {:.0f}% of the {} CPUs' time meanwhile (more than {:.0f}%)",
+        c.steal_cpu_share > 0.01
+            ? fmt::format(" and the hypervisor ({:.0f}% steal)", 100 * c.steal_cpu_share)
+            : "",
+        100 * share, c.online_cpus, 100 * kMaxOtherCpuShare));
+  }
+  return found;
+}
+
+double disturbance(const MeasurementConditions& c) {
+  return c.other_processes_cpu_share + c.steal_cpu_share;
+}
+
+}  // namespace
+
+TimingStatistics time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
+                                  const RepetitionSettings& options) {
+  std::optional<TimingStatistics> kept;
+  for (int attempt = 1; attempt <= std::max(1, options.max_attempts); ++attempt) {
+    const std::optional<CpuActivity> before = sample_cpu_activity();
+    TimingStatistics stats = time_once(run, scope, n, options);
+    const std::optional<CpuActivity> after = sample_cpu_activity();
+    if (before && after) {
+      stats.conditions = conditions_between(*before, *after);
+      stats.conditions->disturbances = disturbances(*stats.conditions);
+    }
+    // The least disturbed attempt is kept.
+    if (!kept || !kept->conditions ||
+        (stats.conditions && disturbance(*stats.conditions) < disturbance(*kept->conditions))) {
+      kept = std::move(stats);
+    }
+    if (kept->conditions) kept->conditions->attempts = attempt;
+    if (!kept->conditions || kept->conditions->disturbances.empty() || interrupt_requested()) break;
+  }
+  return *kept;
 }
 
 std::atomic<bool>& interrupt_requested() {

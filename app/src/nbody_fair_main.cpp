@@ -215,6 +215,11 @@ int run_main(int argc, char** argv) {
                   "Skip an (implementation, N) whose one evaluation is predicted to take longer")
       ->capture_default_str()
       ->check(at_least(0, false));
+  run->add_option("--max-attempts", run_options.suite.timing.max_attempts,
+                  "Time a measurement again while other processes take over 10% of the CPUs, up "
+                  "to this many attempts in all (the least disturbed is kept, flagged)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20));
   run->add_option("--out", out_dir, "Output folder")->capture_default_str();
   run->add_flag(
       "--no-counters", [&run_options](std::int64_t) { run_options.suite.counters = false; },

@@ -1,6 +1,8 @@
 #include "nbody/machine_info.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -9,6 +11,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -77,6 +80,60 @@ std::uint64_t available_memory_bytes() {
     if (key == "MemAvailable:") return value * 1024;
   }
   return 0;
+}
+
+std::optional<CpuActivity> sample_cpu_activity() {
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  stat >> label;
+  if (!stat || label != "cpu") return std::nullopt;
+  // user nice system idle iowait irq softirq steal, in clock ticks.
+  double ticks[8] = {};
+  for (double& field : ticks) stat >> field;
+  if (!stat) return std::nullopt;
+  const double per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  CpuActivity activity;
+  activity.busy_seconds = (ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6]) / per_second;
+  activity.steal_seconds = ticks[7] / per_second;
+  activity.own_seconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  activity.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  activity.online_cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  double mhz_sum = 0;
+  int cpus = 0;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("cpu MHz", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    mhz_sum += std::strtod(line.c_str() + colon + 1, nullptr);
+    ++cpus;
+  }
+  if (cpus > 0) activity.clock_mhz = mhz_sum / cpus;
+  return activity;
+}
+
+MeasurementConditions conditions_between(const CpuActivity& before, const CpuActivity& after) {
+  MeasurementConditions c;
+  c.wall_seconds = after.wall_seconds - before.wall_seconds;
+  c.online_cpus = after.online_cpus;
+  const double capacity = c.wall_seconds * std::max(1, after.online_cpus);
+  if (capacity > 0) {
+    const double others =
+        (after.busy_seconds - before.busy_seconds) - (after.own_seconds - before.own_seconds);
+    c.other_processes_cpu_share = std::clamp(others / capacity, 0.0, 1.0);
+    c.steal_cpu_share =
+        std::clamp((after.steal_seconds - before.steal_seconds) / capacity, 0.0, 1.0);
+  }
+  c.cpu_clock_mhz_before = before.clock_mhz;
+  c.cpu_clock_mhz_after = after.clock_mhz;
+  return c;
 }
 
 std::string utc_timestamp() {

@@ -33,7 +33,7 @@ void upgrade_from_version_1(nlohmann::json& j) {
           name == "cpu.aos" || name == "gpu.aos" ? Role::naive_baseline : Role::optimized;
     }
   }
-  j["schema_version"] = kResultsSchemaVersion;
+  j["schema_version"] = 2;
 }
 
 }  // namespace
@@ -55,10 +55,14 @@ void from_json(const nlohmann::json& j, AccuracyMetrics& v) {
   v.net_force_residual = number_or_nan(j, "net_force_residual");
   v.bodies_compared = j.value("bodies_compared", std::size_t{0});
 }
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasurementConditions, wall_seconds, online_cpus,
+                                                other_processes_cpu_share, steal_cpu_share,
+                                                cpu_clock_mhz_before, cpu_clock_mhz_after, attempts,
+                                                disturbances)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimingStatistics, repetitions,
                                                 iterations_per_repetition, samples_s, median_s,
                                                 mean_s, min_s, max_s, stddev_s, ci_low_s, ci_high_s,
-                                                ci_confidence, cv, noisy)
+                                                ci_confidence, cv, noisy, conditions)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AccuracyRecord, metrics, relative_l2_bound,
                                                 max_relative_bound, sampled, passed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RateFigures, interactions_per_second,
@@ -118,7 +122,9 @@ ResultsDocument load_results(const std::filesystem::path& path) {
                                  path.string(), j.value("schema_version", 0),
                                  kResultsSchemaVersion));
   }
+  // Version 2 to 3 only added fields (measurement conditions), absent from older files.
   if (j.value("schema_version", 0) < 2) upgrade_from_version_1(j);
+  j["schema_version"] = kResultsSchemaVersion;
   try {
     return j.get<ResultsDocument>();
   } catch (const std::exception& e) {  // nlohmann's errors, and an unknown enum spelling

@@ -58,12 +58,23 @@ std::optional<double> rate(const ResultRecord& r) {
   return r.kernel_rate->interactions_per_second;
 }
 
+// Why a measurement's kernel timing may read low (its conditions' disturbances), or empty.
+std::optional<std::string> disturbed(const ResultRecord& r) {
+  if (!r.kernel || !r.kernel->conditions || r.kernel->conditions->disturbances.empty()) {
+    return std::nullopt;
+  }
+  const MeasurementConditions& c = *r.kernel->conditions;
+  return fmt::format("{} ({} attempt{})", fmt::join(c.disturbances, "; "), c.attempts,
+                     c.attempts == 1 ? "" : "s");
+}
+
 void headline(std::string& out, const ResultsDocument& doc) {
   std::vector<std::size_t> sizes;
   for (const ResultRecord& r : doc.results) {
     if (std::find(sizes.begin(), sizes.end(), r.n) == sizes.end()) sizes.push_back(r.n);
   }
   std::string rows;
+  std::vector<const ResultRecord*> flagged;  // disturbed figures the headline uses
   for (const std::size_t n : sizes) {
     std::map<DeviceKind, Pick> best;  // device -> best full-accuracy float32 result
     for (const ResultRecord& r : doc.results) {
@@ -85,9 +96,14 @@ void headline(std::string& out, const ResultsDocument& doc) {
     }
     const ResultRecord* naive_cpu = naive[DeviceKind::cpu];
     const ResultRecord* naive_gpu = naive[DeviceKind::gpu];
-    const auto cell = [](const ResultRecord* r) {
-      return r ? fmt::format("{} ({})", si(*rate(*r), "int/s"), r->implementation)
-               : std::string("—");
+    const auto cell = [&flagged](const ResultRecord* r) {
+      if (!r) return std::string("—");
+      const bool disturbed_figure = disturbed(*r).has_value();
+      if (disturbed_figure && std::find(flagged.begin(), flagged.end(), r) == flagged.end()) {
+        flagged.push_back(r);
+      }
+      return fmt::format("{} ({}){}", si(*rate(*r), "int/s"), r->implementation,
+                         disturbed_figure ? " ⚠" : "");
     };
     const auto ratio = [](const ResultRecord* gpu, const ResultRecord* cpu) {
       return gpu && cpu ? fmt::format("{:.3g}×", *rate(*gpu) / *rate(*cpu)) : std::string("—");
@@ -104,6 +120,15 @@ void headline(std::string& out, const ResultsDocument& doc) {
   out += "| N | best CPU | best GPU | GPU/CPU (best) | naive CPU | naive GPU | GPU/CPU (naive) |\n";
   out += "|---:|---|---|---:|---|---|---:|\n";
   out += rows + "\n";
+  if (!flagged.empty()) {
+    out +=
+        "⚠ These figures of the headline were measured while the machine was busy with other "
+        "work and may read low (re-measured, still disturbed):\n\n";
+    for (const ResultRecord* r : flagged) {
+      out += fmt::format("- {} at N = {}: {}\n", r->implementation, r->n, escape(*disturbed(*r)));
+    }
+    out += "\n";
+  }
 }
 
 void results_table(std::string& out, const ResultsDocument& doc, bool approximate_class) {
@@ -140,9 +165,10 @@ void results_table(std::string& out, const ResultsDocument& doc, bool approximat
           a.passed ? "pass" : "**FAIL**",
           a.sampled ? fmt::format(" ({} bodies sampled)", a.metrics.bodies_compared) : "");
     }
-    const std::string status =
-        r.status == Status::ok ? "ok"
-                               : fmt::format("**{}**: {}", to_string(r.status), escape(r.reason));
+    std::string status = r.status == Status::ok
+                             ? "ok"
+                             : fmt::format("**{}**: {}", to_string(r.status), escape(r.reason));
+    if (const auto why = disturbed(r)) status += " ⚠ disturbed: " + escape(*why);
     out += fmt::format("| {} | {} | {} {}{}|\n", r.implementation, r.n, status, timing, accuracy);
   }
   out += "\n";
@@ -186,9 +212,19 @@ std::string short_source(const std::string& source) {
   return source.substr(0, comma) + ")";
 }
 
+// A fraction of a ceiling or bound; above 100% it cannot be a fact (the ceiling read low, or the
+// timing is disturbed), so it is marked and explained under the table.
+std::string fraction_cell(const std::optional<double>& fraction, bool& above_one) {
+  if (!fraction) return "—";
+  if (*fraction <= 1.0) return fmt::format("{:.0f}%", 100 * *fraction);
+  above_one = true;
+  return fmt::format("{:.0f}% ⚠", 100 * *fraction);
+}
+
 // Hardware counters and fractions of peak (FAIRNESS rules 4 and 6), one row per measurement.
 void counters_table(std::string& out, const ResultsDocument& doc) {
   std::string rows;
+  bool above_one = false;
   for (const ResultRecord& r : doc.results) {
     if (!r.counters) continue;
     if (!r.counters->available()) {
@@ -201,11 +237,11 @@ void counters_table(std::string& out, const ResultsDocument& doc) {
                         r.implementation, r.n, short_source(r.counters->source),
                         derived_cell(d.counted_flops_per_interaction, "{:.2f}"),
                         derived_cell(d.gflops_counted, "{:.4g}"),
-                        derived_cell(d.fraction_of_measured_peak, "{:.0f}%", 100),
+                        fraction_cell(d.fraction_of_measured_peak, above_one),
                         derived_cell(d.instructions_per_interaction, "{:.3g}"),
                         derived_cell(d.instruction_bound_interactions_per_second, "{:.3g}"),
-                        derived_cell(d.fraction_of_instruction_bound, "{:.0f}%", 100),
-                        derived_cell(d.fraction_of_interaction_mix_ceiling, "{:.0f}%", 100),
+                        fraction_cell(d.fraction_of_instruction_bound, above_one),
+                        fraction_cell(d.fraction_of_interaction_mix_ceiling, above_one),
                         derived_cell(d.dram_bytes_per_second, "{:.3g}", 1e-9),
                         derived_cell(d.arithmetic_intensity_flops_per_dram_byte, "{:.3g}"),
                         derived_cell(d.achieved_occupancy, "{:.0f}%", 100));
@@ -223,6 +259,21 @@ void counters_table(std::string& out, const ResultsDocument& doc) {
       "ceiling | DRAM GB/s | flops / DRAM byte | occupancy |\n"
       "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   out += rows + "\n";
+  if (above_one) {
+    out +=
+        "⚠ A fraction above 100% is not a result: no kernel runs faster than its ceiling. The "
+        "ceiling it divides by read low";
+    if (doc.ceilings && !doc.ceilings->warnings.empty()) {
+      out += fmt::format(", as the ceilings' own warnings say ({})",
+                         escape(fmt::format("{}", fmt::join(doc.ceilings->warnings, "; "))));
+    } else {
+      out +=
+          " (measured while the machine was busy, or on a core the kernel did not share with "
+          "others); measure the ceilings again with `nbody-fair peaks --remeasure` on a quiet "
+          "machine";
+    }
+    out += ".\n\n";
+  }
 }
 
 }  // namespace

@@ -20,18 +20,34 @@ namespace nbody {
 
 inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
 // 2: implementations have a role; enums, counters, ceilings and GPUs are typed (same spellings).
-// Version 1 files are still read (docs/results-schema.md says how).
-inline constexpr int kResultsSchemaVersion = 2;
+// 3: each timing records its measurement conditions.
+// Older files are still read (docs/results-schema.md says how).
+inline constexpr int kResultsSchemaVersion = 3;
+
+// The conditions a timing was taken under (FAIRNESS.md rule 5): what other processes and the
+// hypervisor took of the machine's CPU time while it ran, and the CPU clock where the machine
+// shows it. A timing with disturbances was re-measured (attempts) and is the least disturbed one.
+struct MeasurementConditions {
+  double wall_seconds = 0;
+  int online_cpus = 0;
+  double other_processes_cpu_share = 0;  // of every online CPU's time
+  double steal_cpu_share = 0;            // of every online CPU's time
+  std::optional<double> cpu_clock_mhz_before;
+  std::optional<double> cpu_clock_mhz_after;
+  int attempts = 1;
+  std::vector<std::string> disturbances;  // why the figure may read low; empty when undisturbed
+};
 
 struct TimingStatistics {
   int repetitions = 0;
   std::int64_t iterations_per_repetition = 0;
   std::vector<double> samples_s;  // one per repetition: mean seconds per evaluation
   double median_s = 0, mean_s = 0, min_s = 0, max_s = 0, stddev_s = 0;
-  double ci_low_s = 0, ci_high_s = 0;  // distribution-free CI of the median
-  double ci_confidence = 0;            // its actual coverage (binomial), e.g. 0.94
-  double cv = 0;                       // stddev / mean
-  bool noisy = false;                  // cv above the noise threshold
+  double ci_low_s = 0, ci_high_s = 0;               // distribution-free CI of the median
+  double ci_confidence = 0;                         // its actual coverage (binomial), e.g. 0.94
+  double cv = 0;                                    // stddev / mean
+  bool noisy = false;                               // cv above the noise threshold
+  std::optional<MeasurementConditions> conditions;  // schema version 3
 };
 
 struct AccuracyRecord {
@@ -155,6 +171,8 @@ struct ResultsDocument {
 
 void to_json(nlohmann::json& j, const AccuracyMetrics& v);
 void from_json(const nlohmann::json& j, AccuracyMetrics& v);
+void to_json(nlohmann::json& j, const MeasurementConditions& v);
+void from_json(const nlohmann::json& j, MeasurementConditions& v);
 void to_json(nlohmann::json& j, const TimingStatistics& v);
 void from_json(const nlohmann::json& j, TimingStatistics& v);
 void to_json(nlohmann::json& j, const AccuracyRecord& v);

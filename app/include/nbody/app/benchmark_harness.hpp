@@ -35,10 +35,15 @@ struct RepetitionSettings {
   double min_time_s = 0.1;
   double warmup_s = 0.05;
   double noise_threshold_cv = 0.05;  // repetitions whose cv exceeds this are flagged noisy
+  // A timing disturbed by other processes (more than kMaxOtherCpuShare of the CPUs' time) is
+  // taken again, up to this many attempts in all; the least disturbed is kept, flagged if still
+  // disturbed.
+  int max_attempts = 3;
 };
 
 // Times evaluations of `run` (N = n) as the suite measures: the samples of every repetition, their
-// median with a distribution-free confidence interval, spread and noise flag. Throws when timing
+// median with a distribution-free confidence interval, spread and noise flag, and the conditions
+// they were taken under (re-measured while disturbed, up to max_attempts). Throws when timing
 // stopped (an interrupt, an error).
 TimingStatistics time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
                                   const RepetitionSettings& settings);
