@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -321,7 +322,12 @@ int run_main(int argc, char** argv) {
     const auto selected = registry.select(options.suite.implementation_pattern);
     for (const std::size_t n : options.suite.sizes) nbody::check_memory(selected, n);
     prepare_output_directory(out_dir);
-    if (options.suite.counters) context.ceilings = nbody::measure_ceilings(false);
+    if (options.suite.counters) {
+      const auto started = std::chrono::steady_clock::now();
+      context.ceilings = nbody::measure_ceilings(false);
+      context.ceilings_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
     context.checkpoint = [&out_dir](const nbody::ResultsDocument& doc) {
       nbody::save_results(doc, out_dir / "results.json");
       nbody::reports::write_markdown(doc, out_dir);

@@ -1,6 +1,7 @@
 #include "nbody/app/runner.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -91,6 +92,24 @@ class SilentProgress final : public ProgressSink {
 };
 
 constexpr std::size_t kFirstProbeSize = 1024;
+
+// Adds the wall time of its scope to phase `name` of `phases`.
+class PhaseTimer {
+ public:
+  PhaseTimer(std::map<std::string, double>& phases, std::string name)
+      : phases_(phases), name_(std::move(name)), start_(std::chrono::steady_clock::now()) {}
+  ~PhaseTimer() {
+    phases_[name_] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  std::map<std::string, double>& phases_;
+  std::string name_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 // Seconds of one evaluation at a probe size below `n`, for an implementation that has not run yet
 // in this suite, so a first large N cannot start an evaluation of hours. Probes climb by factors of
@@ -186,6 +205,7 @@ ResultsDocument make_document(const SuiteContext& context, const SuiteOptions& o
 
 ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& options,
                           SuiteMode mode) {
+  const auto started = std::chrono::steady_clock::now();
   const std::vector<const Implementation*> selected =
       context.registry.select(options.implementation_pattern);
   SuiteOptions effective = options;
@@ -232,6 +252,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
       if (!skip && impl->size_limit_reason) skip = impl->size_limit_reason(n, options.execution);
       if (!skip && !last_evaluation.contains(info.name) && n > kFirstProbeSize) {
         context.progress.update(step, total, label + ": estimating its time");
+        const PhaseTimer timer(record.phase_seconds, "probe");
         if (auto probe = probe_evaluation_time(*impl, options, n))
           last_evaluation[info.name] = *probe;
       }
@@ -260,10 +281,13 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
         if (reference.first.empty()) {
           context.progress.update(step, total,
                                   fmt::format("float64 reference N={}", format_size(n)));
+          const PhaseTimer timer(record.phase_seconds, "reference");
           reference.first = as_seen_by(info.precision, snapshot.bodies);
           reference.second = cache.get_or_compute(reference.first, options.softening, targets);
         }
         context.progress.update(step, total, label + ": validating");
+        std::optional<PhaseTimer> validation_timer(std::in_place, record.phase_seconds,
+                                                   "validation");
         std::unique_ptr<PreparedRun> run =
             impl->prepare(snapshot.bodies, options.softening, options.execution);
         // The validation evaluation doubles as the first warm-up; it is never timed.
@@ -278,6 +302,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
         accuracy.sampled = targets.size() < n;
         accuracy.passed = info.tolerance.accepts(accuracy.metrics, n);
         record.accuracy = accuracy;
+        validation_timer.reset();
         if (!accuracy.passed) {
           record.status = Status::failed;
           record.reason = describe_failure(accuracy);
@@ -285,11 +310,14 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
           record.status = Status::ok;
         } else {
           context.progress.update(step, total, label + ": timing");
+          std::optional<PhaseTimer> timing_timer(std::in_place, record.phase_seconds, "timing");
           record.kernel = time_repetitions(*run, PreparedRun::Scope::kernel, n, options.timing);
+          timing_timer.reset();
           record.kernel_rate = rates(*record.kernel, record.interactions_credited);
           last_evaluation[info.name] = {n, record.kernel->median_s};
           if (info.device == DeviceKind::gpu) {
             context.progress.update(step, total, label + ": timing end to end");
+            const PhaseTimer timer(record.phase_seconds, "timing_end_to_end");
             record.end_to_end =
                 time_repetitions(*run, PreparedRun::Scope::end_to_end, n, options.timing);
             record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
@@ -299,6 +327,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
             for (const std::unique_ptr<CounterSource>& source : context.counter_sources) {
               if (!source->applies_to(info)) continue;
               context.progress.update(step, total, label + ": counters");
+              const PhaseTimer timer(record.phase_seconds, "counters");
               record.counters = source->read(*run, info, n, context.ceilings.value_or(Ceilings{}));
               break;
             }
@@ -324,6 +353,9 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
   context.progress.finish();
   doc.interrupted = interrupted || interrupt_requested();
   doc.complete = !doc.interrupted;
+  doc.phase_seconds["ceilings"] = context.ceilings_seconds;
+  doc.phase_seconds["measurements"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (context.checkpoint) context.checkpoint(doc);
   return doc;
 }

@@ -72,7 +72,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultRecord, implementation, in
                                                 status, reason, input_hash, pairs_evaluated,
                                                 interactions_credited, threads, details, accuracy,
                                                 kernel, end_to_end, kernel_rate, end_to_end_rate,
-                                                counters)
+                                                counters, phase_seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ImplementationRecord, name, description, device,
                                                 layout, precision, accuracy_class, pairs, role,
                                                 multithreaded, optimizations, unit_roundoff,
@@ -98,7 +98,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputRecord, initial_condition, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultsDocument, schema, schema_version,
                                                 generated_at, command_line, complete, interrupted,
                                                 machine, build, settings, ceilings, implementations,
-                                                inputs, results)
+                                                inputs, results, phase_seconds)
 
 void save_results(const ResultsDocument& document, const std::filesystem::path& path) {
   // Non-finite values (an infinite error) become null rather than invalid JSON.

@@ -276,6 +276,23 @@ void counters_table(std::string& out, const ResultsDocument& doc) {
   }
 }
 
+// Where the run's time went: each phase summed over the measurements, with the run's own parts.
+void time_table(std::string& out, const ResultsDocument& doc) {
+  std::map<std::string, double> phases;
+  for (const ResultRecord& r : doc.results) {
+    for (const auto& [phase, seconds] : r.phase_seconds) phases[phase] += seconds;
+  }
+  if (phases.empty() && doc.phase_seconds.empty()) return;
+  out += "## Where the time went\n\n| phase | seconds |\n|---|---:|\n";
+  for (const auto& [phase, seconds] : doc.phase_seconds) {
+    out += fmt::format("| {} (whole run) | {:.1f} |\n", phase, seconds);
+  }
+  for (const auto& [phase, seconds] : phases) {
+    out += fmt::format("| {} (all measurements) | {:.1f} |\n", phase, seconds);
+  }
+  out += "\n";
+}
+
 }  // namespace
 
 std::string render_markdown(const ResultsDocument& doc) {
@@ -310,6 +327,7 @@ std::string render_markdown(const ResultsDocument& doc) {
   }
   skipped_table(out, doc);
   counters_table(out, doc);
+  time_table(out, doc);
   if (doc.ceilings) out += render_ceilings_table(doc.ceilings) + "\n";
 
   out +=

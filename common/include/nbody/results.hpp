@@ -82,6 +82,9 @@ struct ResultRecord {
   std::optional<RateFigures> kernel_rate;
   std::optional<RateFigures> end_to_end_rate;
   std::optional<CounterReadout> counters;
+  // Wall seconds this measurement spent in each phase: probe, reference, validation, timing,
+  // timing_end_to_end, counters (where the suite's time goes).
+  std::map<std::string, double> phase_seconds;
 };
 
 struct ImplementationRecord {
@@ -167,6 +170,8 @@ struct ResultsDocument {
   std::vector<ImplementationRecord> implementations;
   std::vector<InputRecord> inputs;
   std::vector<ResultRecord> results;
+  // Wall seconds of the whole run and of its parts outside the measurements: ceilings, total.
+  std::map<std::string, double> phase_seconds;
 };
 
 void to_json(nlohmann::json& j, const AccuracyMetrics& v);

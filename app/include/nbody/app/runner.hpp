@@ -58,6 +58,7 @@ struct SuiteContext {
   const Registry& registry;
   std::span<const std::unique_ptr<CounterSource>> counter_sources;
   std::optional<Ceilings> ceilings;  // empty: not measured (--no-counters)
+  double ceilings_seconds = 0;       // what measuring (or reading) them took
   std::vector<GpuDescription> gpus;  // describe_gpus()
   ProgressSink& progress;
   // Called after every measurement with the document so far (for incremental, atomic saving).
