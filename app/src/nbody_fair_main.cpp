@@ -222,6 +222,11 @@ int run_main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 20));
   run->add_option("--out", out_dir, "Output folder")->capture_default_str();
+  std::vector<std::string> counters_at;
+  run->add_option("--counters-at", counters_at,
+                  "Sizes whose measurements read hardware counters, or 'all' (default: the "
+                  "largest size up to 64K)")
+      ->delimiter(',');
   run->add_flag(
       "--no-counters", [&run_options](std::int64_t) { run_options.suite.counters = false; },
       "Do not read hardware counters");
@@ -309,6 +314,18 @@ int run_main(int argc, char** argv) {
   const bool is_run = static_cast<bool>(*run);
   CommonOptions& options = is_run ? run_options : validate_options;
   finish_options(options, registry, argc, argv);
+  if (counters_at.size() == 1 && counters_at.front() == "all") {
+    options.suite.counters_at_every_size = true;
+  } else if (!counters_at.empty()) {
+    options.suite.counter_sizes = nbody::parse_sizes(counters_at);
+    for (const std::size_t n : options.suite.counter_sizes) {
+      if (!options.suite.sizes.empty() &&
+          std::find(options.suite.sizes.begin(), options.suite.sizes.end(), n) ==
+              options.suite.sizes.end()) {
+        throw UsageError(fmt::format("--counters-at {}: not one of --sizes", n));
+      }
+    }
+  }
   const auto counter_sources = nbody::make_counter_sources();
   const auto progress = nbody::make_stderr_progress();
   nbody::SuiteContext context{.registry = registry,

@@ -67,9 +67,14 @@ std::string describe_failure(const AccuracyRecord& a) {
 
 class StderrProgress final : public ProgressSink {
  public:
-  StderrProgress() : tty_(::isatty(STDERR_FILENO) == 1) {}
+  StderrProgress()
+      : tty_(::isatty(STDERR_FILENO) == 1), started_(std::chrono::steady_clock::now()) {}
   void update(std::size_t step, std::size_t total, const std::string& what) override {
-    const std::string line = fmt::format("[{}/{}] {}", step, total, what);
+    const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::steady_clock::now() - started_)
+                             .count();
+    const std::string line =
+        fmt::format("[{}/{} {}:{:02}] {}", step, total, elapsed / 60, elapsed % 60, what);
     if (tty_) {
       fmt::print(stderr, "\r\033[K{}", line);
     } else {
@@ -83,6 +88,7 @@ class StderrProgress final : public ProgressSink {
 
  private:
   bool tty_;
+  std::chrono::steady_clock::time_point started_;
 };
 
 class SilentProgress final : public ProgressSink {
@@ -132,6 +138,22 @@ std::optional<std::pair<std::size_t, double>> probe_evaluation_time(const Implem
     return std::nullopt;
   }
   return estimate;
+}
+
+// The sizes whose measurements read counters (SuiteOptions::counter_sizes).
+std::vector<std::size_t> sizes_with_counters(const SuiteOptions& options) {
+  if (!options.counters) return {};
+  if (options.counters_at_every_size) return options.sizes;
+  if (!options.counter_sizes.empty()) return options.counter_sizes;
+  constexpr std::size_t kLargestDefault = 65536;
+  std::optional<std::size_t> chosen;
+  for (const std::size_t n : options.sizes) {
+    if (n <= kLargestDefault && (!chosen || n > *chosen)) chosen = n;
+  }
+  if (!chosen && !options.sizes.empty()) {
+    chosen = *std::min_element(options.sizes.begin(), options.sizes.end());
+  }
+  return chosen ? std::vector<std::size_t>{*chosen} : std::vector<std::size_t>{};
 }
 
 }  // namespace
@@ -212,7 +234,9 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
   if (effective.sizes.empty()) effective.sizes = default_sizes(selected, options.execution);
   for (const std::size_t n : effective.sizes) check_memory(selected, n);
 
+  const std::vector<std::size_t> counter_sizes = sizes_with_counters(effective);
   ResultsDocument doc = make_document(context, effective, mode, selected);
+  doc.settings.counter_sizes = counter_sizes;
   const ReferenceCache cache(options.reference_cache ? ReferenceCache::default_directory()
                                                      : std::filesystem::path{});
   // Seconds of one evaluation at the last size each implementation ran, to predict the next.
@@ -323,7 +347,8 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
             record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
           }
           record.status = Status::ok;
-          if (options.counters) {
+          if (options.counters &&
+              std::find(counter_sizes.begin(), counter_sizes.end(), n) != counter_sizes.end()) {
             for (const std::unique_ptr<CounterSource>& source : context.counter_sources) {
               if (!source->applies_to(info)) continue;
               context.progress.update(step, total, label + ": counters");
@@ -331,7 +356,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
               record.counters = source->read(*run, info, n, context.ceilings.value_or(Ceilings{}));
               break;
             }
-          } else {
+          } else if (!options.counters) {
             record.counters = CounterReadout{.source = "none",
                                              .unavailable_reason = "disabled by --no-counters",
                                              .metrics = {},

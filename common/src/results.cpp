@@ -91,8 +91,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BuildRecord, tool_version, build
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunSettings, command, initial_condition, seed,
                                                 softening, sizes, implementation_pattern,
                                                 repetitions, min_time_s, max_eval_seconds,
-                                                validation_bodies, counters, threads, isa,
-                                                gpu_device)
+                                                validation_bodies, counters, counter_sizes, threads,
+                                                isa, gpu_device)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputRecord, initial_condition, n, seed, hash_f64,
                                                 hash_f32)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultsDocument, schema, schema_version,

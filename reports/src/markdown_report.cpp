@@ -253,7 +253,13 @@ void counters_table(std::string& out, const ResultsDocument& doc) {
       "Fractions are of the ceilings measured on this machine (below); the instruction bound is "
       "each kernel's own instructions per interaction over the measured issue rate; the mix "
       "ceiling is the measured rate of the float32 interaction's 12 FP32 instructions and rsqrt "
-      "alone (gpu.fp32_interaction_mix).\n\n"
+      "alone (gpu.fp32_interaction_mix).\n\n";
+  if (!doc.settings.counter_sizes.empty()) {
+    out += fmt::format(
+        "Read at N = {} (`--counters-at` chooses the sizes, `--counters-at all` every size).\n\n",
+        fmt::join(doc.settings.counter_sizes, ", "));
+  }
+  out +=
       "| implementation | N | source | counted flops / interaction | GFLOP/s counted | of measured "
       "peak | instructions / interaction | instruction-bound int/s | of own bound | of mix "
       "ceiling | DRAM GB/s | flops / DRAM byte | occupancy |\n"

@@ -143,6 +143,7 @@ struct RunSettings {
   double max_eval_seconds = 0;
   std::size_t validation_bodies = 0;
   bool counters = true;
+  std::vector<std::size_t> counter_sizes;  // where counters were read (version 3)
   int threads = 0;
   std::string isa;
   int gpu_device = 0;

@@ -29,6 +29,11 @@ struct SuiteOptions {
   double max_eval_seconds = 2.0;          // skip (N, impl) whose one evaluation is predicted longer
   std::size_t validation_bodies = 16384;  // validate all bodies up to this N, a spread sample above
   bool counters = true;
+  // Where counters are read (a CUPTI pass replays the kernel ten times or so: at 1M bodies that is
+  // most of a run's time, and the figures per interaction hardly change with N). Empty: the
+  // largest size up to 64K (the smallest size if all are larger).
+  std::vector<std::size_t> counter_sizes;
+  bool counters_at_every_size = false;
   bool reference_cache = true;
   ExecutionOptions execution;
   std::vector<std::string> command_line;
