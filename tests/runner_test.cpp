@@ -283,6 +283,15 @@ TEST(CommandLine, BenchTimesRegisteredFormulationsWithGoogleBenchmarkFlags) {
   fs::remove_all(dir);
 }
 
+// A mistyped command is named, with the commands there are.
+TEST(CommandLine, UnknownCommandNamesTheCommands) {
+  const CommandResult r = run_tool({"frob"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.stderr_text,
+            "nbody-fair: unknown command 'frob' (commands: list, validate, run, bench, report, "
+            "peaks)\n");
+}
+
 TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
   const fs::path dir = scratch("bad");
   const std::string out = (dir / "out").string();

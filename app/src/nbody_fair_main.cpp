@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -220,11 +221,6 @@ int run_main(int argc, char** argv) {
       "--no-counters", [&run_options](std::int64_t) { run_options.suite.counters = false; },
       "Do not read hardware counters");
 
-  std::filesystem::path report_in, report_out;
-  CLI::App* report = app.add_subcommand("report", "Re-render report.md from a results.json");
-  report->add_option("--in", report_in, "results.json to read")->required();
-  report->add_option("--out", report_out, "Output folder (default: the folder of --in)");
-
   CommonOptions bench_selection;
   nbody::BenchOptions bench_options;
   std::vector<std::string> bench_scopes = {"kernel"};
@@ -248,11 +244,27 @@ int run_main(int argc, char** argv) {
                    "Profile one evaluation with these CUPTI metrics instead of timing")
       ->delimiter(',');
 
+  std::filesystem::path report_in, report_out;
+  CLI::App* report = app.add_subcommand("report", "Re-render report.md from a results.json");
+  report->add_option("--in", report_in, "results.json to read")->required();
+  report->add_option("--out", report_out, "Output folder (default: the folder of --in)");
+
   bool remeasure = false;
   CLI::App* peaks =
       app.add_subcommand("peaks", "Measure (or show the cached) ceilings of this machine");
   peaks->add_flag("--remeasure", remeasure, "Ignore the cached ceilings");
 
+  // CLI11 would answer a mistyped command with "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> command_names;
+    for (const CLI::App* command : std::as_const(app).get_subcommands({})) {
+      command_names.push_back(command->get_name());
+    }
+    if (std::find(command_names.begin(), command_names.end(), argv[1]) == command_names.end()) {
+      throw UsageError(fmt::format("unknown command '{}' (commands: {})", argv[1],
+                                   fmt::join(command_names, ", ")));
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
