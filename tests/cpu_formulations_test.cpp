@@ -38,7 +38,9 @@ std::optional<std::string> missing_isa(std::string_view isa) {
 using Case = std::tuple<std::string, std::string>;
 std::vector<Case> cpu_cases() {
   std::vector<Case> cases;
-  for (const Implementation* impl : make_default_registry().where([](const ImplementationInfo& i) {
+  // Named: a range-for keeps only where()'s result alive, not a temporary registry (C++20).
+  const Registry registry = make_default_registry();
+  for (const Implementation* impl : registry.where([](const ImplementationInfo& i) {
          return i.device == DeviceKind::cpu && i.role != Role::tuning_variant;
        })) {
     if (!impl->info.isa_choice) {

@@ -19,7 +19,9 @@ namespace {
 // Every registered GPU formulation but the tuning variants (tested below on fewer sizes).
 std::vector<std::string> gpu_formulations() {
   std::vector<std::string> names;
-  for (const Implementation* impl : make_default_registry().where([](const ImplementationInfo& i) {
+  // Named: a range-for keeps only where()'s result alive, not a temporary registry (C++20).
+  const Registry registry = make_default_registry();
+  for (const Implementation* impl : registry.where([](const ImplementationInfo& i) {
          return i.device == DeviceKind::gpu && i.role != Role::tuning_variant;
        })) {
     names.push_back(impl->info.name);
