@@ -53,14 +53,16 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
-pid_t spawn(const std::vector<std::string>& args, const fs::path& stderr_file) {
+pid_t spawn(const std::vector<std::string>& args, const fs::path& stderr_file,
+            const fs::path& stdout_file = "/dev/null") {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(NBODY_FAIR_EXE));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   posix_spawn_file_actions_addopen(&actions, 2, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
   pid_t pid = 0;
@@ -79,16 +81,22 @@ int wait_exit_code(pid_t pid) {
 struct CommandResult {
   int exit_code;
   std::string stderr_text;
+  std::string stdout_text;
 };
 
-CommandResult run_tool(const std::vector<std::string>& args) {
-  const fs::path err =
-      fs::temp_directory_path() / ("nbody-fair-test-stderr-" + std::to_string(::getpid()));
-  const int code = wait_exit_code(spawn(args, err));
-  std::ifstream in(err);
+std::string read_and_remove(const fs::path& file) {
+  std::ifstream in(file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  fs::remove(err);
-  return {code, text};
+  fs::remove(file);
+  return text;
+}
+
+CommandResult run_tool(const std::vector<std::string>& args) {
+  const std::string stem =
+      (fs::temp_directory_path() / "nbody-fair-test-").string() + std::to_string(::getpid());
+  const int code = wait_exit_code(spawn(args, stem + "-stderr", stem + "-stdout"));
+  const std::string err = read_and_remove(stem + "-stderr");
+  return {code, err, read_and_remove(stem + "-stdout")};
 }
 
 std::size_t count_lines(const std::string& text) {
@@ -281,6 +289,25 @@ TEST(CommandLine, BenchTimesRegisteredFormulationsWithGoogleBenchmarkFlags) {
   EXPECT_EQ(run_tool({"bench", "--impl", "^cpu\\.tbb\\[", "--sizes", "64"}).exit_code, 2)
       << "variants without --variants";
   fs::remove_all(dir);
+}
+
+// --version: the version and what this build has.
+TEST(CommandLine, VersionNamesTheBuildsFeatures) {
+  const CommandResult r = run_tool({"--version"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(r.stderr_text, "");
+  EXPECT_TRUE(r.stdout_text.starts_with(std::string("nbody-fair ") + NBODY_VERSION + " ("))
+      << r.stdout_text;
+#if defined(NBODY_HAVE_CUDA)
+  EXPECT_NE(r.stdout_text.find("CUDA: NVIDIA"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find(", architectures "), std::string::npos) << r.stdout_text;
+#else
+  EXPECT_NE(r.stdout_text.find("CUDA: built without CUDA"), std::string::npos) << r.stdout_text;
+#endif
+  EXPECT_NE(r.stdout_text.find("CUPTI: "), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("CPU SIMD kernels: sse4.2, avx2, avx512f; widest on this CPU: "),
+            std::string::npos)
+      << r.stdout_text;
 }
 
 // A mistyped command is named, with the commands there are.

@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 
 #include "nbody/app/bench_command.hpp"
+#include "nbody/app/build_description.hpp"
 #include "nbody/app/ceilings.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/wiring.hpp"
@@ -183,6 +184,8 @@ int exit_code(const nbody::ResultsDocument& doc) {
 int run_main(int argc, char** argv) {
   CLI::App app{"nbody-fair: a fair CPU-versus-GPU all-pairs N-body benchmark"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", nbody::describe_version,
+                       "Print the version and this build's features (CUDA, CUPTI, SIMD ISAs)");
   const nbody::Registry registry = nbody::make_default_registry();
 
   nbody::ExecutionOptions list_execution;
@@ -270,6 +273,8 @@ int run_main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "nbody-fair: {}\n", e.what());
