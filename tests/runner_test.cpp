@@ -319,6 +319,26 @@ TEST(CommandLine, UnknownCommandNamesTheCommands) {
             "peaks)\n");
 }
 
+// A --gpu ordinal the machine lacks is refused before anything is measured or written, with or
+// without GPUs (and in a build without CUDA); --gpu 0 runs, skipping GPU formulations where there
+// is no GPU.
+TEST(CommandLine, GpuOrdinalTheMachineLacksIsRefused) {
+  const fs::path dir = scratch("gpu-ordinal");
+  const std::string out = (dir / "out").string();
+  const CommandResult refused =
+      run_tool({"run", "--gpu", "5", "--impl", "^(cpu|gpu)\\.aos$", "--sizes", "7", "--out", out});
+  EXPECT_EQ(refused.exit_code, 2) << refused.stderr_text;
+  EXPECT_EQ(count_lines(refused.stderr_text), 1u) << refused.stderr_text;
+  EXPECT_TRUE(refused.stderr_text.starts_with("nbody-fair: --gpu 5: ")) << refused.stderr_text;
+  EXPECT_FALSE(fs::exists(out)) << "left " << out << " behind";
+  const CommandResult device_zero =
+      run_tool({"run", "--gpu", "0", "--impl", "^(cpu|gpu)\\.aos$", "--sizes", "7", "--reps", "2",
+                "--min-time", "0.01", "--out", out});
+  EXPECT_EQ(device_zero.exit_code, 0) << device_zero.stderr_text;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "results.json"));
+  fs::remove_all(dir);
+}
+
 TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
   const fs::path dir = scratch("bad");
   const std::string out = (dir / "out").string();
