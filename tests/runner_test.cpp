@@ -319,6 +319,31 @@ TEST(CommandLine, UnknownCommandNamesTheCommands) {
             "peaks)\n");
 }
 
+// report --in takes a results.json or its run folder; a folder without one, or a missing path, is
+// bad input.
+TEST(CommandLine, ReportReadsARunFolder) {
+  const fs::path dir = scratch("report-folder");
+  fs::create_directories(dir / "run");
+  save_results(ResultsDocument{}, dir / "run" / "results.json");
+  const CommandResult r = run_tool({"report", "--in", (dir / "run").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_TRUE(fs::exists(dir / "run" / "report.md"));
+  fs::create_directories(dir / "empty");
+  for (const fs::path& in : {dir / "empty", dir / "missing"}) {
+    const CommandResult bad =
+        run_tool({"report", "--in", in.string(), "--out", (dir / "out").string()});
+    EXPECT_EQ(bad.exit_code, 2) << in << ": " << bad.stderr_text;
+    EXPECT_EQ(count_lines(bad.stderr_text), 1u) << bad.stderr_text;
+    EXPECT_TRUE(bad.stderr_text.starts_with("nbody-fair: --in " + in.string() + ": "))
+        << bad.stderr_text;
+    EXPECT_FALSE(fs::exists(dir / "out")) << "left " << dir / "out"
+                                          << " behind";
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "empty"));
+  EXPECT_FALSE(fs::exists(dir / "missing"));
+  fs::remove_all(dir);
+}
+
 // A --gpu ordinal the machine lacks is refused before anything is measured or written, with or
 // without GPUs (and in a build without CUDA); --gpu 0 runs, skipping GPU formulations where there
 // is no GPU.

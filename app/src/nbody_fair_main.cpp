@@ -73,6 +73,20 @@ void prepare_output_directory(const std::filesystem::path& directory) {
   }
 }
 
+// report --in takes a results.json or the run folder holding one.
+std::filesystem::path results_file_of(const std::filesystem::path& in) {
+  std::error_code ec;
+  if (!std::filesystem::exists(in, ec)) {
+    throw UsageError(fmt::format("--in {}: no such file or folder", in.string()));
+  }
+  if (!std::filesystem::is_directory(in, ec)) return in;
+  const std::filesystem::path file = in / "results.json";
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    throw UsageError(fmt::format("--in {}: the folder has no results.json", in.string()));
+  }
+  return file;
+}
+
 // CLI11's PositiveNumber and NonNegativeNumber print the whole double range in their messages.
 CLI::Validator at_least(double minimum, bool inclusive) {
   return CLI::Validator(
@@ -249,7 +263,7 @@ int run_main(int argc, char** argv) {
 
   std::filesystem::path report_in, report_out;
   CLI::App* report = app.add_subcommand("report", "Re-render report.md from a results.json");
-  report->add_option("--in", report_in, "results.json to read")->required();
+  report->add_option("--in", report_in, "results.json, or the run folder holding it")->required();
   report->add_option("--out", report_out, "Output folder (default: the folder of --in)");
 
   bool remeasure = false;
@@ -304,8 +318,9 @@ int run_main(int argc, char** argv) {
     return nbody::run_bench(registry, bench_options);
   }
   if (*report) {
-    const nbody::ResultsDocument doc = nbody::load_results(report_in);
-    const std::filesystem::path dir = report_out.empty() ? report_in.parent_path() : report_out;
+    const std::filesystem::path results_file = results_file_of(report_in);
+    const nbody::ResultsDocument doc = nbody::load_results(results_file);
+    const std::filesystem::path dir = report_out.empty() ? results_file.parent_path() : report_out;
     prepare_output_directory(dir.empty() ? "." : dir);
     nbody::reports::write_markdown(doc, dir.empty() ? "." : dir);
     fmt::print("wrote {}\n", ((dir.empty() ? "." : dir) / "report.md").string());
