@@ -16,6 +16,7 @@
 
 #include "nbody/errors.hpp"
 #include "nbody/results.hpp"
+#include "nbody/results_validation.hpp"
 #include "nbody/sizes.hpp"
 
 extern char** environ;
@@ -138,6 +139,7 @@ TEST(Results, JsonRoundTripPreservesEverything) {
   r.counters = CounterReadout{.source = "test", .derived = {.gflops_counted = 2.5}};
   doc.results.push_back(r);
   ResultRecord skipped;
+  skipped.n = 31;
   skipped.status = Status::skipped;
   skipped.reason = "no GPU";
   doc.results.push_back(skipped);
@@ -155,6 +157,7 @@ TEST(Results, JsonRoundTripPreservesEverything) {
 TEST(Results, NonFiniteErrorsSurviveTheRoundTrip) {
   ResultsDocument doc;
   ResultRecord r;
+  r.n = 7;
   r.status = Status::failed;
   r.accuracy = AccuracyRecord{.metrics = {.relative_l2 = std::numeric_limits<double>::infinity(),
                                           .max_relative = std::nan("")}};
@@ -215,8 +218,75 @@ TEST(Results, UnknownSpellingsAreRefused) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("'fpga' is not one of cpu, gpu"), std::string::npos)
         << e.what();
+    EXPECT_NE(std::string(e.what()).find("/implementations/0/device"), std::string::npos)
+        << e.what();
   }
   fs::remove_all(dir);
+}
+
+// A results document whose values a measurement could have produced, four records deep.
+nlohmann::json plausible_results() {
+  ResultsDocument doc;
+  doc.settings.sizes = {7, 31};
+  for (const std::size_t n : {7, 31, 64, 128}) {
+    ResultRecord r;
+    r.implementation = "cpu.soa";
+    r.n = n;
+    r.kernel = TimingStatistics{.repetitions = 2, .samples_s = {1e-6, 2e-6}, .median_s = 1.5e-6};
+    r.kernel_rate = RateFigures{.interactions_per_second = 1e9};
+    doc.results.push_back(r);
+  }
+  return doc;
+}
+
+// What load_results says about `j`, or "" when it loads.
+std::string load_error(const nlohmann::json& j) {
+  const fs::path dir = scratch("impossible");
+  std::ofstream(dir / "results.json") << j.dump();
+  std::string message;
+  try {
+    load_results(dir / "results.json");
+  } catch (const UsageError& e) {
+    message = e.what();
+  }
+  fs::remove_all(dir);
+  return message;
+}
+
+// Values no measurement could produce are refused, naming the field; so are type errors (through
+// nlohmann's JSON_DIAGNOSTICS). A failed kernel's NaN errors stay valid (above).
+TEST(Results, ImpossibleValuesAreRefusedNamingTheField) {
+  EXPECT_EQ(load_error(plausible_results()), "");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/results/3/kernel_rate/interactions_per_second",
+       "results[3].kernel_rate.interactions_per_second is -5; it must be positive"},
+      {"/results/0/n", "results[0].n is 0; it must be positive"},
+      {"/results/1/kernel/median_s", "results[1].kernel.median_s is -5; it must be positive"},
+      {"/results/2/kernel/samples_s/1",
+       "results[2].kernel.samples_s[1] is -5; it must be positive"},
+      {"/results/2/kernel/repetitions",
+       "results[2].kernel.repetitions is -5; it must not be negative"},
+      {"/settings/sizes/1", "settings.sizes[1] is 0; it must be positive"},
+      {"/settings/repetitions", "settings.repetitions is -5; it must not be negative"},
+  };
+  for (const auto& [pointer, message] : cases) {
+    nlohmann::json j = plausible_results();
+    j[nlohmann::json::json_pointer(pointer)] = message.find(" is 0;") != std::string::npos ? 0 : -5;
+    EXPECT_NE(load_error(j).find(message), std::string::npos) << load_error(j);
+  }
+  // JSON has no infinity (nlohmann refuses 1e999 as an overflow): the check itself, in memory.
+  ResultsDocument infinite = plausible_results().get<ResultsDocument>();
+  infinite.results[1].kernel->mean_s = std::numeric_limits<double>::infinity();
+  try {
+    check_results_values(infinite);
+    ADD_FAILURE() << "an infinite time was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "results[1].kernel.mean_s is inf; it must be finite");
+  }
+  nlohmann::json wrong_type = plausible_results();
+  wrong_type["results"][2]["n"] = "many";
+  EXPECT_NE(load_error(wrong_type).find("(/results/2/n)"), std::string::npos)
+      << load_error(wrong_type);
 }
 
 TEST(Results, LoadRejectsOtherFiles) {
@@ -341,6 +411,23 @@ TEST(CommandLine, ReportReadsARunFolder) {
   }
   EXPECT_TRUE(fs::is_empty(dir / "empty"));
   EXPECT_FALSE(fs::exists(dir / "missing"));
+  fs::remove_all(dir);
+}
+
+// report refuses a results file with an impossible value, naming the field, and writes nothing.
+TEST(CommandLine, ReportRefusesImpossibleValues) {
+  const fs::path dir = scratch("report-impossible");
+  nlohmann::json j = plausible_results();
+  j["results"][3]["kernel_rate"]["interactions_per_second"] = -5;
+  std::ofstream(dir / "results.json") << j.dump();
+  const CommandResult r = run_tool({"report", "--in", dir.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
+  EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find(
+                "results[3].kernel_rate.interactions_per_second is -5; it must be positive"),
+            std::string::npos)
+      << r.stderr_text;
+  EXPECT_FALSE(fs::exists(dir / "report.md"));
   fs::remove_all(dir);
 }
 
