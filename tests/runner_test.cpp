@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "nbody/errors.hpp"
+#include "nbody/reports/markdown_report.hpp"
 #include "nbody/results.hpp"
 #include "nbody/results_validation.hpp"
 #include "nbody/sizes.hpp"
@@ -287,6 +288,19 @@ TEST(Results, ImpossibleValuesAreRefusedNamingTheField) {
   wrong_type["results"][2]["n"] = "many";
   EXPECT_NE(load_error(wrong_type).find("(/results/2/n)"), std::string::npos)
       << load_error(wrong_type);
+}
+
+// The report says what the median's interval is and what its bracketed coverage means.
+TEST(Report, ExplainsTheMediansIntervalAndItsCoverage) {
+  ResultsDocument doc = plausible_results().get<ResultsDocument>();
+  doc.implementations.push_back({.name = "cpu.soa"});
+  doc.results[0].kernel->ci_confidence = 0.9375;  // five repetitions: [min, max]
+  const std::string report = reports::render_markdown(doc);
+  EXPECT_NE(report.find("| CI of median (coverage) |"), std::string::npos);
+  EXPECT_EQ(report.find("95% CI of median"), std::string::npos);
+  EXPECT_NE(report.find("[min, max], covering 1 − 2^(1−K) of K repetitions: 93.75% for 5"),
+            std::string::npos);
+  EXPECT_NE(report.find("(94%)"), std::string::npos);
 }
 
 TEST(Results, LoadRejectsOtherFiles) {
