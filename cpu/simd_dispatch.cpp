@@ -30,8 +30,6 @@ struct IsaOfArch {
   }
 };
 
-constexpr Isa kAllIsas[] = {Isa::sse4_2, Isa::avx2, Isa::avx512f};
-
 // Where padding bodies sit: far enough that their (zero-mass) terms cannot be singular, near
 // enough that d^-3 stays a normal float (no denormal slow path).
 constexpr float kPaddingCoordinate = 1.0e4f;

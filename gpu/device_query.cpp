@@ -1,20 +1,50 @@
 #include "nbody/gpu/device_query.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "nbody/gpu/cuda_check.hpp"
 
 namespace nbody::gpu {
+namespace {
+
+// Why cudaGetDeviceCount failed. On a machine with no NVIDIA GPU or driver the runtime says "CUDA
+// driver version is insufficient for CUDA runtime version", which reads as "upgrade the driver":
+// say plainly what is missing, keeping the runtime's words. A driver that is really too old
+// reports its version (0 means none is installed).
+std::string no_device_reason(cudaError_t status) {
+  int driver_version = 0;
+  const bool no_driver =
+      cudaDriverGetVersion(&driver_version) != cudaSuccess || driver_version == 0;
+  cudaGetLastError();
+  const bool nothing_there = status == cudaErrorNoDevice || status == cudaErrorStubLibrary ||
+                             (status == cudaErrorInsufficientDriver && no_driver);
+  if (nothing_there) {
+    return fmt::format("no NVIDIA GPU or driver found (CUDA runtime: {})",
+                       cudaGetErrorString(status));
+  }
+  if (status == cudaErrorInsufficientDriver) {
+    int runtime_version = 0;
+    cudaRuntimeGetVersion(&runtime_version);
+    return fmt::format(
+        "the NVIDIA driver supports CUDA {}.{}, older than this build's runtime {}.{}",
+        driver_version / 1000, driver_version % 1000 / 10, runtime_version / 1000,
+        runtime_version % 1000 / 10);
+  }
+  return fmt::format("no CUDA device: {}", cudaGetErrorString(status));
+}
+
+}  // namespace
 
 std::optional<std::string> device_unavailable_reason(int ordinal) {
   int count = 0;
   if (const cudaError_t status = cudaGetDeviceCount(&count); status != cudaSuccess) {
     cudaGetLastError();  // leave no error behind for the next launch check
-    return fmt::format("no CUDA device: {}", cudaGetErrorString(status));
+    return no_device_reason(status);
   }
-  if (count == 0) return "no CUDA device: the driver reports none";
+  if (count == 0) return "no NVIDIA GPU or driver found (the driver reports no CUDA device)";
   if (ordinal < 0 || ordinal >= count) {
     return fmt::format("no CUDA device {}: this machine has {} (ordinals 0 to {})", ordinal, count,
                        count - 1);

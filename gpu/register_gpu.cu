@@ -17,10 +17,11 @@ void register_gpu_implementations(Registry& registry) {
 #include "formulations/formulations.inc"
 #undef NBODY_FORMULATION
   // A --gpu ordinal this machine does not have is refused before anything runs, instead of every
-  // GPU formulation failing on it. Without any GPU the formulations are skipped as unavailable.
+  // GPU formulation failing on it. --gpu 0, the default, stays valid without any GPU: the GPU
+  // formulations are then skipped as unavailable.
   registry.add_option_check([](const ExecutionOptions& options) {
     if (options.gpu_device < 0) throw UsageError("--gpu must be a device ordinal (0 or more)");
-    if (options.gpu_device > 0 && !gpu::device_unavailable_reason(0)) {
+    if (options.gpu_device > 0) {
       if (const auto reason = gpu::device_unavailable_reason(options.gpu_device)) {
         throw UsageError("--gpu " + std::to_string(options.gpu_device) + ": " + *reason);
       }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include "nbody/errors.hpp"
@@ -151,6 +152,28 @@ TEST(GpuOptions, RefusesAnOrdinalTheMachineLacks) {
     ADD_FAILURE() << "--gpu 999 was accepted";
   } catch (const UsageError& error) {
     EXPECT_NE(std::string(error.what()).find("--gpu 999"), std::string::npos) << error.what();
+  }
+}
+
+// With no NVIDIA GPU or driver, every GPU formulation's reason (what `nbody-fair list` prints) says
+// so plainly, not the runtime's "CUDA driver version is insufficient for CUDA runtime version".
+TEST(GpuDevice, MissingGpuOrDriverIsSaidPlainly) {
+  int count = 0, driver_version = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  cudaDriverGetVersion(&driver_version);
+  if (status == cudaSuccess && count > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  if (status == cudaErrorInsufficientDriver && driver_version != 0) {
+    GTEST_SKIP() << "this machine's NVIDIA driver is older than the CUDA runtime";
+  }
+  const Registry registry = make_default_registry();
+  const auto gpu =
+      registry.where([](const ImplementationInfo& i) { return i.device == DeviceKind::gpu; });
+  ASSERT_FALSE(gpu.empty());
+  for (const Implementation* impl : gpu) {
+    const auto reason = impl->unavailable_reason();
+    ASSERT_TRUE(reason.has_value()) << impl->info.name;
+    EXPECT_TRUE(reason->starts_with("no NVIDIA GPU or driver found")) << *reason;
   }
 }
 

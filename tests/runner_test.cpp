@@ -16,7 +16,9 @@
 
 #include "nbody/errors.hpp"
 #include "nbody/machine_info.hpp"
+#include "nbody/reports/markdown_report.hpp"
 #include "nbody/results.hpp"
+#include "nbody/results_validation.hpp"
 #include "nbody/sizes.hpp"
 
 extern char** environ;
@@ -54,14 +56,16 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
-pid_t spawn(const std::vector<std::string>& args, const fs::path& stderr_file) {
+pid_t spawn(const std::vector<std::string>& args, const fs::path& stderr_file,
+            const fs::path& stdout_file = "/dev/null") {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(NBODY_FAIR_EXE));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   posix_spawn_file_actions_addopen(&actions, 2, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
   pid_t pid = 0;
@@ -80,16 +84,22 @@ int wait_exit_code(pid_t pid) {
 struct CommandResult {
   int exit_code;
   std::string stderr_text;
+  std::string stdout_text;
 };
 
-CommandResult run_tool(const std::vector<std::string>& args) {
-  const fs::path err =
-      fs::temp_directory_path() / ("nbody-fair-test-stderr-" + std::to_string(::getpid()));
-  const int code = wait_exit_code(spawn(args, err));
-  std::ifstream in(err);
+std::string read_and_remove(const fs::path& file) {
+  std::ifstream in(file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  fs::remove(err);
-  return {code, text};
+  fs::remove(file);
+  return text;
+}
+
+CommandResult run_tool(const std::vector<std::string>& args) {
+  const std::string stem =
+      (fs::temp_directory_path() / "nbody-fair-test-").string() + std::to_string(::getpid());
+  const int code = wait_exit_code(spawn(args, stem + "-stderr", stem + "-stdout"));
+  const std::string err = read_and_remove(stem + "-stderr");
+  return {code, err, read_and_remove(stem + "-stdout")};
 }
 
 std::size_t count_lines(const std::string& text) {
@@ -131,6 +141,7 @@ TEST(Results, JsonRoundTripPreservesEverything) {
   r.counters = CounterReadout{.source = "test", .derived = {.gflops_counted = 2.5}};
   doc.results.push_back(r);
   ResultRecord skipped;
+  skipped.n = 31;
   skipped.status = Status::skipped;
   skipped.reason = "no GPU";
   doc.results.push_back(skipped);
@@ -148,6 +159,7 @@ TEST(Results, JsonRoundTripPreservesEverything) {
 TEST(Results, NonFiniteErrorsSurviveTheRoundTrip) {
   ResultsDocument doc;
   ResultRecord r;
+  r.n = 7;
   r.status = Status::failed;
   r.accuracy = AccuracyRecord{.metrics = {.relative_l2 = std::numeric_limits<double>::infinity(),
                                           .max_relative = std::nan("")}};
@@ -208,8 +220,88 @@ TEST(Results, UnknownSpellingsAreRefused) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("'fpga' is not one of cpu, gpu"), std::string::npos)
         << e.what();
+    EXPECT_NE(std::string(e.what()).find("/implementations/0/device"), std::string::npos)
+        << e.what();
   }
   fs::remove_all(dir);
+}
+
+// A results document whose values a measurement could have produced, four records deep.
+nlohmann::json plausible_results() {
+  ResultsDocument doc;
+  doc.settings.sizes = {7, 31};
+  for (const std::size_t n : {7, 31, 64, 128}) {
+    ResultRecord r;
+    r.implementation = "cpu.soa";
+    r.n = n;
+    r.kernel = TimingStatistics{.repetitions = 2, .samples_s = {1e-6, 2e-6}, .median_s = 1.5e-6};
+    r.kernel_rate = RateFigures{.interactions_per_second = 1e9};
+    doc.results.push_back(r);
+  }
+  return doc;
+}
+
+// What load_results says about `j`, or "" when it loads.
+std::string load_error(const nlohmann::json& j) {
+  const fs::path dir = scratch("impossible");
+  std::ofstream(dir / "results.json") << j.dump();
+  std::string message;
+  try {
+    load_results(dir / "results.json");
+  } catch (const UsageError& e) {
+    message = e.what();
+  }
+  fs::remove_all(dir);
+  return message;
+}
+
+// Values no measurement could produce are refused, naming the field; so are type errors (through
+// nlohmann's JSON_DIAGNOSTICS). A failed kernel's NaN errors stay valid (above).
+TEST(Results, ImpossibleValuesAreRefusedNamingTheField) {
+  EXPECT_EQ(load_error(plausible_results()), "");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/results/3/kernel_rate/interactions_per_second",
+       "results[3].kernel_rate.interactions_per_second is -5; it must be positive"},
+      {"/results/0/n", "results[0].n is 0; it must be positive"},
+      {"/results/1/kernel/median_s", "results[1].kernel.median_s is -5; it must be positive"},
+      {"/results/2/kernel/samples_s/1",
+       "results[2].kernel.samples_s[1] is -5; it must be positive"},
+      {"/results/2/kernel/repetitions",
+       "results[2].kernel.repetitions is -5; it must not be negative"},
+      {"/settings/sizes/1", "settings.sizes[1] is 0; it must be positive"},
+      {"/settings/repetitions", "settings.repetitions is -5; it must not be negative"},
+  };
+  for (const auto& [pointer, message] : cases) {
+    nlohmann::json j = plausible_results();
+    j[nlohmann::json::json_pointer(pointer)] = message.find(" is 0;") != std::string::npos ? 0 : -5;
+    EXPECT_NE(load_error(j).find(message), std::string::npos) << load_error(j);
+  }
+  // JSON has no infinity (nlohmann refuses 1e999 as an overflow): the check itself, in memory.
+  ResultsDocument infinite = plausible_results().get<ResultsDocument>();
+  infinite.results[1].kernel->mean_s = std::numeric_limits<double>::infinity();
+  try {
+    check_results_values(infinite);
+    ADD_FAILURE() << "an infinite time was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "results[1].kernel.mean_s is inf; it must be finite");
+  }
+  nlohmann::json wrong_type = plausible_results();
+  wrong_type["results"][2]["n"] = "many";
+  EXPECT_NE(load_error(wrong_type).find("(/results/2/n)"), std::string::npos)
+      << load_error(wrong_type);
+}
+
+// The report says what the median's interval is and what its bracketed coverage means.
+TEST(Report, ExplainsTheMediansIntervalAndItsCoverage) {
+  ResultsDocument doc = plausible_results().get<ResultsDocument>();
+  doc.implementations.push_back({.name = "cpu.soa"});
+  doc.results[0].kernel->ci_confidence = 0.9375;  // five repetitions: [min, max]
+  const std::string report = reports::render_markdown(doc);
+  EXPECT_NE(report.find("| CI of median (coverage) |"), std::string::npos);
+  EXPECT_EQ(report.find("95% CI of median"), std::string::npos);
+  EXPECT_NE(report.find("[min, max], covering 1 − 2^(1−K) of K repetitions: 93.75% for 5"),
+            std::string::npos);
+  EXPECT_NE(report.find("(94%)"), std::string::npos);
 }
 
 TEST(Results, LoadRejectsOtherFiles) {
@@ -337,6 +429,96 @@ TEST(CommandLine, ContendedMeasurementsAreFlaggedAndRetaken) {
   std::ifstream report(dir / "out" / "report.md");
   const std::string text((std::istreambuf_iterator<char>(report)), {});
   EXPECT_NE(text.find("⚠ disturbed: other processes"), std::string::npos) << text;
+  fs::remove_all(dir);
+}
+
+// --version: the version and what this build has.
+TEST(CommandLine, VersionNamesTheBuildsFeatures) {
+  const CommandResult r = run_tool({"--version"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(r.stderr_text, "");
+  EXPECT_TRUE(r.stdout_text.starts_with(std::string("nbody-fair ") + NBODY_VERSION + " ("))
+      << r.stdout_text;
+#if defined(NBODY_HAVE_CUDA)
+  EXPECT_NE(r.stdout_text.find("CUDA: NVIDIA"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find(", architectures "), std::string::npos) << r.stdout_text;
+#else
+  EXPECT_NE(r.stdout_text.find("CUDA: built without CUDA"), std::string::npos) << r.stdout_text;
+#endif
+  EXPECT_NE(r.stdout_text.find("CUPTI: "), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("CPU SIMD kernels: sse4.2, avx2, avx512f; widest on this CPU: "),
+            std::string::npos)
+      << r.stdout_text;
+}
+
+// A mistyped command is named, with the commands there are.
+TEST(CommandLine, UnknownCommandNamesTheCommands) {
+  const CommandResult r = run_tool({"frob"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.stderr_text,
+            "nbody-fair: unknown command 'frob' (commands: list, validate, run, bench, report, "
+            "peaks)\n");
+}
+
+// report --in takes a results.json or its run folder; a folder without one, or a missing path, is
+// bad input.
+TEST(CommandLine, ReportReadsARunFolder) {
+  const fs::path dir = scratch("report-folder");
+  fs::create_directories(dir / "run");
+  save_results(ResultsDocument{}, dir / "run" / "results.json");
+  const CommandResult r = run_tool({"report", "--in", (dir / "run").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_TRUE(fs::exists(dir / "run" / "report.md"));
+  fs::create_directories(dir / "empty");
+  for (const fs::path& in : {dir / "empty", dir / "missing"}) {
+    const CommandResult bad =
+        run_tool({"report", "--in", in.string(), "--out", (dir / "out").string()});
+    EXPECT_EQ(bad.exit_code, 2) << in << ": " << bad.stderr_text;
+    EXPECT_EQ(count_lines(bad.stderr_text), 1u) << bad.stderr_text;
+    EXPECT_TRUE(bad.stderr_text.starts_with("nbody-fair: --in " + in.string() + ": "))
+        << bad.stderr_text;
+    EXPECT_FALSE(fs::exists(dir / "out")) << "left " << dir / "out"
+                                          << " behind";
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "empty"));
+  EXPECT_FALSE(fs::exists(dir / "missing"));
+  fs::remove_all(dir);
+}
+
+// report refuses a results file with an impossible value, naming the field, and writes nothing.
+TEST(CommandLine, ReportRefusesImpossibleValues) {
+  const fs::path dir = scratch("report-impossible");
+  nlohmann::json j = plausible_results();
+  j["results"][3]["kernel_rate"]["interactions_per_second"] = -5;
+  std::ofstream(dir / "results.json") << j.dump();
+  const CommandResult r = run_tool({"report", "--in", dir.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
+  EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find(
+                "results[3].kernel_rate.interactions_per_second is -5; it must be positive"),
+            std::string::npos)
+      << r.stderr_text;
+  EXPECT_FALSE(fs::exists(dir / "report.md"));
+  fs::remove_all(dir);
+}
+
+// A --gpu ordinal the machine lacks is refused before anything is measured or written, with or
+// without GPUs (and in a build without CUDA); --gpu 0 runs, skipping GPU formulations where there
+// is no GPU.
+TEST(CommandLine, GpuOrdinalTheMachineLacksIsRefused) {
+  const fs::path dir = scratch("gpu-ordinal");
+  const std::string out = (dir / "out").string();
+  const CommandResult refused =
+      run_tool({"run", "--gpu", "5", "--impl", "^(cpu|gpu)\\.aos$", "--sizes", "7", "--out", out});
+  EXPECT_EQ(refused.exit_code, 2) << refused.stderr_text;
+  EXPECT_EQ(count_lines(refused.stderr_text), 1u) << refused.stderr_text;
+  EXPECT_TRUE(refused.stderr_text.starts_with("nbody-fair: --gpu 5: ")) << refused.stderr_text;
+  EXPECT_FALSE(fs::exists(out)) << "left " << out << " behind";
+  const CommandResult device_zero =
+      run_tool({"run", "--gpu", "0", "--impl", "^(cpu|gpu)\\.aos$", "--sizes", "7", "--reps", "2",
+                "--min-time", "0.01", "--out", out});
+  EXPECT_EQ(device_zero.exit_code, 0) << device_zero.stderr_text;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "results.json"));
   fs::remove_all(dir);
 }
 

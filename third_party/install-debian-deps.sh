@@ -4,8 +4,9 @@
 # (For GPU nodes with no package registry see stage-offline-deps.sh.)
 set -euo pipefail
 
-packages=(cmake g++ make libtbb-dev libxsimd-dev xtl-dev libfmt-dev libbenchmark-dev libgtest-dev
-          nlohmann-json3-dev libcli11-dev)
+# ninja-build: the presets' generator, which builds on every core by default.
+packages=(cmake g++ make ninja-build libtbb-dev libxsimd-dev xtl-dev libfmt-dev libbenchmark-dev
+          libgtest-dev nlohmann-json3-dev libcli11-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

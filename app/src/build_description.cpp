@@ -1,6 +1,10 @@
 // What this build is: versions, compilers, flags and libraries (FAIRNESS.md rule 7).
 #include "nbody/app/build_description.hpp"
 
+#include <optional>
+#include <string_view>
+#include <vector>
+
 #include <fmt/format.h>
 #include <oneapi/tbb/version.h>
 #include <CLI/Version.hpp>
@@ -8,6 +12,7 @@
 #include <xsimd/config/xsimd_config.hpp>
 
 #include "nbody/build_info.hpp"
+#include "nbody/cpu/simd_runs.hpp"
 
 namespace nbody {
 
@@ -32,6 +37,26 @@ BuildRecord describe_build() {
       {"benchmark", build_info::kBenchmarkVersion},
   };
   return build;
+}
+
+std::string describe_version() {
+  namespace simd = cpu::simd;
+  std::string text = fmt::format("nbody-fair {} ({} build, {})\n", build_info::kToolVersion,
+                                 build_info::kBuildType, build_info::kCxxCompiler);
+  if (std::string_view(build_info::kCudaCompiler).empty()) {
+    text += "CUDA: built without CUDA (CPU formulations only)\n";
+  } else {
+    text += fmt::format("CUDA: {}, architectures {}\n", build_info::kCudaCompiler,
+                        build_info::kCudaArchitectures);
+  }
+  text += build_info::kHaveCupti ? "CUPTI: in (GPU hardware counters)\n"
+                                 : "CUPTI: not in (no GPU hardware counters)\n";
+  std::vector<std::string_view> isas;
+  for (const simd::Isa isa : simd::kAllIsas) isas.push_back(simd::isa_name(isa));
+  const std::optional<simd::Isa> widest = simd::widest_isa();
+  text += fmt::format("CPU SIMD kernels: {}; widest on this CPU: {}", fmt::join(isas, ", "),
+                      widest ? simd::isa_name(*widest) : "none (they need SSE4.2)");
+  return text;
 }
 
 }  // namespace nbody

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -19,6 +20,7 @@
 #include <CLI/CLI.hpp>
 
 #include "nbody/app/bench_command.hpp"
+#include "nbody/app/build_description.hpp"
 #include "nbody/app/ceilings.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/wiring.hpp"
@@ -70,6 +72,20 @@ void prepare_output_directory(const std::filesystem::path& directory) {
     if (!existed) std::filesystem::remove(directory, ec);
     throw UsageError(fmt::format("output folder '{}' is not writable", directory.string()));
   }
+}
+
+// report --in takes a results.json or the run folder holding one.
+std::filesystem::path results_file_of(const std::filesystem::path& in) {
+  std::error_code ec;
+  if (!std::filesystem::exists(in, ec)) {
+    throw UsageError(fmt::format("--in {}: no such file or folder", in.string()));
+  }
+  if (!std::filesystem::is_directory(in, ec)) return in;
+  const std::filesystem::path file = in / "results.json";
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    throw UsageError(fmt::format("--in {}: the folder has no results.json", in.string()));
+  }
+  return file;
 }
 
 // CLI11's PositiveNumber and NonNegativeNumber print the whole double range in their messages.
@@ -183,6 +199,8 @@ int exit_code(const nbody::ResultsDocument& doc) {
 int run_main(int argc, char** argv) {
   CLI::App app{"nbody-fair: a fair CPU-versus-GPU all-pairs N-body benchmark"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", nbody::describe_version,
+                       "Print the version and this build's features (CUDA, CUPTI, SIMD ISAs)");
   const nbody::Registry registry = nbody::make_default_registry();
 
   nbody::ExecutionOptions list_execution;
@@ -231,11 +249,6 @@ int run_main(int argc, char** argv) {
       "--no-counters", [&run_options](std::int64_t) { run_options.suite.counters = false; },
       "Do not read hardware counters");
 
-  std::filesystem::path report_in, report_out;
-  CLI::App* report = app.add_subcommand("report", "Re-render report.md from a results.json");
-  report->add_option("--in", report_in, "results.json to read")->required();
-  report->add_option("--out", report_out, "Output folder (default: the folder of --in)");
-
   CommonOptions bench_selection;
   nbody::BenchOptions bench_options;
   std::vector<std::string> bench_scopes = {"kernel"};
@@ -259,16 +272,34 @@ int run_main(int argc, char** argv) {
                    "Profile one evaluation with these CUPTI metrics instead of timing")
       ->delimiter(',');
 
+  std::filesystem::path report_in, report_out;
+  CLI::App* report = app.add_subcommand("report", "Re-render report.md from a results.json");
+  report->add_option("--in", report_in, "results.json, or the run folder holding it")->required();
+  report->add_option("--out", report_out, "Output folder (default: the folder of --in)");
+
   bool remeasure = false;
   CLI::App* peaks =
       app.add_subcommand("peaks", "Measure (or show the cached) ceilings of this machine");
   peaks->add_flag("--remeasure", remeasure, "Ignore the cached ceilings");
 
+  // CLI11 would answer a mistyped command with "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> command_names;
+    for (const CLI::App* command : std::as_const(app).get_subcommands({})) {
+      command_names.push_back(command->get_name());
+    }
+    if (std::find(command_names.begin(), command_names.end(), argv[1]) == command_names.end()) {
+      throw UsageError(fmt::format("unknown command '{}' (commands: {})", argv[1],
+                                   fmt::join(command_names, ", ")));
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "nbody-fair: {}\n", e.what());
@@ -298,8 +329,9 @@ int run_main(int argc, char** argv) {
     return nbody::run_bench(registry, bench_options);
   }
   if (*report) {
-    const nbody::ResultsDocument doc = nbody::load_results(report_in);
-    const std::filesystem::path dir = report_out.empty() ? report_in.parent_path() : report_out;
+    const std::filesystem::path results_file = results_file_of(report_in);
+    const nbody::ResultsDocument doc = nbody::load_results(results_file);
+    const std::filesystem::path dir = report_out.empty() ? results_file.parent_path() : report_out;
     prepare_output_directory(dir.empty() ? "." : dir);
     nbody::reports::write_markdown(doc, dir.empty() ? "." : dir);
     fmt::print("wrote {}\n", ((dir.empty() ? "." : dir) / "report.md").string());

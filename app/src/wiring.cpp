@@ -1,6 +1,9 @@
 #include "nbody/app/wiring.hpp"
 
+#include <fmt/format.h>
+
 #include "nbody/cpu/register.hpp"
+#include "nbody/errors.hpp"
 #include "nbody/peaks/cpu_counter_source.hpp"
 #if defined(NBODY_HAVE_CUDA)
 #include "nbody/gpu/describe_gpus.hpp"
@@ -15,6 +18,15 @@ Registry make_default_registry() {
   register_cpu_implementations(registry);
 #if defined(NBODY_HAVE_CUDA)
   register_gpu_implementations(registry);
+#else
+  // No GPU ordinal exists for this build; 0, the default, stays valid so that one command line
+  // serves every build.
+  registry.add_option_check([](const ExecutionOptions& options) {
+    if (options.gpu_device != 0) {
+      throw UsageError(fmt::format("--gpu {}: built without CUDA, this nbody-fair has no GPUs",
+                                   options.gpu_device));
+    }
+  });
 #endif
   return registry;
 }

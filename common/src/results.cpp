@@ -9,6 +9,7 @@
 
 #include "nbody/errors.hpp"
 #include "nbody/files.hpp"
+#include "nbody/results_validation.hpp"
 
 namespace nbody {
 
@@ -125,12 +126,19 @@ ResultsDocument load_results(const std::filesystem::path& path) {
   // Version 2 to 3 only added fields (measurement conditions), absent from older files.
   if (j.value("schema_version", 0) < 2) upgrade_from_version_1(j);
   j["schema_version"] = kResultsSchemaVersion;
+  ResultsDocument document;
   try {
-    return j.get<ResultsDocument>();
-  } catch (const std::exception& e) {  // nlohmann's errors, and an unknown enum spelling
+    document = j.get<ResultsDocument>();
+  } catch (const std::exception& e) {  // nlohmann's errors (with the field's JSON pointer)
     throw UsageError(
         fmt::format("{} does not follow the results schema: {}", path.string(), e.what()));
   }
+  try {
+    check_results_values(document);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", path.string(), e.what()));
+  }
+  return document;
 }
 
 }  // namespace nbody

@@ -94,7 +94,9 @@ void from_json(const nlohmann::json& j, E& value) {
   const std::string text = j.is_string() ? j.get<std::string>() : j.dump();
   const std::optional<E> parsed = parse_enum<E>(text);
   if (!parsed) {
-    throw std::invalid_argument("'" + text + "' is not one of " + enum_spellings<E>());
+    // nlohmann's own error, so that JSON_DIAGNOSTICS names the field's JSON pointer.
+    throw nlohmann::json::type_error::create(
+        302, "'" + text + "' is not one of " + enum_spellings<E>(), &j);
   }
   value = *parsed;
 }

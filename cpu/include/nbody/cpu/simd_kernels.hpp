@@ -10,6 +10,8 @@ namespace nbody::cpu::simd {
 
 // Ordered narrowest to widest: a CPU that has one has all those before it.
 enum class Isa { sse4_2, avx2, avx512f };
+// Every ISA the kernels are compiled for (one cpu/simd_arch_*.cpp each).
+inline constexpr Isa kAllIsas[] = {Isa::sse4_2, Isa::avx2, Isa::avx512f};
 
 // Bodies are stored padded to a multiple of this (the widest vector, 16 lanes, times the widest
 // unroll); the padding bodies have zero mass and sit far from the system, so they add nothing to

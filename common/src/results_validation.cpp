@@ -1,0 +1,194 @@
+#include "nbody/results_validation.hpp"
+
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "nbody/errors.hpp"
+
+namespace nbody {
+namespace {
+
+// One object of the document, known by its field path ("results[3].kernel_rate"), and the checks
+// of its values; a refusal names the value's whole path.
+class Fields {
+ public:
+  explicit Fields(std::string path = {}) : path_(std::move(path)) {}
+
+  Fields member(std::string_view name) const { return Fields(path_of(name)); }
+  Fields element(std::string_view name, std::size_t index) const {
+    return Fields(fmt::format("{}[{}]", path_of(name), index));
+  }
+
+  template <class Number>
+  void positive(std::string_view name, Number value) const {
+    finite(name, value);
+    if (!(value > 0)) refuse(name, value, "it must be positive");
+  }
+  template <class Number>
+  void non_negative(std::string_view name, Number value) const {
+    finite(name, value);
+    if (value < 0) refuse(name, value, "it must not be negative");
+  }
+  // Accuracy errors: NaN where a failed kernel produced no number, never negative.
+  void non_negative_or_nan(std::string_view name, double value) const {
+    if (value < 0 || std::isinf(value)) refuse(name, value, "it must not be negative");
+  }
+  void fraction(std::string_view name, double value) const {
+    finite(name, value);
+    if (value < 0 || value > 1) refuse(name, value, "it must be between 0 and 1");
+  }
+
+ private:
+  std::string path_of(std::string_view name) const {
+    if (name.empty()) return path_;  // an array element's own value
+    return path_.empty() ? std::string(name) : fmt::format("{}.{}", path_, name);
+  }
+  template <class Number>
+  void finite(std::string_view name, Number value) const {
+    if constexpr (std::is_floating_point_v<Number>) {
+      if (!std::isfinite(value)) refuse(name, value, "it must be finite");
+    }
+  }
+  template <class Number>
+  [[noreturn]] void refuse(std::string_view name, Number value, std::string_view rule) const {
+    throw UsageError(fmt::format("{} is {}; {}", path_of(name), value, rule));
+  }
+
+  std::string path_;
+};
+
+void check_timing(const Fields& fields, const TimingStatistics& t) {
+  fields.non_negative("repetitions", t.repetitions);
+  fields.non_negative("iterations_per_repetition", t.iterations_per_repetition);
+  for (std::size_t i = 0; i < t.samples_s.size(); ++i) {
+    fields.element("samples_s", i).positive("", t.samples_s[i]);
+  }
+  fields.positive("median_s", t.median_s);
+  fields.non_negative("mean_s", t.mean_s);
+  fields.non_negative("min_s", t.min_s);
+  fields.non_negative("max_s", t.max_s);
+  fields.non_negative("stddev_s", t.stddev_s);
+  fields.non_negative("ci_low_s", t.ci_low_s);
+  fields.non_negative("ci_high_s", t.ci_high_s);
+  fields.fraction("ci_confidence", t.ci_confidence);
+  fields.non_negative("cv", t.cv);
+  if (t.conditions) {
+    const Fields conditions = fields.member("conditions");
+    conditions.non_negative("wall_seconds", t.conditions->wall_seconds);
+    conditions.non_negative("online_cpus", t.conditions->online_cpus);
+    conditions.fraction("other_processes_cpu_share", t.conditions->other_processes_cpu_share);
+    conditions.fraction("steal_cpu_share", t.conditions->steal_cpu_share);
+    conditions.positive("attempts", t.conditions->attempts);
+  }
+}
+
+void check_phases(const Fields& fields, const std::map<std::string, double>& phases) {
+  const Fields phase_seconds = fields.member("phase_seconds");
+  for (const auto& [phase, seconds] : phases) phase_seconds.non_negative(phase, seconds);
+}
+
+void check_rates(const Fields& fields, const RateFigures& r) {
+  fields.positive("interactions_per_second", r.interactions_per_second);
+  fields.non_negative("interactions_per_second_min", r.interactions_per_second_min);
+  fields.non_negative("interactions_per_second_max", r.interactions_per_second_max);
+  fields.non_negative("gflops_at_20", r.gflops_at_20);
+}
+
+void check_accuracy(const Fields& fields, const AccuracyRecord& a) {
+  const Fields metrics = fields.member("metrics");
+  metrics.non_negative_or_nan("relative_l2", a.metrics.relative_l2);
+  metrics.non_negative_or_nan("max_relative", a.metrics.max_relative);
+  metrics.non_negative_or_nan("p99_relative", a.metrics.p99_relative);
+  metrics.non_negative_or_nan("median_relative", a.metrics.median_relative);
+  metrics.non_negative_or_nan("net_force_residual", a.metrics.net_force_residual);
+  fields.non_negative("relative_l2_bound", a.relative_l2_bound);
+  fields.non_negative("max_relative_bound", a.max_relative_bound);
+}
+
+void check_result(const Fields& fields, const ResultRecord& r) {
+  fields.positive("n", r.n);
+  fields.non_negative("interactions_credited", r.interactions_credited);
+  fields.non_negative("threads", r.threads);
+  if (r.accuracy) check_accuracy(fields.member("accuracy"), *r.accuracy);
+  if (r.kernel) check_timing(fields.member("kernel"), *r.kernel);
+  if (r.end_to_end) check_timing(fields.member("end_to_end"), *r.end_to_end);
+  if (r.kernel_rate) check_rates(fields.member("kernel_rate"), *r.kernel_rate);
+  if (r.end_to_end_rate) check_rates(fields.member("end_to_end_rate"), *r.end_to_end_rate);
+  check_phases(fields, r.phase_seconds);
+  if (r.counters) {
+    const Fields derived = fields.member("counters").member("derived");
+#define NBODY_CHECK_FIGURE(name) \
+  if (r.counters->derived.name) derived.non_negative(#name, *r.counters->derived.name);
+    NBODY_DERIVED_FIGURES(NBODY_CHECK_FIGURE)
+#undef NBODY_CHECK_FIGURE
+  }
+}
+
+void check_ceilings(const Fields& fields, const Ceilings& c) {
+  for (std::size_t i = 0; i < c.entries.size(); ++i) {
+    const Fields entry = fields.element("entries", i);
+    const CeilingEntry& e = c.entries[i];
+    entry.positive("value", e.value);
+    entry.non_negative("lanes", e.lanes);
+    if (e.threads) entry.positive("threads", *e.threads);
+    if (e.fp_instructions_per_second) {
+      entry.positive("fp_instructions_per_second", *e.fp_instructions_per_second);
+    }
+    if (e.datasheet) entry.member("datasheet").non_negative("value", e.datasheet->value);
+    if (e.theoretical) entry.member("theoretical").non_negative("value", e.theoretical->value);
+  }
+}
+
+void check_settings(const Fields& fields, const RunSettings& s) {
+  fields.non_negative("softening", s.softening);
+  for (std::size_t i = 0; i < s.sizes.size(); ++i)
+    fields.element("sizes", i).positive("", s.sizes[i]);
+  fields.non_negative("repetitions", s.repetitions);
+  fields.non_negative("min_time_s", s.min_time_s);
+  fields.non_negative("max_eval_seconds", s.max_eval_seconds);
+  fields.non_negative("threads", s.threads);
+  fields.non_negative("gpu_device", s.gpu_device);
+}
+
+void check_machine(const Fields& fields, const MachineRecord& m) {
+  fields.non_negative("logical_cpus", m.logical_cpus);
+  fields.non_negative("physical_cores", m.physical_cores);
+  for (std::size_t i = 0; i < m.gpus.size(); ++i) {
+    const Fields gpu = fields.element("gpus", i);
+    gpu.non_negative("ordinal", m.gpus[i].ordinal);
+    gpu.non_negative("sm_count", m.gpus[i].sm_count);
+    gpu.non_negative("sm_clock_khz", m.gpus[i].sm_clock_khz);
+    gpu.non_negative("memory_clock_khz", m.gpus[i].memory_clock_khz);
+    gpu.non_negative("memory_bus_width_bits", m.gpus[i].memory_bus_width_bits);
+  }
+}
+
+}  // namespace
+
+void check_results_values(const ResultsDocument& document) {
+  const Fields root;
+  check_machine(root.member("machine"), document.machine);
+  check_settings(root.member("settings"), document.settings);
+  if (document.ceilings) check_ceilings(root.member("ceilings"), *document.ceilings);
+  for (std::size_t i = 0; i < document.implementations.size(); ++i) {
+    const Fields impl = root.element("implementations", i);
+    const ImplementationRecord& record = document.implementations[i];
+    impl.non_negative("unit_roundoff", record.unit_roundoff);
+    impl.non_negative("relative_l2_coefficient", record.relative_l2_coefficient);
+    impl.non_negative("max_relative_coefficient", record.max_relative_coefficient);
+    impl.non_negative("threads", record.threads);
+  }
+  for (std::size_t i = 0; i < document.inputs.size(); ++i) {
+    root.element("inputs", i).positive("n", document.inputs[i].n);
+  }
+  for (std::size_t i = 0; i < document.results.size(); ++i) {
+    check_result(root.element("results", i), document.results[i]);
+  }
+  check_phases(root, document.phase_seconds);
+}
+
+}  // namespace nbody
