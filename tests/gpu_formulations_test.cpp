@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "nbody/errors.hpp"
+#include "nbody/gpu/gpu_monitor.hpp"
 #include "test_support.hpp"
 
 namespace nbody {
@@ -175,6 +176,27 @@ TEST(GpuDevice, MissingGpuOrDriverIsSaidPlainly) {
     ASSERT_TRUE(reason.has_value()) << impl->info.name;
     EXPECT_TRUE(reason->starts_with("no NVIDIA GPU or driver found")) << *reason;
   }
+}
+
+// NVML reads the GPU's state for every GPU timing's conditions.
+TEST(GpuMonitor, SamplesTheClockAndTemperature) {
+  const Registry registry = make_default_registry();
+  const auto gpu =
+      registry.where([](const ImplementationInfo& i) { return i.device == DeviceKind::gpu; });
+  ASSERT_FALSE(gpu.empty());
+  if (const auto reason = gpu.front()->unavailable_reason()) GTEST_SKIP() << *reason;
+  std::string why_not;
+  const gpu::GpuSampler sampler = gpu::make_gpu_sampler(0, why_not);
+  if (!sampler && why_not.find("no NVML") != std::string::npos) GTEST_SKIP() << why_not;
+  ASSERT_TRUE(sampler) << why_not;
+  const std::optional<GpuSample> sample = sampler();
+  ASSERT_TRUE(sample.has_value());
+  std::cout << "[ measured ] SM clock " << sample->sm_clock_mhz << " of "
+            << sample->max_sm_clock_mhz << " MHz, " << sample->temperature_c << " C, "
+            << sample->clock_limits.size() << " clock limits\n";
+  EXPECT_GT(sample->sm_clock_mhz, 0);
+  EXPECT_GE(sample->max_sm_clock_mhz, sample->sm_clock_mhz);
+  EXPECT_GT(sample->temperature_c, 0);
 }
 
 }  // namespace

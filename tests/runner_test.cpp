@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "nbody/app/benchmark_harness.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/machine_info.hpp"
 #include "nbody/reports/markdown_report.hpp"
@@ -398,6 +399,24 @@ TEST(Conditions, SharesOfOtherProcessesAndSteal) {
   const auto sample = sample_cpu_activity();
   ASSERT_TRUE(sample.has_value()) << "/proc/stat unreadable";
   EXPECT_GT(sample->online_cpus, 0);
+}
+
+// The GPU side of a timing's conditions: held-down clocks (NVML's reasons) and a low SM clock are
+// disturbances; a GPU at its maximum clock with no reason is not.
+TEST(Conditions, GpuClockLimitsAndLowClocksAreDisturbances) {
+  MeasurementConditions c;
+  c.online_cpus = 16;
+  c.gpu_after = GpuSample{.sm_clock_mhz = 1980, .max_sm_clock_mhz = 1980, .temperature_c = 50};
+  EXPECT_TRUE(disturbances(c).empty());
+  c.gpu_after->clock_limits = {"sw_power_cap"};
+  ASSERT_EQ(disturbances(c).size(), 1u);
+  EXPECT_NE(disturbances(c).front().find("sw_power_cap"), std::string::npos);
+  c.gpu_after->clock_limits.clear();
+  c.gpu_after->sm_clock_mhz = 1400;
+  ASSERT_EQ(disturbances(c).size(), 1u);
+  EXPECT_NE(disturbances(c).front().find("1400 of its 1980 MHz"), std::string::npos);
+  c.other_processes_cpu_share = 0.5;
+  EXPECT_EQ(disturbances(c).size(), 2u);
 }
 
 // A run while other processes load every CPU: its timings carry the contention, were taken again

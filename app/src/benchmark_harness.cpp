@@ -122,7 +122,18 @@ TimingStatistics time_once(PreparedRun& run, PreparedRun::Scope scope, std::size
   return stats;
 }
 
-// What disturbed a timing, in words; empty when nothing did.
+// How disturbed a timing was, to keep the least disturbed attempt: any GPU clock limit outweighs
+// CPU contention, which only touches a GPU timing through its launches.
+double disturbance(const MeasurementConditions& c) {
+  const bool gpu_limited = c.gpu_after && !c.gpu_after->clock_limits.empty();
+  return (gpu_limited ? 1.0 : 0.0) + c.other_processes_cpu_share + c.steal_cpu_share;
+}
+
+// Below this share of its maximum, the SM clock after a timing says the GPU was held down.
+constexpr double kMinSmClockShare = 0.9;
+
+}  // namespace
+
 std::vector<std::string> disturbances(const MeasurementConditions& c) {
   std::vector<std::string> found;
   const double share = c.other_processes_cpu_share + c.steal_cpu_share;
@@ -134,24 +145,38 @@ std::vector<std::string> disturbances(const MeasurementConditions& c) {
             : "",
         100 * share, c.online_cpus, 100 * kMaxOtherCpuShare));
   }
+  if (c.gpu_after) {
+    const GpuSample& gpu = *c.gpu_after;
+    if (!gpu.clock_limits.empty()) {
+      found.push_back(fmt::format("the GPU's clocks were held down ({}; {:.0f} °C)",
+                                  fmt::join(gpu.clock_limits, ", "), gpu.temperature_c));
+    } else if (gpu.max_sm_clock_mhz > 0 &&
+               gpu.sm_clock_mhz < kMinSmClockShare * gpu.max_sm_clock_mhz) {
+      found.push_back(
+          fmt::format("the GPU's SM clock was {:.0f} of its {:.0f} MHz after the timing",
+                      gpu.sm_clock_mhz, gpu.max_sm_clock_mhz));
+    }
+  }
   return found;
 }
 
-double disturbance(const MeasurementConditions& c) {
-  return c.other_processes_cpu_share + c.steal_cpu_share;
-}
-
-}  // namespace
-
 TimingStatistics time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
-                                  const RepetitionSettings& options) {
+                                  const RepetitionSettings& options, const GpuObservation* gpu) {
   std::optional<TimingStatistics> kept;
   for (int attempt = 1; attempt <= std::max(1, options.max_attempts); ++attempt) {
+    const bool sample_gpu = gpu != nullptr && gpu->sample_gpu;
+    const std::optional<GpuSample> gpu_before =
+        sample_gpu ? gpu->sample_gpu() : std::optional<GpuSample>{};
     const std::optional<CpuActivity> before = sample_cpu_activity();
     TimingStatistics stats = time_once(run, scope, n, options);
     const std::optional<CpuActivity> after = sample_cpu_activity();
     if (before && after) {
       stats.conditions = conditions_between(*before, *after);
+      if (gpu != nullptr) {
+        stats.conditions->gpu_before = gpu_before;
+        if (sample_gpu) stats.conditions->gpu_after = gpu->sample_gpu();
+        if (!sample_gpu) stats.conditions->gpu_unavailable_reason = gpu->unavailable_reason;
+      }
       stats.conditions->disturbances = disturbances(*stats.conditions);
     }
     // The least disturbed attempt is kept.

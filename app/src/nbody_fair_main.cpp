@@ -360,12 +360,14 @@ int run_main(int argc, char** argv) {
   }
   const auto counter_sources = nbody::make_counter_sources();
   const auto progress = nbody::make_stderr_progress();
-  nbody::SuiteContext context{.registry = registry,
-                              .counter_sources = counter_sources,
-                              .ceilings = std::nullopt,
-                              .gpus = nbody::describe_gpus(),
-                              .progress = *progress,
-                              .checkpoint = {}};
+  nbody::SuiteContext context{
+      .registry = registry,
+      .counter_sources = counter_sources,
+      .ceilings = std::nullopt,
+      .gpus = nbody::describe_gpus(),
+      .gpu_observation = nbody::observe_gpu(options.suite.execution.gpu_device),
+      .progress = *progress,
+      .checkpoint = {}};
   if (is_run) {
     // Every check that can fail on bad input runs before the output folder is touched.
     const auto selected = registry.select(options.suite.implementation_pattern);

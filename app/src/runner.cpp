@@ -335,7 +335,10 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
         } else {
           context.progress.update(step, total, label + ": timing");
           std::optional<PhaseTimer> timing_timer(std::in_place, record.phase_seconds, "timing");
-          record.kernel = time_repetitions(*run, PreparedRun::Scope::kernel, n, options.timing);
+          const GpuObservation* gpu =
+              info.device == DeviceKind::gpu ? &context.gpu_observation : nullptr;
+          record.kernel =
+              time_repetitions(*run, PreparedRun::Scope::kernel, n, options.timing, gpu);
           timing_timer.reset();
           record.kernel_rate = rates(*record.kernel, record.interactions_credited);
           last_evaluation[info.name] = {n, record.kernel->median_s};
@@ -343,7 +346,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
             context.progress.update(step, total, label + ": timing end to end");
             const PhaseTimer timer(record.phase_seconds, "timing_end_to_end");
             record.end_to_end =
-                time_repetitions(*run, PreparedRun::Scope::end_to_end, n, options.timing);
+                time_repetitions(*run, PreparedRun::Scope::end_to_end, n, options.timing, gpu);
             record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
           }
           record.status = Status::ok;

@@ -8,6 +8,7 @@
 #if defined(NBODY_HAVE_CUDA)
 #include "nbody/gpu/describe_gpus.hpp"
 #include "nbody/gpu/formulations.hpp"
+#include "nbody/gpu/gpu_monitor.hpp"
 #include "nbody/profiler/cupti.hpp"
 #endif
 
@@ -38,6 +39,17 @@ std::vector<std::unique_ptr<CounterSource>> make_counter_sources() {
 #endif
   sources.push_back(peaks::make_cpu_disassembly_counter_source());
   return sources;
+}
+
+GpuObservation observe_gpu(int ordinal) {
+  GpuObservation observation;
+#if defined(NBODY_HAVE_CUDA)
+  observation.sample_gpu = gpu::make_gpu_sampler(ordinal, observation.unavailable_reason);
+#else
+  (void)ordinal;
+  observation.unavailable_reason = "this build has no CUDA";
+#endif
+  return observation;
 }
 
 std::vector<GpuDescription> describe_gpus() {

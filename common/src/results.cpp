@@ -56,10 +56,13 @@ void from_json(const nlohmann::json& j, AccuracyMetrics& v) {
   v.net_force_residual = number_or_nan(j, "net_force_residual");
   v.bodies_compared = j.value("bodies_compared", std::size_t{0});
 }
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuSample, sm_clock_mhz, max_sm_clock_mhz,
+                                                temperature_c, clock_limits)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasurementConditions, wall_seconds, online_cpus,
                                                 other_processes_cpu_share, steal_cpu_share,
                                                 cpu_clock_mhz_before, cpu_clock_mhz_after, attempts,
-                                                disturbances)
+                                                disturbances, gpu_before, gpu_after,
+                                                gpu_unavailable_reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimingStatistics, repetitions,
                                                 iterations_per_repetition, samples_s, median_s,
                                                 mean_s, min_s, max_s, stddev_s, ci_low_s, ci_high_s,

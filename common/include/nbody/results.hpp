@@ -24,6 +24,15 @@ inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
 // Older files are still read (docs/results-schema.md says how).
 inline constexpr int kResultsSchemaVersion = 3;
 
+// The GPU's state at one instant, as NVML reports it: SM clock, temperature, and the reasons its
+// clocks are held below the maximum (names as NVML's clock event reasons, e.g. "sw_power_cap").
+struct GpuSample {
+  double sm_clock_mhz = 0;
+  double max_sm_clock_mhz = 0;
+  double temperature_c = 0;
+  std::vector<std::string> clock_limits;
+};
+
 // The conditions a timing was taken under (FAIRNESS.md rule 5): what other processes and the
 // hypervisor took of the machine's CPU time while it ran, and the CPU clock where the machine
 // shows it. A timing with disturbances was re-measured (attempts) and is the least disturbed one.
@@ -36,6 +45,10 @@ struct MeasurementConditions {
   std::optional<double> cpu_clock_mhz_after;
   int attempts = 1;
   std::vector<std::string> disturbances;  // why the figure may read low; empty when undisturbed
+  // GPU timings: the GPU's state before and after, or why it could not be read.
+  std::optional<GpuSample> gpu_before;
+  std::optional<GpuSample> gpu_after;
+  std::string gpu_unavailable_reason;
 };
 
 struct TimingStatistics {
@@ -177,6 +190,8 @@ struct ResultsDocument {
 
 void to_json(nlohmann::json& j, const AccuracyMetrics& v);
 void from_json(const nlohmann::json& j, AccuracyMetrics& v);
+void to_json(nlohmann::json& j, const GpuSample& v);
+void from_json(const nlohmann::json& j, GpuSample& v);
 void to_json(nlohmann::json& j, const MeasurementConditions& v);
 void from_json(const nlohmann::json& j, MeasurementConditions& v);
 void to_json(nlohmann::json& j, const TimingStatistics& v);

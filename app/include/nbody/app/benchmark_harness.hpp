@@ -5,6 +5,7 @@
 // items (FAIRNESS.md rule 4), and a stop between iterations when an interrupt was requested.
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -45,8 +46,24 @@ struct RepetitionSettings {
 // median with a distribution-free confidence interval, spread and noise flag, and the conditions
 // they were taken under (re-measured while disturbed, up to max_attempts). Throws when timing
 // stopped (an interrupt, an error).
+// The GPU's state at one instant, for GPU timings; empty when it cannot be read.
+using GpuStateSampler = std::function<std::optional<GpuSample>()>;
+
+// The GPU's side of a timing: sampled before and after it when `sample_gpu` is given, or the
+// reason it is not.
+struct GpuObservation {
+  GpuStateSampler sample_gpu;
+  std::string unavailable_reason;
+};
+
 TimingStatistics time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
-                                  const RepetitionSettings& settings);
+                                  const RepetitionSettings& settings,
+                                  const GpuObservation* gpu = nullptr);
+
+// Why a timing's figure may read low, in words: other processes or steal above kMaxOtherCpuShare
+// of the CPUs; on the GPU, clocks held down (NVML's reasons) or the SM clock after the timing
+// under 90% of its maximum. Empty when nothing disturbed it.
+std::vector<std::string> disturbances(const MeasurementConditions& conditions);
 
 // Set from a signal handler: timing stops after the current evaluation. A function-local static,
 // since a handler can reach nothing else.

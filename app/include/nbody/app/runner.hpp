@@ -65,6 +65,7 @@ struct SuiteContext {
   std::optional<Ceilings> ceilings;  // empty: not measured (--no-counters)
   double ceilings_seconds = 0;       // what measuring (or reading) them took
   std::vector<GpuDescription> gpus;  // describe_gpus()
+  GpuObservation gpu_observation;    // how GPU timings observe the GPU (observe_gpu)
   ProgressSink& progress;
   // Called after every measurement with the document so far (for incremental, atomic saving).
   std::function<void(const ResultsDocument&)> checkpoint;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "nbody/app/benchmark_harness.hpp"
 #include "nbody/counters.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/results.hpp"
@@ -20,5 +21,8 @@ std::vector<std::unique_ptr<CounterSource>> make_counter_sources();
 // The CUDA devices present (name, SMs, clocks, memory, driver and runtime versions); none on a
 // build without CUDA or a machine without a GPU.
 std::vector<GpuDescription> describe_gpus();
+
+// How GPU timings on CUDA device `ordinal` observe the GPU's state (NVML), or why they cannot.
+GpuObservation observe_gpu(int ordinal);
 
 }  // namespace nbody
