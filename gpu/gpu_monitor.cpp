@@ -76,14 +76,15 @@ class Nvml {
                 .max_sm_clock_mhz = static_cast<double>(max_clock),
                 .temperature_c = static_cast<double>(temperature),
                 .clock_limits = {}};
-    // Every reason but idle and the applications-clocks setting says the GPU was held down.
+    // Every reason but idle and the applications-clocks setting says the GPU was held down. (The
+    // hardware reasons have only their older "throttle" names in CUDA 13's nvml.h.)
     const std::pair<unsigned long long, const char*> kLimits[] = {
         {nvmlClocksEventReasonSwPowerCap, "sw_power_cap"},
-        {nvmlClocksEventReasonHwSlowdown, "hw_slowdown"},
+        {nvmlClocksThrottleReasonHwSlowdown, "hw_slowdown"},
         {nvmlClocksEventReasonSyncBoost, "sync_boost"},
         {nvmlClocksEventReasonSwThermalSlowdown, "sw_thermal_slowdown"},
-        {nvmlClocksEventReasonHwThermalSlowdown, "hw_thermal_slowdown"},
-        {nvmlClocksEventReasonHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
+        {nvmlClocksThrottleReasonHwThermalSlowdown, "hw_thermal_slowdown"},
+        {nvmlClocksThrottleReasonHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
         {nvmlClocksEventReasonDisplayClockSetting, "display_clock_setting"}};
     for (const auto& [bit, name] : kLimits) {
       if ((reasons & bit) != 0) s.clock_limits.emplace_back(name);
