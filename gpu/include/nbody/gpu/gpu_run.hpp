@@ -17,8 +17,8 @@
 
 #include "nbody/bodies.hpp"
 #include "nbody/gpu/cuda_check.hpp"
-#include "nbody/gpu/device_math.cuh"
 #include "nbody/gpu/cuda_resources.hpp"
+#include "nbody/gpu/device_math.cuh"
 #include "nbody/gpu/device_query.hpp"
 #include "nbody/registry.hpp"
 
