@@ -429,7 +429,7 @@ TEST(Cupti, RangesCombineAsCountersAndTimeWeightedRatios) {
 // A PreparedRun that launches nothing: the profiler must say so, not throw.
 class IdleGpuRun final : public PreparedRun {
  public:
-  double evaluate(Scope) override { return 0; }
+  Seconds evaluate(Scope) override { return {}; }
   std::vector<Vec3<double>> accelerations() override { return {}; }
 };
 

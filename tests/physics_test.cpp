@@ -9,6 +9,7 @@
 
 #include "nbody/accuracy.hpp"
 #include "nbody/initial_conditions.hpp"
+#include "nbody/physics.hpp"
 #include "nbody/reference.hpp"
 #include "test_support.hpp"
 
@@ -74,6 +75,54 @@ TEST(Reference, SampledTargetsMatchFullEvaluation) {
   EXPECT_EQ(targets.back(), 3000u);
   const auto sampled = reference_accelerations(s.bodies, 0.01, targets);
   for (std::size_t k = 0; k < targets.size(); ++k) EXPECT_EQ(sampled[k].x, full[targets[k]].x);
+}
+
+// The reference one target at a time, as it was before it vectorized over blocks of targets:
+// plain scalar code with a branching Neumaier sum (this file is compiled without FMA contraction,
+// like the reference).
+std::vector<Vec3<double>> scalar_reference(std::span<const Body<double>> bodies, double softening,
+                                           std::span<const std::uint32_t> targets) {
+  struct Sum {
+    double sum = 0, compensation = 0;
+    void add(double value) {
+      const double t = sum + value;
+      compensation += std::abs(sum) >= std::abs(value) ? (sum - t) + value : (value - t) + sum;
+      sum = t;
+    }
+  };
+  std::vector<Vec3<double>> result;
+  for (const std::uint32_t i : targets) {
+    Sum ax, ay, az;
+    for (const Body<double>& bj : bodies) {
+      const PairAcceleration<double> a = pair_acceleration<double>(
+          bodies[i].x, bodies[i].y, bodies[i].z, bj.x, bj.y, bj.z, bj.m, softening * softening);
+      ax.add(a.x);
+      ay.add(a.y);
+      az.add(a.z);
+    }
+    result.push_back(
+        {ax.sum + ax.compensation, ay.sum + ay.compensation, az.sum + az.compensation});
+  }
+  return result;
+}
+
+// Blocks of targets, vectorized on whatever ISA this machine has, give the scalar reference's bits
+// at awkward target counts (partial blocks) and sizes.
+TEST(Reference, BlocksOfTargetsGiveTheScalarReferencesBits) {
+  for (const std::size_t n : {1, 2, 7, 31, 1000, 4097}) {
+    const Snapshot s = make_plummer(n, 11 + n);
+    for (const std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{9}, n}) {
+      const auto targets = validation_targets(n, std::min(count, n));
+      const auto blocked = reference_accelerations(s.bodies, 0.01, targets);
+      const auto scalar = scalar_reference(s.bodies, 0.01, targets);
+      ASSERT_EQ(blocked.size(), scalar.size());
+      for (std::size_t k = 0; k < targets.size(); ++k) {
+        EXPECT_EQ(blocked[k].x, scalar[k].x) << "N=" << n << " target " << targets[k];
+        EXPECT_EQ(blocked[k].y, scalar[k].y) << "N=" << n << " target " << targets[k];
+        EXPECT_EQ(blocked[k].z, scalar[k].z) << "N=" << n << " target " << targets[k];
+      }
+    }
+  }
 }
 
 TEST(Reference, DiskCacheReturnsTheSameResult) {

@@ -419,6 +419,50 @@ TEST(Conditions, GpuClockLimitsAndLowClocksAreDisturbances) {
   EXPECT_EQ(disturbances(c).size(), 2u);
 }
 
+// A run whose evaluations report fixed seconds: 3 ms end to end, of which the kernel took 1 ms,
+// growing by one part in a thousand per evaluation so that the repetitions differ.
+class FixedSecondsRun final : public PreparedRun {
+ public:
+  Seconds evaluate(Scope scope) override {
+    const double drift = 1.0 + 1e-3 * static_cast<double>(evaluations_++ % 7);
+    return scope == Scope::kernel ? Seconds::kernel_only(1e-3 * drift)
+                                  : Seconds{.total = 3e-3 * drift, .kernel = 1e-3 * drift};
+  }
+  std::vector<Vec3<double>> accelerations() override { return {}; }
+
+ private:
+  int evaluations_ = 0;
+};
+
+// One end-to-end timing yields the end-to-end and the kernel statistics, each from its own clock
+// and with the same conditions; in kernel scope the two are the same figure.
+TEST(Timing, EndToEndTimingCarriesTheKernelsOwnFigure) {
+  FixedSecondsRun run;
+  const RepetitionSettings settings{
+      .repetitions = 5, .min_time_s = 0.01, .warmup_s = 0, .noise_threshold_cv = 0.05};
+  const Timings both = time_repetitions(run, PreparedRun::Scope::end_to_end, 1000, settings);
+  ASSERT_EQ(both.total.repetitions, 5);
+  ASSERT_EQ(both.kernel.repetitions, 5);
+  EXPECT_EQ(both.kernel.iterations_per_repetition, both.total.iterations_per_repetition);
+  for (std::size_t i = 0; i < both.total.samples_s.size(); ++i) {
+    EXPECT_NEAR(both.total.samples_s[i], 3 * both.kernel.samples_s[i], 1e-12);
+  }
+  EXPECT_NEAR(both.total.median_s, 3.0e-3, 1e-5);
+  EXPECT_NEAR(both.kernel.median_s, 1.0e-3, 1e-5);
+  EXPECT_NEAR(both.kernel.min_s,
+              *std::min_element(both.kernel.samples_s.begin(), both.kernel.samples_s.end()), 1e-15);
+  EXPECT_LE(both.kernel.ci_low_s, both.kernel.median_s);
+  EXPECT_GE(both.kernel.ci_high_s, both.kernel.median_s);
+  EXPECT_NEAR(both.kernel.cv, both.total.cv, 1e-9);
+  EXPECT_GT(both.kernel.ci_confidence, 0.9);
+  ASSERT_TRUE(both.kernel.conditions.has_value());
+  EXPECT_EQ(both.kernel.conditions->attempts, both.total.conditions->attempts);
+
+  const Timings kernel = time_repetitions(run, PreparedRun::Scope::kernel, 1000, settings);
+  EXPECT_EQ(kernel.kernel.samples_s, kernel.total.samples_s);
+  EXPECT_NEAR(kernel.kernel.median_s, 1.0e-3, 1e-5);
+}
+
 // A run while other processes load every CPU: its timings carry the contention, were taken again
 // (--max-attempts), and the report says so.
 TEST(CommandLine, ContendedMeasurementsAreFlaggedAndRetaken) {

@@ -70,39 +70,28 @@ class CaptureReporter final : public benchmark::BenchmarkReporter {
   std::vector<Run> captured;
 };
 
-TimingStatistics time_once(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
-                           const RepetitionSettings& options) {
-  benchmark::ClearRegisteredBenchmarks();
-  register_evaluation({.name = "evaluation",
-                       .run = [&run]() -> PreparedRun& { return run; },
-                       .scope = scope,
-                       .n = n,
-                       .annotate = {}})
-      ->Repetitions(options.repetitions)
-      ->MinTime(options.min_time_s)
-      ->MinWarmUpTime(options.warmup_s)
-      ->ComputeStatistics("min", sample_min)
-      ->ComputeStatistics("max", sample_max)
-      ->ComputeStatistics("ci_low", median_ci_low)
-      ->ComputeStatistics("ci_high", median_ci_high);
-  CaptureReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::ClearRegisteredBenchmarks();
+// The counter through which an end-to-end timing carries the kernel's own seconds per evaluation;
+// Google Benchmark aggregates counters with every statistic it computes for the time.
+constexpr const char* kKernelSecondsCounter = "kernel_s";
 
+// The statistics of one figure of every captured run: `value` reads it from an iteration or an
+// aggregate run, `cv` from the coefficient-of-variation aggregate (a ratio, not a time).
+template <class Value, class Cv>
+TimingStatistics statistics_of(const std::vector<benchmark::BenchmarkReporter::Run>& captured,
+                               Value value, Cv cv, const RepetitionSettings& options) {
   TimingStatistics stats;
-  for (const benchmark::BenchmarkReporter::Run& r : reporter.captured) {
-    if (r.error_occurred) throw std::runtime_error("timing stopped: " + r.error_message);
+  for (const benchmark::BenchmarkReporter::Run& r : captured) {
     if (r.run_type == benchmark::BenchmarkReporter::Run::RT_Iteration) {
-      stats.samples_s.push_back(r.GetAdjustedRealTime());
+      stats.samples_s.push_back(value(r));
       stats.iterations_per_repetition = r.iterations;
       continue;
     }
     const std::string& name = r.aggregate_name;
     if (name == "cv") {
-      stats.cv = r.real_accumulated_time;  // a ratio, not a time
+      stats.cv = cv(r);
       continue;
     }
-    const double seconds = r.GetAdjustedRealTime();
+    const double seconds = value(r);
     if (name == "median") stats.median_s = seconds;
     if (name == "mean") stats.mean_s = seconds;
     if (name == "stddev") stats.stddev_s = seconds;
@@ -120,6 +109,44 @@ TimingStatistics time_once(PreparedRun& run, PreparedRun::Scope scope, std::size
   stats.ci_confidence = stats.repetitions > 1 ? median_ci_coverage(stats.samples_s.size()) : 0;
   stats.noisy = stats.cv > options.noise_threshold_cv;
   return stats;
+}
+
+Timings time_once(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
+                  const RepetitionSettings& options) {
+  benchmark::ClearRegisteredBenchmarks();
+  register_evaluation({.name = "evaluation",
+                       .run = [&run]() -> PreparedRun& { return run; },
+                       .scope = scope,
+                       .n = n,
+                       .annotate = {}})
+      ->Repetitions(options.repetitions)
+      ->MinTime(options.min_time_s)
+      ->MinWarmUpTime(options.warmup_s)
+      ->ComputeStatistics("min", sample_min)
+      ->ComputeStatistics("max", sample_max)
+      ->ComputeStatistics("ci_low", median_ci_low)
+      ->ComputeStatistics("ci_high", median_ci_high);
+  CaptureReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+
+  using Run = benchmark::BenchmarkReporter::Run;
+  for (const Run& r : reporter.captured) {
+    if (r.error_occurred) throw std::runtime_error("timing stopped: " + r.error_message);
+  }
+  Timings timings;
+  timings.total = statistics_of(
+      reporter.captured, [](const Run& r) { return r.GetAdjustedRealTime(); },
+      [](const Run& r) { return r.real_accumulated_time; }, options);
+  if (scope == PreparedRun::Scope::kernel) {
+    timings.kernel = timings.total;
+  } else {
+    const auto kernel_seconds = [](const Run& r) {
+      return static_cast<double>(r.counters.at(kKernelSecondsCounter));
+    };
+    timings.kernel = statistics_of(reporter.captured, kernel_seconds, kernel_seconds, options);
+  }
+  return timings;
 }
 
 // How disturbed a timing was, to keep the least disturbed attempt: any GPU clock limit outweighs
@@ -160,32 +187,41 @@ std::vector<std::string> disturbances(const MeasurementConditions& c) {
   return found;
 }
 
-TimingStatistics time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
-                                  const RepetitionSettings& options, const GpuObservation* gpu) {
-  std::optional<TimingStatistics> kept;
+Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
+                         const RepetitionSettings& options, const GpuObservation* gpu) {
+  std::optional<Timings> kept;
   for (int attempt = 1; attempt <= std::max(1, options.max_attempts); ++attempt) {
     const bool sample_gpu = gpu != nullptr && gpu->sample_gpu;
     const std::optional<GpuSample> gpu_before =
         sample_gpu ? gpu->sample_gpu() : std::optional<GpuSample>{};
     const std::optional<CpuActivity> before = sample_cpu_activity();
-    TimingStatistics stats = time_once(run, scope, n, options);
+    Timings timings = time_once(run, scope, n, options);
     const std::optional<CpuActivity> after = sample_cpu_activity();
+    std::optional<MeasurementConditions> conditions;
     if (before && after) {
-      stats.conditions = conditions_between(*before, *after);
+      conditions = conditions_between(*before, *after);
       if (gpu != nullptr) {
-        stats.conditions->gpu_before = gpu_before;
-        if (sample_gpu) stats.conditions->gpu_after = gpu->sample_gpu();
-        if (!sample_gpu) stats.conditions->gpu_unavailable_reason = gpu->unavailable_reason;
+        conditions->gpu_before = gpu_before;
+        if (sample_gpu) conditions->gpu_after = gpu->sample_gpu();
+        if (!sample_gpu) conditions->gpu_unavailable_reason = gpu->unavailable_reason;
       }
-      stats.conditions->disturbances = disturbances(*stats.conditions);
+      conditions->disturbances = disturbances(*conditions);
     }
+    timings.total.conditions = timings.kernel.conditions = conditions;
     // The least disturbed attempt is kept.
-    if (!kept || !kept->conditions ||
-        (stats.conditions && disturbance(*stats.conditions) < disturbance(*kept->conditions))) {
-      kept = std::move(stats);
+    const std::optional<MeasurementConditions>& kept_conditions =
+        kept ? kept->total.conditions : std::nullopt;
+    if (!kept || !kept_conditions ||
+        (conditions && disturbance(*conditions) < disturbance(*kept_conditions))) {
+      kept = std::move(timings);
     }
-    if (kept->conditions) kept->conditions->attempts = attempt;
-    if (!kept->conditions || kept->conditions->disturbances.empty() || interrupt_requested()) break;
+    for (TimingStatistics* stats : {&kept->total, &kept->kernel}) {
+      if (stats->conditions) stats->conditions->attempts = attempt;
+    }
+    if (!kept->total.conditions || kept->total.conditions->disturbances.empty() ||
+        interrupt_requested()) {
+      break;
+    }
   }
   return *kept;
 }
@@ -207,12 +243,19 @@ benchmark::internal::Benchmark* register_evaluation(EvaluationBenchmark evaluati
                  state.SkipWithError(e.what());
                  return;
                }
+               double kernel_seconds = 0;
                for (auto _ : state) {
                  if (interrupt_requested()) {
                    state.SkipWithError("interrupted");
                    break;
                  }
-                 state.SetIterationTime(run->evaluate(evaluation.scope));
+                 const PreparedRun::Seconds seconds = run->evaluate(evaluation.scope);
+                 state.SetIterationTime(seconds.total);
+                 kernel_seconds += seconds.kernel;
+               }
+               if (evaluation.scope == PreparedRun::Scope::end_to_end) {
+                 state.counters[kKernelSecondsCounter] =
+                     benchmark::Counter(kernel_seconds, benchmark::Counter::kAvgIterations);
                }
                const double interactions =
                    static_cast<double>(evaluation.n) * static_cast<double>(evaluation.n);

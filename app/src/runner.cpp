@@ -132,7 +132,7 @@ std::optional<std::pair<std::size_t, double>> probe_evaluation_time(const Implem
           make_initial_condition(options.initial_condition, probe_n, options.seed);
       auto run = impl.prepare(snapshot.bodies, options.softening, options.execution);
       run->evaluate(PreparedRun::Scope::kernel);  // warm-up
-      estimate = {probe_n, run->evaluate(PreparedRun::Scope::kernel)};
+      estimate = {probe_n, run->evaluate(PreparedRun::Scope::kernel).kernel};
     }
   } catch (const std::exception&) {
     return std::nullopt;
@@ -212,6 +212,7 @@ ResultsDocument make_document(const SuiteContext& context, const SuiteOptions& o
   s.implementation_pattern = options.implementation_pattern;
   s.repetitions = options.timing.repetitions;
   s.min_time_s = options.timing.min_time_s;
+  s.warmup_s = options.timing.warmup_s;
   s.max_eval_seconds = options.max_eval_seconds;
   s.validation_bodies = options.validation_bodies;
   s.counters = options.counters;
@@ -315,7 +316,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
         std::unique_ptr<PreparedRun> run =
             impl->prepare(snapshot.bodies, options.softening, options.execution);
         // The validation evaluation doubles as the first warm-up; it is never timed.
-        const double first_seconds = run->evaluate(PreparedRun::Scope::kernel);
+        const double first_seconds = run->evaluate(PreparedRun::Scope::kernel).kernel;
         last_evaluation[info.name] = {n, first_seconds};
         record.details = run->details();
         AccuracyRecord accuracy;
@@ -335,20 +336,22 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
         } else {
           context.progress.update(step, total, label + ": timing");
           std::optional<PhaseTimer> timing_timer(std::in_place, record.phase_seconds, "timing");
-          const GpuObservation* gpu =
-              info.device == DeviceKind::gpu ? &context.gpu_observation : nullptr;
-          record.kernel =
-              time_repetitions(*run, PreparedRun::Scope::kernel, n, options.timing, gpu);
+          RepetitionSettings timing = options.timing;
+          // Where the validation evaluation alone lasted the warm-up time, it was the warm-up.
+          if (first_seconds >= timing.warmup_s) timing.warmup_s = 0;
+          if (info.device == DeviceKind::gpu) {
+            // One end-to-end timing gives both figures: the kernel's own events sit inside it.
+            const Timings timings = time_repetitions(*run, PreparedRun::Scope::end_to_end, n,
+                                                     timing, &context.gpu_observation);
+            record.kernel = timings.kernel;
+            record.end_to_end = timings.total;
+            record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
+          } else {
+            record.kernel = time_repetitions(*run, PreparedRun::Scope::kernel, n, timing).kernel;
+          }
           timing_timer.reset();
           record.kernel_rate = rates(*record.kernel, record.interactions_credited);
           last_evaluation[info.name] = {n, record.kernel->median_s};
-          if (info.device == DeviceKind::gpu) {
-            context.progress.update(step, total, label + ": timing end to end");
-            const PhaseTimer timer(record.phase_seconds, "timing_end_to_end");
-            record.end_to_end =
-                time_repetitions(*run, PreparedRun::Scope::end_to_end, n, options.timing, gpu);
-            record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
-          }
           record.status = Status::ok;
           if (options.counters &&
               std::find(counter_sizes.begin(), counter_sizes.end(), n) != counter_sizes.end()) {

@@ -20,11 +20,12 @@ class SingleThreadRun final : public PreparedRun {
         kernel_(newton_step ? kernels_.all_pairs : kernels_.all_pairs_bare_rsqrt),
         newton_step_(newton_step) {}
 
-  double evaluate(Scope) override {
+  Seconds evaluate(Scope) override {
     const std::size_t step = kernels_.all_pairs_step;
     const std::size_t target_end = (bodies_.count() + step - 1) / step * step;
-    return time_seconds(
-        [&] { kernel_(bodies_.view(), softening_squared_, 0, target_end, accelerations_.view()); });
+    return Seconds::kernel_only(time_seconds([&] {
+      kernel_(bodies_.view(), softening_squared_, 0, target_end, accelerations_.view());
+    }));
   }
 
   std::vector<Vec3<double>> accelerations() override {

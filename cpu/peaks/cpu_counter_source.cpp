@@ -34,12 +34,12 @@ class CpuDisassemblyCounterSource final : public CounterSource {
       auto cached = hot_loops_.find(key);
       double seconds = 0;
       if (cached == hot_loops_.end()) {
-        HotLoop hot = find_hot_loop([&] { return run.evaluate(PreparedRun::Scope::kernel); },
+        HotLoop hot = find_hot_loop([&] { return run.evaluate(PreparedRun::Scope::kernel).kernel; },
                                     kSamplingSeconds);
         seconds = hot.seconds_per_evaluation;
         cached = hot_loops_.emplace(key, std::move(hot)).first;
       } else {
-        seconds = run.evaluate(PreparedRun::Scope::kernel);
+        seconds = run.evaluate(PreparedRun::Scope::kernel).kernel;
       }
       const HotLoop& hot = cached->second;
       if (!hot.unavailable_reason.empty()) {

@@ -3,7 +3,9 @@
 # the tuned kernels, the GPU tests, the benchmarks (and tuned variants), compute-sanitizer.
 #
 #   gpu/bench/run_on_device.sh OUTDIR [STAGE...]
-#   stages: sass test ctest cupti bench variants ncu source dram sanitize fair
+#   stages: default kernelonly sass test ctest cupti bench variants ncu source dram sanitize fair
+#   (default: the default `nbody-fair run`, timed, on a fresh cache; kernelonly: the GPU
+#   formulations timed in kernel scope alone at the default sizes, to set beside it)
 #
 # log.txt (the summary) goes to OUTDIR; the other logs are packed into OUTDIR/logs.tar.gz at the
 # end (the device returns few files). BENCH_REPS, BENCH_MIN_TIME and FAIR_TIMEOUT shorten the bench
@@ -38,6 +40,23 @@ stage "build $targets"
     cmake --build $build -j16 --target $targets
 } >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 
+if has default; then
+  stage "nbody-fair run with its defaults, timed"
+  export NBODY_FAIR_CACHE_DIR=$out/default-cache  # fresh: no reference or ceilings cached
+  start=$(date +%s.%N)
+  timeout 400 $build/nbody-fair run --out "$out/default" >"$out/default.log" 2>&1
+  echo "rc=$? wall $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s" | tee -a "$log"
+  tail -3 "$out/default.log" | tee -a "$log"
+  rm -rf "$out/default-cache"
+  unset NBODY_FAIR_CACHE_DIR
+fi
+if has kernelonly; then
+  stage "GPU formulations in kernel scope alone, the default sizes and repetitions"
+  timeout 300 $build/nbody-fair bench --impl '^gpu' --sizes 1K,4K,16K,64K,256K,1M --scope kernel \
+    --benchmark_min_time=0.1 --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+    --benchmark_format=json >"$out/kernel-only.json" 2>"$out/kernel-only.log"
+  echo "rc=$?" | tee -a "$log"
+fi
 if has sass; then
   stage "sass"
   cuobjdump --dump-sass $build/gpu/CMakeFiles/nbody_gpu.dir/formulations/tuned.cu.o >"$out/tuned.sass"
@@ -145,6 +164,6 @@ if has fair; then
   echo "rc=$?" | tee -a "$log"
 fi
 stage "done"
-(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -v -e '^log.txt$' -e '^run$'))
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -v -e '^log.txt$' -e '^run$' -e '^default$' -e '^kernel-only.json$'))
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv >>"$log" 2>&1
 cat "$log"

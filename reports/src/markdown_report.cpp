@@ -328,9 +328,14 @@ std::string render_markdown(const ResultsDocument& doc) {
   }
   out += fmt::format(
       "{} measurements: {} ok, {} failed, {} skipped. Initial condition: {}, seed {}, "
-      "softening {}; {} repetitions of at least {} s each, warm-up discarded.\n\n",
+      "softening {}; {} repetitions of at least {} s each after a discarded warm-up{}.\n\n",
       doc.results.size(), ok, failed, skipped, doc.settings.initial_condition, doc.settings.seed,
-      doc.settings.softening, doc.settings.repetitions, doc.settings.min_time_s);
+      doc.settings.softening, doc.settings.repetitions, doc.settings.min_time_s,
+      doc.settings.warmup_s > 0
+          ? fmt::format(" (the validation evaluation, followed by evaluations up to {} s where it "
+                        "was shorter)",
+                        doc.settings.warmup_s)
+          : "");
   if (doc.settings.command == "run") headline(out, doc);
   results_table(out, doc, false);
   if (std::any_of(doc.implementations.begin(), doc.implementations.end(),

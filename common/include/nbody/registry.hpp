@@ -46,7 +46,15 @@ class PreparedRun {
   //   end_to_end: host-to-device copy of the bodies, kernel, device-to-host copy of the results.
   //               Identical to `kernel` on the CPU, where nothing moves.
   enum class Scope { kernel, end_to_end };
-  virtual double evaluate(Scope scope) = 0;
+  // Seconds of one evaluation: all of it, and the force computation alone within it (its own
+  // device events on the GPU), so that one end-to-end timing yields both figures.
+  struct Seconds {
+    double total = 0;
+    double kernel = 0;
+    // Where nothing but the kernel was timed (kernel scope, the CPU).
+    static Seconds kernel_only(double seconds) { return {seconds, seconds}; }
+  };
+  virtual Seconds evaluate(Scope scope) = 0;
 
   // Accelerations of the last evaluation, promoted to double, in body order.
   virtual std::vector<Vec3<double>> accelerations() = 0;

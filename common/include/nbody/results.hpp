@@ -96,7 +96,8 @@ struct ResultRecord {
   std::optional<RateFigures> end_to_end_rate;
   std::optional<CounterReadout> counters;
   // Wall seconds this measurement spent in each phase: probe, reference, validation, timing,
-  // timing_end_to_end, counters (where the suite's time goes).
+  // counters (where the suite's time goes; files written before 2026-11-23's second session also
+  // have timing_end_to_end, a separate end-to-end timing).
   std::map<std::string, double> phase_seconds;
 };
 
@@ -153,6 +154,9 @@ struct RunSettings {
   std::string implementation_pattern;
   int repetitions = 0;
   double min_time_s = 0;
+  // Warm-up before each timing, discarded; the validation evaluation just before it counts
+  // towards it (version 3; 0 in older files).
+  double warmup_s = 0;
   double max_eval_seconds = 0;
   std::size_t validation_bodies = 0;
   bool counters = true;

@@ -42,10 +42,6 @@ struct RepetitionSettings {
   int max_attempts = 3;
 };
 
-// Times evaluations of `run` (N = n) as the suite measures: the samples of every repetition, their
-// median with a distribution-free confidence interval, spread and noise flag, and the conditions
-// they were taken under (re-measured while disturbed, up to max_attempts). Throws when timing
-// stopped (an interrupt, an error).
 // The GPU's state at one instant, for GPU timings; empty when it cannot be read.
 using GpuStateSampler = std::function<std::optional<GpuSample>()>;
 
@@ -56,9 +52,20 @@ struct GpuObservation {
   std::string unavailable_reason;
 };
 
-TimingStatistics time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
-                                  const RepetitionSettings& settings,
-                                  const GpuObservation* gpu = nullptr);
+// A timing's figures: of the whole evaluation on the scope's clock, and of the kernel alone
+// within the same evaluations (its own device events; the same figure in kernel scope and on the
+// CPU). Both carry the conditions of the one timing.
+struct Timings {
+  TimingStatistics total;
+  TimingStatistics kernel;
+};
+
+// Times evaluations of `run` (N = n) as the suite measures: the samples of every repetition, their
+// median with a distribution-free confidence interval, spread and noise flag, and the conditions
+// they were taken under (re-measured while disturbed, up to max_attempts). Throws when timing
+// stopped (an interrupt, an error).
+Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
+                         const RepetitionSettings& settings, const GpuObservation* gpu = nullptr);
 
 // Why a timing's figure may read low, in words: other processes or steal above kMaxOtherCpuShare
 // of the CPUs; on the GPU, clocks held down (NVML's reasons) or the SM clock after the timing

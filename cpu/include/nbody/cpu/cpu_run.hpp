@@ -62,8 +62,9 @@ class ScalarRun final : public PreparedRun {
         softening_squared_(static_cast<T>(softening * softening)),
         kernel_(std::move(kernel)) {}
 
-  double evaluate(Scope) override {
-    return time_seconds([&] { kernel_(bodies_, softening_squared_, accelerations_); });
+  Seconds evaluate(Scope) override {
+    return Seconds::kernel_only(
+        time_seconds([&] { kernel_(bodies_, softening_squared_, accelerations_); }));
   }
   std::vector<Vec3<double>> accelerations() override {
     return ScalarLayout<T, L>::promoted(accelerations_);

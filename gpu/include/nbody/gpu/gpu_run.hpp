@@ -103,20 +103,31 @@ class GpuRun final : public PreparedRun {
     stream_.synchronize();
   }
 
-  double evaluate(Scope scope) override {
+  Seconds evaluate(Scope scope) override {
     check_cuda(cudaSetDevice(device_.ordinal));
     // Poison (all-ones bytes are NaN in float and double): an element the kernel fails to write
     // fails validation. Outside the timed region.
     check_cuda(cudaMemsetAsync(device_accelerations_.data(), 0xFF, device_accelerations_.bytes(),
                                stream_.get()));
+    if (scope == Scope::kernel) {
+      kernel_start_.record(stream_);
+      kernel_->enqueue(arguments(), stream_.get());
+      kernel_stop_.record(stream_);
+      kernel_stop_.synchronize();
+      accelerations_on_host_ = false;
+      return Seconds::kernel_only(kernel_stop_.seconds_since(kernel_start_));
+    }
     start_.record(stream_);
-    if (scope == Scope::end_to_end) copy_bodies_to_device();
+    copy_bodies_to_device();
+    kernel_start_.record(stream_);
     kernel_->enqueue(arguments(), stream_.get());
-    if (scope == Scope::end_to_end) copy_accelerations_to_host();
+    kernel_stop_.record(stream_);
+    copy_accelerations_to_host();
     stop_.record(stream_);
     stop_.synchronize();
-    accelerations_on_host_ = scope == Scope::end_to_end;
-    return stop_.seconds_since(start_);
+    accelerations_on_host_ = true;
+    return {.total = stop_.seconds_since(start_),
+            .kernel = kernel_stop_.seconds_since(kernel_start_)};
   }
 
   std::vector<Vec3<double>> accelerations() override {
@@ -180,6 +191,8 @@ class GpuRun final : public PreparedRun {
   T softening_squared_;
   Stream stream_;
   Event start_;
+  Event kernel_start_;
+  Event kernel_stop_;
   Event stop_;
   bool accelerations_on_host_ = false;
 };
