@@ -28,6 +28,7 @@
 #include "nbody/registry.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 #include "nbody/reports/markdown_report.hpp"
+#include "nbody/reports/report_files.hpp"
 #include "nbody/sizes.hpp"
 
 namespace {
@@ -333,8 +334,8 @@ int run_main(int argc, char** argv) {
     const nbody::ResultsDocument doc = nbody::load_results(results_file);
     const std::filesystem::path dir = report_out.empty() ? results_file.parent_path() : report_out;
     prepare_output_directory(dir.empty() ? "." : dir);
-    nbody::reports::write_markdown(doc, dir.empty() ? "." : dir);
-    fmt::print("wrote {}\n", ((dir.empty() ? "." : dir) / "report.md").string());
+    const auto written = nbody::reports::write_report_files(doc, dir.empty() ? "." : dir);
+    for (const std::filesystem::path& file : written) fmt::print("wrote {}\n", file.string());
     return 0;
   }
   if (*peaks) {
@@ -368,6 +369,7 @@ int run_main(int argc, char** argv) {
       .gpu_observation = nbody::observe_gpu(options.suite.execution.gpu_device),
       .progress = *progress,
       .checkpoint = {}};
+  std::vector<std::filesystem::path> reports_written;
   if (is_run) {
     // Every check that can fail on bad input runs before the output folder is touched.
     const auto selected = registry.select(options.suite.implementation_pattern);
@@ -379,9 +381,9 @@ int run_main(int argc, char** argv) {
       context.ceilings_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }
-    context.checkpoint = [&out_dir](const nbody::ResultsDocument& doc) {
+    context.checkpoint = [&out_dir, &reports_written](const nbody::ResultsDocument& doc) {
       nbody::save_results(doc, out_dir / "results.json");
-      nbody::reports::write_markdown(doc, out_dir);
+      reports_written = nbody::reports::write_report_files(doc, out_dir);
     };
   }
   std::signal(SIGINT, on_interrupt);
@@ -390,8 +392,9 @@ int run_main(int argc, char** argv) {
       context, options.suite, is_run ? nbody::SuiteMode::run : nbody::SuiteMode::validate);
   if (is_run) {
     fmt::print("{}", nbody::reports::render_markdown(doc));
-    fmt::print("\nwrote {} and {}\n", (out_dir / "results.json").string(),
-               (out_dir / "report.md").string());
+    fmt::print("\nwrote {}", (out_dir / "results.json").string());
+    for (const std::filesystem::path& file : reports_written) fmt::print(", {}", file.string());
+    fmt::print("\n");
   } else {
     print_validation(doc);
   }
