@@ -1,0 +1,196 @@
+#pragma once
+// What a run's numbers mean, as typed data: the headline, the optimization ladders, the roofline,
+// fractions of peak and of each kernel's own bound, accuracy against speed, end-to-end against
+// kernel-only, the skipped measurements and the fairness audit (docs/FAIRNESS.md). Every printer
+// (Markdown, HTML, CSV) formats an Analysis; none of them decides anything on its own.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nbody/properties.hpp"
+#include "nbody/results.hpp"
+
+namespace nbody::reports {
+
+// A measured kernel rate with the interval its median time's confidence interval gives.
+struct RateFigure {
+  std::string implementation;
+  std::size_t n = 0;
+  double interactions_per_second = 0;  // credited N^2 over the median time
+  double low = 0;                      // from the CI's upper time bound
+  double high = 0;                     // from the CI's lower time bound
+  double ci_confidence = 0;            // the time CI's coverage
+  // Why the figure may read low (its timing's disturbances and attempts); empty when undisturbed.
+  std::string disturbance;
+  bool disturbed() const { return !disturbance.empty(); }
+};
+
+// GPU over CPU. The interval combines the two rates' intervals at their extremes (low: slowest
+// GPU over fastest CPU), a conservative interval whose coverage is at least the product of theirs.
+struct RateRatio {
+  double value = 0;
+  double low = 0;
+  double high = 0;
+};
+
+struct HeadlineRow {
+  Precision precision = Precision::f32;
+  std::size_t n = 0;
+  std::optional<RateFigure> best_cpu, best_gpu;    // fastest full-accuracy result on each side
+  std::optional<RateFigure> naive_cpu, naive_gpu;  // each side's naive baseline (by role)
+  std::optional<RateRatio> best_ratio, naive_ratio;
+};
+
+struct Headline {
+  std::vector<HeadlineRow> rows;  // by precision (f32 first), then N
+  // Disturbed figures the headline uses, each once.
+  std::vector<RateFigure> disturbed_figures;
+};
+
+// One rung of an optimization ladder at one N.
+struct LadderStep {
+  std::string implementation;
+  std::optional<double> interactions_per_second;  // empty: not measured ok (reason says why)
+  std::optional<double> over_previous;            // speedup over the previous measured rung
+  std::optional<double> over_naive;               // speedup over the ladder's first rung
+  std::string reason;                             // why there is no figure
+};
+
+// The formulations of one device and precision, full accuracy, in registration order (naive
+// first), as seed 000's tutorial tabulates them.
+struct Ladder {
+  DeviceKind device = DeviceKind::cpu;
+  Precision precision = Precision::f32;
+  std::size_t n = 0;
+  std::vector<LadderStep> steps;
+};
+
+// A kernel on the roofline: counted FLOP/s against counted flops per byte.
+struct RooflinePoint {
+  std::string implementation;
+  std::size_t n = 0;
+  double flops_per_second = 0;                   // counted
+  std::optional<double> flops_per_dram_byte;     // arithmetic intensity against DRAM
+  std::optional<double> flops_per_l2_byte;       // against L2
+  std::optional<double> flops_per_second_at_20;  // the 20-flop convention, for comparison
+};
+
+struct RooflineCeiling {
+  std::string name;      // as the ceilings name it, e.g. "gpu.fp32_fma"
+  std::string label;     // for a reader, e.g. "FP32 FMA (measured)"
+  double value = 0;      // FLOP/s for compute ceilings, bytes/s for memory ceilings
+  bool memory = false;   // a bandwidth: the roof's slope
+  bool flagged = false;  // the ceiling's own measurement was flagged (see warnings)
+};
+
+struct Roofline {
+  DeviceKind device = DeviceKind::cpu;
+  std::string device_name;  // CPU model or GPU name
+  std::vector<RooflineCeiling> ceilings;
+  std::vector<RooflinePoint> points;
+};
+
+// Fractions of peak and of a kernel's own bound, where counters were read. A fraction above 1 is
+// not a fact: `above_one_explanation` says which ceiling read low and why.
+struct PeakFractions {
+  std::string implementation;
+  DeviceKind device = DeviceKind::cpu;
+  std::size_t n = 0;
+  std::string counter_source;
+  std::optional<double> counted_flops_per_interaction;
+  std::optional<double> gflops_counted;
+  std::optional<double> of_measured_peak;
+  std::optional<double> of_datasheet_peak;
+  std::optional<double> instructions_per_interaction;
+  std::optional<double> instruction_bound_interactions_per_second;
+  std::optional<double> of_own_bound;
+  std::optional<double> of_interaction_mix_ceiling;
+  std::optional<double> dram_bytes_per_second;
+  std::optional<double> flops_per_dram_byte;
+  std::optional<double> achieved_occupancy;
+  std::string unavailable_reason;  // counters not read: why
+  bool above_one() const;
+};
+
+struct AccuracyPoint {
+  std::string implementation;
+  std::size_t n = 0;
+  DeviceKind device = DeviceKind::cpu;
+  Precision precision = Precision::f32;
+  AccuracyClass accuracy_class = AccuracyClass::full;
+  double relative_l2 = 0;
+  double max_relative = 0;
+  double relative_l2_bound = 0;
+  bool passed = false;
+  std::optional<double> interactions_per_second;  // where timed
+};
+
+// Kernel-only against end-to-end on the GPU (Amdahl): what the copies cost.
+struct EndToEndRow {
+  std::string implementation;
+  std::size_t n = 0;
+  double kernel_s = 0;
+  double end_to_end_s = 0;
+  double copy_share() const { return end_to_end_s > 0 ? 1.0 - kernel_s / end_to_end_s : 0; }
+};
+
+// The repetitions of each measurement at the largest N of each implementation (strip plot).
+struct RepetitionSamples {
+  std::string implementation;
+  std::size_t n = 0;
+  std::vector<double> interactions_per_second;  // one per repetition
+  double median = 0;
+  bool noisy = false;
+};
+
+struct SkippedGroup {
+  std::string implementation;
+  std::string reason;
+  std::vector<std::size_t> sizes;
+};
+
+enum class RuleVerdict { kept, not_kept, cannot_tell, not_applicable };
+std::string_view to_string(RuleVerdict verdict);
+
+// One of FAIRNESS.md's rules, checked from the run's own data.
+struct AuditRule {
+  int number = 0;
+  std::string title;  // "Same problem", ...
+  RuleVerdict verdict = RuleVerdict::cannot_tell;
+  std::string evidence;  // one line
+};
+
+struct FairnessAudit {
+  std::vector<AuditRule> rules;  // FAIRNESS.md's eight, in order
+  std::string verdict;           // one line: "all 7 applicable rules kept", or which are not
+  // Measurements taken while the CPU was contended or the GPU's clock was held down, named.
+  std::vector<RateFigure> disturbed_measurements;
+};
+
+struct RunSummary {
+  std::size_t measurements = 0, ok = 0, failed = 0, skipped = 0;
+  bool complete = true;
+  bool interrupted = false;
+};
+
+struct Analysis {
+  RunSummary summary;
+  FairnessAudit audit;
+  Headline headline;
+  std::vector<Ladder> ladders;  // by device, precision, N
+  std::vector<Roofline> rooflines;
+  std::vector<PeakFractions> peak_fractions;
+  std::vector<AccuracyPoint> accuracy;
+  std::vector<EndToEndRow> end_to_end;
+  std::vector<RepetitionSamples> repetitions;
+  std::vector<SkippedGroup> skipped;
+};
+
+Analysis analyze(const ResultsDocument& document);
+
+// The implementation record of `name` in `document`, or null.
+const ImplementationRecord* find_implementation(const ResultsDocument& document,
+                                                const std::string& name);
+
+}  // namespace nbody::reports
