@@ -74,6 +74,9 @@ struct RooflinePoint {
   std::optional<double> flops_per_dram_byte;     // arithmetic intensity against DRAM
   std::optional<double> flops_per_l2_byte;       // against L2
   std::optional<double> flops_per_second_at_20;  // the 20-flop convention, for comparison
+  // A model where no DRAM counter exists (the CPU): each evaluation reads the input and writes the
+  // output once, the least traffic any all-pairs kernel has, so the intensity's upper bound.
+  double flops_per_compulsory_byte = 0;
 };
 
 struct RooflineCeiling {
