@@ -23,13 +23,6 @@ bool timed_ok(const ResultRecord& r) {
   return r.status == Status::ok && r.kernel && r.kernel_rate;
 }
 
-std::string disturbance_of(const ResultRecord& r) {
-  if (!r.kernel || !r.kernel->conditions || r.kernel->conditions->disturbances.empty()) return {};
-  const MeasurementConditions& c = *r.kernel->conditions;
-  return fmt::format("{} ({} attempt{})", fmt::join(c.disturbances, "; "), c.attempts,
-                     c.attempts == 1 ? "" : "s");
-}
-
 RateFigure rate_figure(const ResultRecord& r) {
   const TimingStatistics& t = *r.kernel;
   const double credited = r.interactions_credited;
@@ -39,7 +32,7 @@ RateFigure rate_figure(const ResultRecord& r) {
           .low = t.ci_high_s > 0 ? credited / t.ci_high_s : 0,
           .high = t.ci_low_s > 0 ? credited / t.ci_low_s : 0,
           .ci_confidence = t.ci_confidence,
-          .disturbance = disturbance_of(r)};
+          .disturbance = describe_disturbance(r)};
 }
 
 RateRatio ratio_of(const RateFigure& gpu, const RateFigure& cpu) {
@@ -626,6 +619,13 @@ std::string_view to_string(RuleVerdict verdict) {
       return "not applicable";
   }
   return "cannot tell";
+}
+
+std::string describe_disturbance(const ResultRecord& r) {
+  if (!r.kernel || !r.kernel->conditions || r.kernel->conditions->disturbances.empty()) return {};
+  const MeasurementConditions& c = *r.kernel->conditions;
+  return fmt::format("{} ({} attempt{})", fmt::join(c.disturbances, "; "), c.attempts,
+                     c.attempts == 1 ? "" : "s");
 }
 
 bool PeakFractions::above_one() const {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "nbody/files.hpp"
+#include "nbody/reports/analysis.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 
 namespace nbody::reports {
@@ -41,97 +42,107 @@ std::string escape(std::string text) {
   return out;
 }
 
-const ImplementationRecord* find_impl(const ResultsDocument& doc, const std::string& name) {
-  for (const ImplementationRecord& impl : doc.implementations) {
-    if (impl.name == name) return &impl;
-  }
-  return nullptr;
+std::string rate_cell(const RateFigure& f) {
+  return fmt::format("{} ({}){}", si(f.interactions_per_second, "int/s"), f.implementation,
+                     f.disturbed() ? " ⚠" : "");
 }
 
-// Best full-accuracy float32 rate per device at size n; naive = the plain AoS port on each side.
-struct Pick {
-  const ResultRecord* record = nullptr;
-};
-
-std::optional<double> rate(const ResultRecord& r) {
-  if (r.status != Status::ok || !r.kernel_rate) return std::nullopt;
-  return r.kernel_rate->interactions_per_second;
+std::string ratio_cell(const std::optional<RateRatio>& r) {
+  if (!r) return "—";
+  return fmt::format("{:.3g}× ({:.3g}–{:.3g})", r->value, r->low, r->high);
 }
 
-// Why a measurement's kernel timing may read low (its conditions' disturbances), or empty.
-std::optional<std::string> disturbed(const ResultRecord& r) {
-  if (!r.kernel || !r.kernel->conditions || r.kernel->conditions->disturbances.empty()) {
-    return std::nullopt;
-  }
-  const MeasurementConditions& c = *r.kernel->conditions;
-  return fmt::format("{} ({} attempt{})", fmt::join(c.disturbances, "; "), c.attempts,
-                     c.attempts == 1 ? "" : "s");
+std::string optional_rate_cell(const std::optional<RateFigure>& f) {
+  return f ? rate_cell(*f) : std::string("—");
 }
 
-void headline(std::string& out, const ResultsDocument& doc) {
-  std::vector<std::size_t> sizes;
-  for (const ResultRecord& r : doc.results) {
-    if (std::find(sizes.begin(), sizes.end(), r.n) == sizes.end()) sizes.push_back(r.n);
-  }
-  std::string rows;
-  std::vector<const ResultRecord*> flagged;  // disturbed figures the headline uses
-  for (const std::size_t n : sizes) {
-    std::map<DeviceKind, Pick> best;  // device -> best full-accuracy float32 result
-    for (const ResultRecord& r : doc.results) {
-      const ImplementationRecord* impl = find_impl(doc, r.implementation);
-      if (r.n != n || !impl || !rate(r) || impl->accuracy_class != AccuracyClass::full ||
-          impl->precision != Precision::f32)
-        continue;
-      Pick& p = best[impl->device];
-      if (!p.record || *rate(r) > *rate(*p.record)) p.record = &r;
-    }
-    // The naive side: each device's float32 naive baseline (its role says which).
-    std::map<DeviceKind, const ResultRecord*> naive;
-    for (const ResultRecord& r : doc.results) {
-      const ImplementationRecord* impl = find_impl(doc, r.implementation);
-      if (r.n != n || !impl || !rate(r) || impl->role != Role::naive_baseline ||
-          impl->precision != Precision::f32)
-        continue;
-      naive[impl->device] = &r;
-    }
-    const ResultRecord* naive_cpu = naive[DeviceKind::cpu];
-    const ResultRecord* naive_gpu = naive[DeviceKind::gpu];
-    const auto cell = [&flagged](const ResultRecord* r) {
-      if (!r) return std::string("—");
-      const bool disturbed_figure = disturbed(*r).has_value();
-      if (disturbed_figure && std::find(flagged.begin(), flagged.end(), r) == flagged.end()) {
-        flagged.push_back(r);
-      }
-      return fmt::format("{} ({}){}", si(*rate(*r), "int/s"), r->implementation,
-                         disturbed_figure ? " ⚠" : "");
-    };
-    const auto ratio = [](const ResultRecord* gpu, const ResultRecord* cpu) {
-      return gpu && cpu ? fmt::format("{:.3g}×", *rate(*gpu) / *rate(*cpu)) : std::string("—");
-    };
-    rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", n,
-                        cell(best[DeviceKind::cpu].record), cell(best[DeviceKind::gpu].record),
-                        ratio(best[DeviceKind::gpu].record, best[DeviceKind::cpu].record),
-                        cell(naive_cpu), cell(naive_gpu), ratio(naive_gpu, naive_cpu));
-  }
-  out += "## Headline: best against best, naive against naive\n\n";
+void audit_section(std::string& out, const FairnessAudit& audit) {
+  out += fmt::format("## Fairness audit: {}\n\n", audit.verdict);
   out +=
-      "Full-accuracy float32 only; kernel time; interactions per second (int/s), N² per force "
-      "evaluation. A ratio needs both sides measured at that N.\n\n";
-  out += "| N | best CPU | best GPU | GPU/CPU (best) | naive CPU | naive GPU | GPU/CPU (naive) |\n";
-  out += "|---:|---|---|---:|---|---|---:|\n";
-  out += rows + "\n";
-  if (!flagged.empty()) {
+      "Each rule of docs/FAIRNESS.md, checked from this run's own data.\n\n"
+      "| rule | verdict | evidence |\n|---|---|---|\n";
+  for (const AuditRule& rule : audit.rules) {
+    const std::string verdict = rule.verdict == RuleVerdict::not_kept
+                                    ? fmt::format("**{}**", to_string(rule.verdict))
+                                    : std::string(to_string(rule.verdict));
+    out += fmt::format("| {}. {} | {} | {} |\n", rule.number, rule.title, verdict,
+                       escape(rule.evidence));
+  }
+  out += "\n";
+  if (!audit.disturbed_measurements.empty()) {
     out +=
-        "⚠ These figures of the headline were measured while the machine was busy with other "
-        "work and may read low (re-measured, still disturbed):\n\n";
-    for (const ResultRecord* r : flagged) {
-      out += fmt::format("- {} at N = {}: {}\n", r->implementation, r->n, escape(*disturbed(*r)));
+        "⚠ Measured while the CPU was contended or the GPU's clocks were held down (re-measured, "
+        "still disturbed; their figures may read low):\n\n";
+    for (const RateFigure& f : audit.disturbed_measurements) {
+      out += fmt::format("- {} at N = {}: {}\n", f.implementation, f.n, escape(f.disturbance));
     }
     out += "\n";
   }
 }
 
-void results_table(std::string& out, const ResultsDocument& doc, bool approximate_class) {
+void headline_section(std::string& out, const Headline& headline) {
+  if (headline.rows.empty()) return;
+  out += "## Headline: best against best, naive against naive\n\n";
+  out +=
+      "Full-accuracy results only, float32 against float32 and float64 against float64; kernel "
+      "time; interactions per second (int/s), N² per force evaluation. In brackets after each "
+      "ratio: its interval from the two medians' confidence intervals (slowest GPU over fastest "
+      "CPU to fastest over slowest). A ratio needs both sides measured at that N.\n\n";
+  out += "| precision | N | best CPU | best GPU | GPU/CPU (best) |\n|---|---:|---|---|---|\n";
+  for (const HeadlineRow& row : headline.rows) {
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(row.precision), row.n,
+                       optional_rate_cell(row.best_cpu), optional_rate_cell(row.best_gpu),
+                       ratio_cell(row.best_ratio));
+  }
+  out += "\n| precision | N | naive CPU | naive GPU | GPU/CPU (naive) |\n|---|---:|---|---|---|\n";
+  for (const HeadlineRow& row : headline.rows) {
+    if (!row.naive_cpu && !row.naive_gpu) continue;
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(row.precision), row.n,
+                       optional_rate_cell(row.naive_cpu), optional_rate_cell(row.naive_gpu),
+                       ratio_cell(row.naive_ratio));
+  }
+  out += "\n";
+  if (!headline.disturbed_figures.empty()) {
+    out +=
+        "⚠ These figures of the headline were measured while the machine was busy with other "
+        "work and may read low (re-measured, still disturbed):\n\n";
+    for (const RateFigure& f : headline.disturbed_figures) {
+      out += fmt::format("- {} at N = {}: {}\n", f.implementation, f.n, escape(f.disturbance));
+    }
+    out += "\n";
+  }
+}
+
+void ladders_section(std::string& out, const std::vector<Ladder>& ladders) {
+  if (ladders.empty()) return;
+  out +=
+      "## Optimization ladders\n\n"
+      "Each side's full-accuracy formulations from its naive port up, at each N: the rate, the "
+      "speedup over the previous rung measured, and over naive.\n\n";
+  for (const Ladder& ladder : ladders) {
+    out += fmt::format("**{} {}, N = {}:** ", to_string(ladder.device), to_string(ladder.precision),
+                       ladder.n);
+    std::vector<std::string> steps;
+    for (const LadderStep& step : ladder.steps) {
+      if (!step.interactions_per_second) {
+        steps.push_back(fmt::format("{} (—)", step.implementation));
+        continue;
+      }
+      std::vector<std::string> speedups;
+      if (step.over_previous) speedups.push_back(fmt::format("×{:.3g}", *step.over_previous));
+      if (step.over_naive && step.over_previous) {
+        speedups.push_back(fmt::format("×{:.3g} over naive", *step.over_naive));
+      }
+      steps.push_back(fmt::format(
+          "{} {}{}", step.implementation, si(*step.interactions_per_second, "int/s"),
+          speedups.empty() ? std::string() : fmt::format(" ({})", fmt::join(speedups, "; "))));
+    }
+    out += fmt::format("{}\n\n", fmt::join(steps, " → "));
+  }
+}
+
+// The timings, one row per measurement; accuracy and end-to-end have tables of their own.
+void timing_table(std::string& out, const ResultsDocument& doc, bool approximate_class) {
   out += approximate_class
              ? "## Approximate accuracy class (not ranked beside full-accuracy results)\n\n"
              : "## Results\n\n";
@@ -144,63 +155,69 @@ void results_table(std::string& out, const ResultsDocument& doc, bool approximat
         "5 (shown rounded, 94%).\n\n";
   }
   out +=
-      "| implementation | N | status | interactions/s (median) | range (slowest–fastest rep) | "
-      "GFLOP/s @20 | time (median) | CI of median (coverage) | cv | end-to-end int/s | "
-      "rel. L2 error | max rel. error | accuracy |\n";
-  out += "|---|---:|---|---:|---|---:|---:|---|---:|---:|---:|---:|---|\n";
+      "| implementation | N | status | interactions/s (median) | slowest–fastest rep | time "
+      "(median) | CI of median (coverage) | cv |\n|---|---:|---|---:|---|---:|---|---:|\n";
   for (const ResultRecord& r : doc.results) {
-    const ImplementationRecord* impl = find_impl(doc, r.implementation);
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     if (!impl || (impl->accuracy_class == AccuracyClass::approximate) != approximate_class)
       continue;
     if (r.status == Status::skipped) continue;  // listed, grouped, under "Skipped"
-    std::string timing = "| — | — | — | — | — | — | — ";
+    std::string timing = "| — | — | — | — | — ";
     if (r.kernel && r.kernel_rate) {
       const TimingStatistics& t = *r.kernel;
-      timing =
-          fmt::format("| {} | {} – {} | {:.4g} | {} | {} – {} ({:.0f}%) | {:.1f}%{} | {} ",
-                      si(r.kernel_rate->interactions_per_second),
-                      si(r.kernel_rate->interactions_per_second_min),
-                      si(r.kernel_rate->interactions_per_second_max), r.kernel_rate->gflops_at_20,
-                      seconds(t.median_s), seconds(t.ci_low_s), seconds(t.ci_high_s),
-                      100 * t.ci_confidence, 100 * t.cv, t.noisy ? " ⚠ noisy" : "",
-                      r.end_to_end_rate ? si(r.end_to_end_rate->interactions_per_second) : "—");
-    }
-    std::string accuracy = "| — | — | — ";
-    if (r.accuracy) {
-      const AccuracyRecord& a = *r.accuracy;
-      accuracy = fmt::format(
-          "| {:.2e} | {:.2e} | {}{} ", a.metrics.relative_l2, a.metrics.max_relative,
-          a.passed ? "pass" : "**FAIL**",
-          a.sampled ? fmt::format(" ({} bodies sampled)", a.metrics.bodies_compared) : "");
+      timing = fmt::format("| {} | {} – {} | {} | {} – {} ({:.0f}%) | {:.1f}%{} ",
+                           si(r.kernel_rate->interactions_per_second),
+                           si(r.kernel_rate->interactions_per_second_min),
+                           si(r.kernel_rate->interactions_per_second_max), seconds(t.median_s),
+                           seconds(t.ci_low_s), seconds(t.ci_high_s), 100 * t.ci_confidence,
+                           100 * t.cv, t.noisy ? " ⚠ noisy" : "");
     }
     std::string status = r.status == Status::ok
                              ? "ok"
                              : fmt::format("**{}**: {}", to_string(r.status), escape(r.reason));
-    if (const auto why = disturbed(r)) status += " ⚠ disturbed: " + escape(*why);
-    out += fmt::format("| {} | {} | {} {}{}|\n", r.implementation, r.n, status, timing, accuracy);
+    if (const std::string why = describe_disturbance(r); !why.empty()) {
+      status += " ⚠ disturbed: " + escape(why);
+    }
+    out += fmt::format("| {} | {} | {} {}|\n", r.implementation, r.n, status, timing);
   }
   out += "\n";
 }
 
-// Skipped measurements grouped by implementation and reason, so an unavailable GPU is one line,
-// not one per size (every size is still named).
-void skipped_table(std::string& out, const ResultsDocument& doc) {
-  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<std::size_t>>> groups;
-  for (const ResultRecord& r : doc.results) {
-    if (r.status != Status::skipped) continue;
-    const std::pair<std::string, std::string> key{r.implementation, r.reason};
-    auto it =
-        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
-    if (it == groups.end()) {
-      groups.push_back({key, {}});
-      it = std::prev(groups.end());
-    }
-    it->second.push_back(r.n);
+void accuracy_table(std::string& out, const std::vector<AccuracyPoint>& points) {
+  if (points.empty()) return;
+  out +=
+      "## Accuracy against the float64 reference\n\n"
+      "| implementation | N | rel. L2 error | bound | max rel. error | accuracy |\n"
+      "|---|---:|---:|---:|---:|---|\n";
+  for (const AccuracyPoint& p : points) {
+    out += fmt::format(
+        "| {} | {} | {:.2e} | {:.1e} | {:.2e} | {}{} |\n", p.implementation, p.n, p.relative_l2,
+        p.relative_l2_bound, p.max_relative, p.passed ? "pass" : "**FAIL**",
+        p.accuracy_class == AccuracyClass::approximate ? " (approximate class)" : "");
   }
+  out += "\n";
+}
+
+void end_to_end_table(std::string& out, const std::vector<EndToEndRow>& rows) {
+  if (rows.empty()) return;
+  out +=
+      "## Kernel against end to end (GPU)\n\n"
+      "End to end: the bodies copied to the GPU, the kernel, the accelerations copied back; the "
+      "same repetitions timed on both clocks.\n\n"
+      "| implementation | N | kernel | end to end | copies' share |\n|---|---:|---:|---:|---:|\n";
+  for (const EndToEndRow& r : rows) {
+    out += fmt::format("| {} | {} | {} | {} | {:.1f}% |\n", r.implementation, r.n,
+                       seconds(r.kernel_s), seconds(r.end_to_end_s), 100 * r.copy_share());
+  }
+  out += "\n";
+}
+
+void skipped_table(std::string& out, const std::vector<SkippedGroup>& groups) {
   if (groups.empty()) return;
   out += "## Skipped\n\n| implementation | N | reason |\n|---|---|---|\n";
-  for (const auto& [key, sizes] : groups) {
-    out += fmt::format("| {} | {} | {} |\n", key.first, fmt::join(sizes, ", "), escape(key.second));
+  for (const SkippedGroup& g : groups) {
+    out += fmt::format("| {} | {} | {} |\n", g.implementation, fmt::join(g.sizes, ", "),
+                       escape(g.reason));
   }
   out += "\n";
 }
@@ -222,39 +239,16 @@ std::string short_source(const std::string& source) {
 
 // A fraction of a ceiling or bound; above 100% it cannot be a fact (the ceiling read low, or the
 // timing is disturbed), so it is marked and explained under the table.
-std::string fraction_cell(const std::optional<double>& fraction, bool& above_one) {
+std::string fraction_cell(const std::optional<double>& fraction) {
   if (!fraction) return "—";
   if (*fraction <= 1.0) return fmt::format("{:.0f}%", 100 * *fraction);
-  above_one = true;
   return fmt::format("{:.0f}% ⚠", 100 * *fraction);
 }
 
-// Hardware counters and fractions of peak (FAIRNESS rules 4 and 6), one row per measurement.
-void counters_table(std::string& out, const ResultsDocument& doc) {
-  std::string rows;
-  bool above_one = false;
-  for (const ResultRecord& r : doc.results) {
-    if (!r.counters) continue;
-    if (!r.counters->available()) {
-      rows += fmt::format("| {} | {} | counters unavailable: {} |||||||||||\n", r.implementation,
-                          r.n, escape(r.counters->unavailable_reason));
-      continue;
-    }
-    const DerivedFigures& d = r.counters->derived;
-    rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                        r.implementation, r.n, short_source(r.counters->source),
-                        derived_cell(d.counted_flops_per_interaction, "{:.2f}"),
-                        derived_cell(d.gflops_counted, "{:.4g}"),
-                        fraction_cell(d.fraction_of_measured_peak, above_one),
-                        derived_cell(d.instructions_per_interaction, "{:.3g}"),
-                        derived_cell(d.instruction_bound_interactions_per_second, "{:.3g}"),
-                        fraction_cell(d.fraction_of_instruction_bound, above_one),
-                        fraction_cell(d.fraction_of_interaction_mix_ceiling, above_one),
-                        derived_cell(d.dram_bytes_per_second, "{:.3g}", 1e-9),
-                        derived_cell(d.arithmetic_intensity_flops_per_dram_byte, "{:.3g}"),
-                        derived_cell(d.achieved_occupancy, "{:.0f}%", 100));
-  }
-  if (rows.empty()) return;
+// Hardware counters and fractions of peak (FAIRNESS rules 4 and 6), in two narrow tables.
+void counters_tables(std::string& out, const ResultsDocument& doc,
+                     const std::vector<PeakFractions>& fractions) {
+  if (fractions.empty()) return;
   out +=
       "## Counters and fraction of peak\n\n"
       "Counted flops: FADD + FMUL + 2·FFMA (CUPTI on the GPU; the compiled hot loop on the CPU). "
@@ -269,10 +263,44 @@ void counters_table(std::string& out, const ResultsDocument& doc) {
   }
   out +=
       "| implementation | N | source | counted flops / interaction | GFLOP/s counted | of measured "
-      "peak | instructions / interaction | instruction-bound int/s | of own bound | of mix "
-      "ceiling | DRAM GB/s | flops / DRAM byte | occupancy |\n"
-      "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  out += rows + "\n";
+      "peak |\n|---|---:|---|---:|---:|---:|\n";
+  bool above_one = false;
+  for (const PeakFractions& f : fractions) {
+    if (!f.unavailable_reason.empty()) {
+      out += fmt::format("| {} | {} | counters unavailable: {} | | | |\n", f.implementation, f.n,
+                         escape(f.unavailable_reason));
+      continue;
+    }
+    above_one = above_one || f.above_one();
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", f.implementation, f.n,
+                       short_source(f.counter_source),
+                       derived_cell(f.counted_flops_per_interaction, "{:.2f}"),
+                       derived_cell(f.gflops_counted, "{:.4g}"), fraction_cell(f.of_measured_peak));
+  }
+  out +=
+      "\n| implementation | N | instructions / interaction | instruction-bound int/s | of own "
+      "bound | of mix ceiling |\n|---|---:|---:|---:|---:|---:|\n";
+  for (const PeakFractions& f : fractions) {
+    if (!f.unavailable_reason.empty()) continue;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", f.implementation, f.n,
+                       derived_cell(f.instructions_per_interaction, "{:.3g}"),
+                       derived_cell(f.instruction_bound_interactions_per_second, "{:.3g}"),
+                       fraction_cell(f.of_own_bound), fraction_cell(f.of_interaction_mix_ceiling));
+  }
+  if (std::any_of(fractions.begin(), fractions.end(),
+                  [](const PeakFractions& f) { return f.dram_bytes_per_second.has_value(); })) {
+    out +=
+        "\n| implementation | N | DRAM GB/s | flops / DRAM byte | occupancy |\n"
+        "|---|---:|---:|---:|---:|\n";
+    for (const PeakFractions& f : fractions) {
+      if (!f.dram_bytes_per_second) continue;
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", f.implementation, f.n,
+                         derived_cell(f.dram_bytes_per_second, "{:.3g}", 1e-9),
+                         derived_cell(f.flops_per_dram_byte, "{:.3g}"),
+                         derived_cell(f.achieved_occupancy, "{:.0f}%", 100));
+    }
+  }
+  out += "\n";
   if (above_one) {
     out +=
         "⚠ A fraction above 100% is not a result: no kernel runs faster than its ceiling. The "
@@ -311,12 +339,8 @@ void time_table(std::string& out, const ResultsDocument& doc) {
 
 std::string render_markdown(const ResultsDocument& doc) {
   std::string out = "# nbody-fair report\n\n";
-  std::size_t failed = 0, skipped = 0, ok = 0;
-  for (const ResultRecord& r : doc.results) {
-    failed += r.status == Status::failed;
-    skipped += r.status == Status::skipped;
-    ok += r.status == Status::ok;
-  }
+  const Analysis analysis = analyze(doc);
+  const RunSummary& summary = analysis.summary;
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
                      escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
   if (doc.interrupted) {
@@ -329,23 +353,31 @@ std::string render_markdown(const ResultsDocument& doc) {
   out += fmt::format(
       "{} measurements: {} ok, {} failed, {} skipped. Initial condition: {}, seed {}, "
       "softening {}; {} repetitions of at least {} s each after a discarded warm-up{}.\n\n",
-      doc.results.size(), ok, failed, skipped, doc.settings.initial_condition, doc.settings.seed,
-      doc.settings.softening, doc.settings.repetitions, doc.settings.min_time_s,
+      summary.measurements, summary.ok, summary.failed, summary.skipped,
+      doc.settings.initial_condition, doc.settings.seed, doc.settings.softening,
+      doc.settings.repetitions, doc.settings.min_time_s,
       doc.settings.warmup_s > 0
           ? fmt::format(" (the validation evaluation, followed by evaluations up to {} s where it "
                         "was shorter)",
                         doc.settings.warmup_s)
           : "");
-  if (doc.settings.command == "run") headline(out, doc);
-  results_table(out, doc, false);
+  audit_section(out, analysis.audit);
+  if (doc.settings.command == "run") headline_section(out, analysis.headline);
+  out +=
+      "Charts of these figures (throughput against N, ratios, ladders, rooflines, accuracy "
+      "against speed, repetitions) are in report.html beside this file.\n\n";
+  ladders_section(out, analysis.ladders);
+  timing_table(out, doc, false);
   if (std::any_of(doc.implementations.begin(), doc.implementations.end(),
                   [](const ImplementationRecord& i) {
                     return i.accuracy_class == AccuracyClass::approximate;
                   })) {
-    results_table(out, doc, true);
+    timing_table(out, doc, true);
   }
-  skipped_table(out, doc);
-  counters_table(out, doc);
+  accuracy_table(out, analysis.accuracy);
+  end_to_end_table(out, analysis.end_to_end);
+  skipped_table(out, analysis.skipped);
+  counters_tables(out, doc, analysis.peak_fractions);
   time_table(out, doc);
   if (doc.ceilings) out += render_ceilings_table(doc.ceilings) + "\n";
 

@@ -135,7 +135,8 @@ struct EndToEndRow {
   std::size_t n = 0;
   double kernel_s = 0;
   double end_to_end_s = 0;
-  double copy_share() const { return end_to_end_s > 0 ? 1.0 - kernel_s / end_to_end_s : 0; }
+  // Never below 0: at large N the two clocks differ by less than their noise.
+  double copy_share() const { return end_to_end_s > kernel_s ? 1.0 - kernel_s / end_to_end_s : 0; }
 };
 
 // The repetitions of each measurement at the largest N of each implementation (strip plot).
@@ -191,6 +192,10 @@ struct Analysis {
 };
 
 Analysis analyze(const ResultsDocument& document);
+
+// Why a measurement's kernel timing may read low (its conditions' disturbances and attempts), or
+// empty when nothing disturbed it.
+std::string describe_disturbance(const ResultRecord& record);
 
 // The implementation record of `name` in `document`, or null.
 const ImplementationRecord* find_implementation(const ResultsDocument& document,

@@ -1,0 +1,260 @@
+// The analysis layer on hand-made results: the headline and its intervals, the ladders, the
+// roofline's ceilings, the repetitions, and each rule of the fairness audit kept and broken.
+#include <gtest/gtest.h>
+
+#include "nbody/reports/analysis.hpp"
+#include "nbody/reports/markdown_report.hpp"
+
+namespace nbody::reports {
+namespace {
+
+ImplementationRecord implementation(std::string name, DeviceKind device, Role role,
+                                    AccuracyClass accuracy = AccuracyClass::full) {
+  ImplementationRecord i;
+  i.name = std::move(name);
+  i.device = device;
+  i.role = role;
+  i.accuracy_class = accuracy;
+  i.available = true;
+  return i;
+}
+
+// A timed, validated measurement whose median time gives `rate` at N = n, with a CI of ±10% in
+// time and five repetitions.
+ResultRecord measured(std::string name, std::size_t n, double rate, int threads = 1,
+                      std::string isa = "") {
+  ResultRecord r;
+  r.implementation = std::move(name);
+  r.initial_condition = "uniform";
+  r.n = n;
+  r.input_hash = "f32hash";
+  r.interactions_credited = static_cast<double>(n) * static_cast<double>(n);
+  r.pairs_evaluated = n * n;
+  r.threads = threads;
+  if (!isa.empty()) r.details["isa"] = isa;
+  const double median = r.interactions_credited / rate;
+  TimingStatistics t;
+  t.repetitions = 5;
+  t.samples_s = {median * 0.95, median, median, median * 1.05, median * 1.1};
+  t.median_s = median;
+  t.ci_low_s = median * 0.9;
+  t.ci_high_s = median * 1.1;
+  t.ci_confidence = 0.9375;
+  t.conditions = MeasurementConditions{.wall_seconds = 1, .online_cpus = 16};
+  r.kernel = t;
+  r.kernel_rate = RateFigures{.interactions_per_second = rate};
+  AccuracyRecord a;
+  a.metrics.relative_l2 = 1e-7;
+  a.relative_l2_bound = 1e-6;
+  a.passed = true;
+  r.accuracy = a;
+  return r;
+}
+
+ResultsDocument document() {
+  ResultsDocument doc;
+  doc.command_line = {"nbody-fair", "run"};
+  doc.complete = true;
+  doc.machine.hostname = "host";
+  doc.machine.cpu_model = "Test CPU";
+  doc.machine.logical_cpus = 16;
+  doc.machine.isa_features = {"sse4.2", "avx2", "avx512f"};
+  doc.machine.gpus = {GpuDescription{.name = "Test GPU"}};
+  doc.build.cxx_compiler = "GNU 12";
+  doc.settings.seed = 1;
+  doc.settings.softening = 0.01;
+  doc.inputs = {{"uniform", 1024, 1, "f64hash", "f32hash"},
+                {"uniform", 4096, 1, "f64hash4", "f32hash"}};
+  doc.implementations = {implementation("cpu.aos", DeviceKind::cpu, Role::naive_baseline),
+                         implementation("cpu.simd.approx", DeviceKind::cpu, Role::optimized,
+                                        AccuracyClass::approximate),
+                         implementation("cpu.tbb", DeviceKind::cpu, Role::optimized),
+                         implementation("gpu.aos", DeviceKind::gpu, Role::naive_baseline),
+                         implementation("gpu.tuned", DeviceKind::gpu, Role::optimized)};
+  doc.results = {measured("cpu.aos", 1024, 1e8),
+                 measured("cpu.simd.approx", 1024, 9e10, 1, "avx512f"),
+                 measured("cpu.tbb", 1024, 4e10, 16, "avx512f"), measured("gpu.aos", 1024, 1e10),
+                 measured("gpu.tuned", 1024, 2e12)};
+  for (ResultRecord& r : doc.results) {
+    if (r.implementation.starts_with("gpu")) {
+      r.end_to_end = r.kernel;
+      r.end_to_end->median_s *= 2;
+    }
+  }
+  Ceilings ceilings;
+  ceilings.machine.hostname = "host";
+  ceilings.machine.cpu_model = "Test CPU";
+  ceilings.entries = {
+      CeilingEntry{
+          .name = kGpuFp32FlopsCeiling, .device = DeviceKind::gpu, .value = 6e13, .unit = "FLOP/s"},
+      CeilingEntry{.name = kGpuInteractionMixCeiling,
+                   .device = DeviceKind::gpu,
+                   .value = 2e12,
+                   .unit = "int/s"},
+      CeilingEntry{.name = kGpuMemoryBandwidthCeiling,
+                   .device = DeviceKind::gpu,
+                   .value = 3e12,
+                   .unit = "B/s"}};
+  doc.ceilings = ceilings;
+  doc.results.back().counters =
+      CounterReadout{.source = "test", .unavailable_reason = {}, .metrics = {}, .derived = {}};
+  doc.results.back().counters->derived.gflops_counted = 36000;
+  doc.results.back().counters->derived.arithmetic_intensity_flops_per_dram_byte = 700;
+  return doc;
+}
+
+const AuditRule& rule(const Analysis& a, int number) {
+  return a.audit.rules.at(number - 1);
+}
+
+TEST(Analysis, HeadlineComparesBestWithBestAndNaiveWithNaiveWithIntervals) {
+  const Analysis a = analyze(document());
+  ASSERT_EQ(a.headline.rows.size(), 1u);
+  const HeadlineRow& row = a.headline.rows.front();
+  ASSERT_TRUE(row.best_cpu && row.best_gpu && row.naive_cpu && row.naive_gpu);
+  EXPECT_EQ(row.best_cpu->implementation, "cpu.tbb");  // the faster approximate one is not ranked
+  EXPECT_EQ(row.best_gpu->implementation, "gpu.tuned");
+  EXPECT_EQ(row.naive_cpu->implementation, "cpu.aos");
+  ASSERT_TRUE(row.best_ratio && row.naive_ratio);
+  EXPECT_DOUBLE_EQ(row.best_ratio->value, 50);
+  // Rates from the ±10% time interval: GPU within [2e12/1.1, 2e12/0.9], CPU likewise.
+  EXPECT_NEAR(row.best_ratio->low, 50 * 0.9 / 1.1, 1e-9);
+  EXPECT_NEAR(row.best_ratio->high, 50 * 1.1 / 0.9, 1e-9);
+  EXPECT_DOUBLE_EQ(row.naive_ratio->value, 100);
+  EXPECT_TRUE(a.headline.disturbed_figures.empty());
+}
+
+TEST(Analysis, LadderStepsHaveSpeedupsOverThePreviousRungAndOverNaive) {
+  const Analysis a = analyze(document());
+  const auto cpu = std::find_if(a.ladders.begin(), a.ladders.end(),
+                                [](const Ladder& l) { return l.device == DeviceKind::cpu; });
+  ASSERT_NE(cpu, a.ladders.end());
+  ASSERT_EQ(cpu->steps.size(), 2u);  // the approximate class is not a rung
+  EXPECT_EQ(cpu->steps[1].implementation, "cpu.tbb");
+  EXPECT_DOUBLE_EQ(*cpu->steps[1].over_previous, 400);
+  EXPECT_DOUBLE_EQ(*cpu->steps[1].over_naive, 400);
+  // At N = 4096 nothing was measured: no ladder there.
+  EXPECT_TRUE(std::none_of(a.ladders.begin(), a.ladders.end(),
+                           [](const Ladder& l) { return l.n == 4096; }));
+}
+
+TEST(Analysis, RooflineHasTheMeasuredCeilingsAndTheMixInFlops) {
+  const Analysis a = analyze(document());
+  ASSERT_EQ(a.rooflines.size(), 1u);
+  const Roofline& gpu = a.rooflines.front();
+  EXPECT_EQ(gpu.device, DeviceKind::gpu);
+  ASSERT_EQ(gpu.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(gpu.points.front().flops_per_second, 3.6e13);
+  EXPECT_DOUBLE_EQ(*gpu.points.front().flops_per_dram_byte, 700);
+  const auto mix =
+      std::find_if(gpu.ceilings.begin(), gpu.ceilings.end(),
+                   [](const RooflineCeiling& c) { return c.name == kGpuInteractionMixCeiling; });
+  ASSERT_NE(mix, gpu.ceilings.end());
+  EXPECT_DOUBLE_EQ(mix->value, 2e12 * 18);
+  EXPECT_EQ(std::count_if(gpu.ceilings.begin(), gpu.ceilings.end(),
+                          [](const RooflineCeiling& c) { return c.memory; }),
+            1);
+}
+
+TEST(Analysis, RepetitionsAndEndToEndAreReadOffTheTimings) {
+  const Analysis a = analyze(document());
+  ASSERT_EQ(a.repetitions.size(), 5u);
+  EXPECT_EQ(a.repetitions.front().interactions_per_second.size(), 5u);
+  ASSERT_EQ(a.end_to_end.size(), 2u);
+  EXPECT_DOUBLE_EQ(a.end_to_end.front().copy_share(), 0.5);
+}
+
+TEST(Audit, AnHonestRunKeepsEveryApplicableRule) {
+  const Analysis a = analyze(document());
+  ASSERT_EQ(a.audit.rules.size(), 8u);
+  for (int number = 1; number <= 7; ++number) {
+    EXPECT_EQ(rule(a, number).verdict, RuleVerdict::kept)
+        << number << ": " << rule(a, number).evidence;
+  }
+  EXPECT_EQ(rule(a, 8).verdict, RuleVerdict::not_applicable);
+  EXPECT_EQ(a.audit.verdict, "all 7 applicable rules kept");
+}
+
+TEST(Audit, EachBrokenRuleIsNamedWithItsEvidence) {
+  {
+    ResultsDocument doc = document();
+    doc.results[2].input_hash = "other";
+    const Analysis a = analyze(doc);
+    EXPECT_EQ(rule(a, 1).verdict, RuleVerdict::not_kept);
+    EXPECT_NE(rule(a, 1).evidence.find("cpu.tbb at N = 1024"), std::string::npos);
+    EXPECT_NE(a.audit.verdict.find("not kept: rule 1 (Same problem)"), std::string::npos)
+        << a.audit.verdict;
+  }
+  {
+    ResultsDocument doc = document();
+    doc.results[2].threads = 4;  // the best CPU on a quarter of the machine
+    const Analysis a = analyze(doc);
+    EXPECT_EQ(rule(a, 3).verdict, RuleVerdict::not_kept);
+    EXPECT_NE(rule(a, 3).evidence.find("4 threads"), std::string::npos);
+  }
+  {
+    ResultsDocument doc = document();
+    doc.results[2].details["isa"] = "avx2";  // not the widest ISA the machine has
+    EXPECT_EQ(rule(analyze(doc), 3).verdict, RuleVerdict::not_kept);
+  }
+  {
+    ResultsDocument doc = document();
+    doc.results[0].interactions_credited /= 2;  // pairs credited instead of N^2
+    EXPECT_EQ(rule(analyze(doc), 4).verdict, RuleVerdict::not_kept);
+  }
+  {
+    ResultsDocument doc = document();
+    doc.results[4].end_to_end.reset();
+    EXPECT_EQ(rule(analyze(doc), 4).verdict, RuleVerdict::not_kept);
+  }
+  {
+    ResultsDocument doc = document();
+    doc.ceilings.reset();
+    EXPECT_EQ(rule(analyze(doc), 6).verdict, RuleVerdict::cannot_tell);
+    doc = document();
+    doc.ceilings->machine.hostname = "elsewhere";
+    EXPECT_EQ(rule(analyze(doc), 6).verdict, RuleVerdict::not_kept);
+  }
+  {
+    ResultsDocument doc = document();
+    doc.command_line.clear();
+    EXPECT_EQ(rule(analyze(doc), 7).verdict, RuleVerdict::not_kept);
+  }
+  {
+    ResultsDocument doc = document();
+    doc.results[1].accuracy->passed = false;  // a failure that is not ranked keeps rule 2
+    doc.results[1].status = Status::failed;
+    doc.results[1].reason = "accuracy";
+    const Analysis a = analyze(doc);
+    EXPECT_EQ(rule(a, 2).verdict, RuleVerdict::kept);
+    EXPECT_NE(rule(a, 2).evidence.find("1 failed and not ranked"), std::string::npos);
+  }
+}
+
+TEST(Audit, DisturbedMeasurementsAreNamedInTheAuditAndTheHeadline) {
+  ResultsDocument doc = document();
+  doc.results[2].kernel->conditions->disturbances = {"other processes took 40% of the 16 CPUs"};
+  doc.results[2].kernel->conditions->attempts = 3;
+  const Analysis a = analyze(doc);
+  EXPECT_EQ(rule(a, 5).verdict, RuleVerdict::kept);  // flagged, as the rule asks
+  EXPECT_NE(rule(a, 5).evidence.find("cpu.tbb at N = 1024"), std::string::npos);
+  ASSERT_EQ(a.audit.disturbed_measurements.size(), 1u);
+  EXPECT_NE(a.audit.verdict.find("1 measurements taken on a disturbed machine"), std::string::npos);
+  ASSERT_EQ(a.headline.disturbed_figures.size(), 1u);
+  EXPECT_EQ(a.headline.disturbed_figures.front().implementation, "cpu.tbb");
+  const std::string markdown = render_markdown(doc);
+  EXPECT_LT(markdown.find("## Fairness audit"), markdown.find("## Headline"));
+  EXPECT_NE(markdown.find("other processes took 40% of the 16 CPUs (3 attempts)"),
+            std::string::npos);
+}
+
+TEST(Audit, FilesWithoutConditionsCannotShowStatisticsKept) {
+  ResultsDocument doc = document();
+  for (ResultRecord& r : doc.results) r.kernel->conditions.reset();
+  const Analysis a = analyze(doc);
+  EXPECT_EQ(rule(a, 5).verdict, RuleVerdict::cannot_tell);
+  EXPECT_NE(a.audit.verdict.find("cannot tell: rule 5"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nbody::reports
