@@ -391,7 +391,7 @@ int run_main(int argc, char** argv) {
   const nbody::ResultsDocument doc = nbody::run_suite(
       context, options.suite, is_run ? nbody::SuiteMode::run : nbody::SuiteMode::validate);
   if (is_run) {
-    fmt::print("{}", nbody::reports::render_markdown(doc));
+    fmt::print("{}", nbody::reports::render_summary(doc));
     fmt::print("\nwrote {}", (out_dir / "results.json").string());
     for (const std::filesystem::path& file : reports_written) fmt::print(", {}", file.string());
     fmt::print("\n");

@@ -424,6 +424,13 @@ std::string render_markdown(const ResultsDocument& doc) {
   return out;
 }
 
+std::string render_summary(const ResultsDocument& doc) {
+  const Analysis analysis = analyze(doc);
+  std::string out = fmt::format("Fairness audit: {}.\n\n", analysis.audit.verdict);
+  headline_section(out, analysis.headline);
+  return out;
+}
+
 void write_markdown(const ResultsDocument& document, const std::filesystem::path& directory) {
   write_file_atomically(directory / "report.md", render_markdown(document));
 }
