@@ -1,5 +1,7 @@
 #include "nbody/reports/report_files.hpp"
 
+#include "nbody/reports/analysis.hpp"
+#include "nbody/reports/html_report.hpp"
 #include "nbody/reports/markdown_report.hpp"
 
 namespace nbody::reports {
@@ -9,6 +11,8 @@ std::vector<std::filesystem::path> write_report_files(const ResultsDocument& doc
   std::vector<std::filesystem::path> written;
   write_markdown(document, directory);
   written.push_back(directory / "report.md");
+  write_html(document, analyze(document), directory);
+  written.push_back(directory / "report.html");
   return written;
 }
 

@@ -1,0 +1,487 @@
+#pragma once
+// The HTML report's stylesheet and script, as raw string literals in this one place: no build step
+// generates code from asset files, and the page stays one file. The script reads only the page's
+// JSON data island and draws; what to show was decided in C++.
+
+namespace nbody::reports {
+
+// Records every JavaScript error, Chart.js's own included (it runs before the library).
+inline constexpr const char* kErrorScript = R"js(
+window.reportErrors = [];
+window.onerror = function (message, source, line) {
+  window.reportErrors.push(message + " (" + (source || "inline") + ":" + line + ")");
+  if (document.body) document.body.dataset.jsErrors = window.reportErrors.join(" | ");
+};
+)js";
+
+inline constexpr const char* kReportCss = R"css(
+:root { --ink: #1d2430; --muted: #5b6577; --line: #dde2ea; --bg: #f6f7f9; --card: #fff;
+  --cpu: #1f5fbf; --gpu: #d9480f; }
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; }
+body { margin: 0; background: var(--bg); color: var(--ink);
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+main { max-width: 1200px; margin: 0 auto; padding: 24px 20px 48px; }
+h1 { font-size: 1.7rem; margin: 0 0 4px; letter-spacing: -0.01em; }
+h2 { font-size: 1.25rem; margin: 32px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 1.05rem; margin: 26px 0 8px; }
+p { margin: 6px 0 10px; overflow-wrap: anywhere; }
+ul { padding-left: 20px; } li { overflow-wrap: anywhere; }
+code { font: 0.86em/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #eef1f5;
+  padding: 1px 4px; border-radius: 4px; overflow-wrap: anywhere; }
+small { color: var(--muted); }
+.summary { color: var(--muted); margin: 0; }
+.warn { background: #fff4e5; border-left: 4px solid #f08c00; padding: 8px 12px; }
+.verdict { font-weight: 600; font-size: 1.05rem; }
+.hint, .note { color: var(--muted); font-size: 0.85rem; }
+.why { color: var(--muted); font-style: italic; }
+.scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; margin: 8px 0 16px; background: var(--card);
+  border: 1px solid var(--line); border-radius: 8px; }
+/* As wide as the content needs (words never break mid-word), at least the box; the box scrolls. */
+table { border-collapse: collapse; font-size: 0.84rem; font-variant-numeric: tabular-nums; width: max-content;
+  min-width: 100%; }
+th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+th { background: #f0f2f6; font-weight: 600; white-space: nowrap; position: sticky; top: 0; }
+td { max-width: 26rem; overflow-wrap: break-word; }
+tbody tr:last-child td { border-bottom: none; }
+tbody tr:hover { background: #f8fafc; }
+table.audit td:nth-child(2) { min-width: 9rem; }
+table.audit td:nth-child(4) { min-width: 14rem; }
+table.headline td { white-space: nowrap; }
+table.ladders td:last-child { min-width: 30rem; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 0.78rem; font-weight: 600;
+  white-space: nowrap; }
+.badge.kept { background: #e3f6e8; color: #1b6b34; }
+.badge.notkept { background: #fde4e4; color: #a11d1d; }
+.badge.unsure { background: #fff1d6; color: #8a5a00; }
+.badge.na { background: #eceff3; color: #5b6577; }
+.grid { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 16px; }
+.card { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 10px;
+  padding: 12px 14px 10px; min-width: 0; }
+ul.absent { margin-top: 14px; color: var(--muted); }
+figcaption { font-weight: 600; font-size: 0.95rem; margin-bottom: 6px; }
+.plot { position: relative; height: 360px; width: 100%; }
+.facts li { margin: 3px 0; }
+@media (max-width: 820px) {
+  main { padding: 16px 12px 40px; }
+  .grid { grid-template-columns: minmax(0, 1fr); }
+  .plot { height: 320px; }
+  h1 { font-size: 1.4rem; }
+}
+)css";
+
+inline constexpr const char* kReportScript = R"js(
+(function () {
+  "use strict";
+  var body = document.body;
+  function recordError(message) {
+    window.reportErrors.push(String(message));
+    body.dataset.jsErrors = window.reportErrors.join(" | ");
+  }
+  body.dataset.jsErrors = window.reportErrors.join(" | ");
+  var canvases = Array.prototype.slice.call(document.querySelectorAll("canvas[data-kind]"));
+  body.dataset.chartsExpected = String(canvases.length);
+  body.dataset.chartsBuilt = "0";
+  if (!canvases.length) return;
+  if (typeof Chart === "undefined") { recordError("Chart.js did not load"); return; }
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+
+  // ---- formatting ----
+  function si(v, unit) {
+    if (v === null || v === undefined || !isFinite(v)) return "n/a";
+    var prefixes = ["", "k", "M", "G", "T", "P", "E"], k = 0, a = Math.abs(v);
+    while (a >= 1000 && k < prefixes.length - 1) { a /= 1000; v /= 1000; k++; }
+    return Number(v.toPrecision(3)) + " " + prefixes[k] + (unit || "");
+  }
+  function times(v) { return Number(v.toPrecision(3)) + "×"; }
+  function size(n) {
+    if (n >= 1048576 && n % 1048576 === 0) return n / 1048576 + "M";
+    if (n >= 1024 && n % 1024 === 0) return n / 1024 + "K";
+    return String(n);
+  }
+  function decadeTicks(unit) {
+    return function (v) {
+      var l = Math.log10(v);
+      return Math.abs(l - Math.round(l)) < 1e-6 ? si(v, unit) : "";
+    };
+  }
+  // Ticks at 1, 2 and 5 of each decade (log axes spanning less than a few decades).
+  function oneTwoFive(format) {
+    return function (v) {
+      var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+      return [1, 2, 5].some(function (k) { return Math.abs(m - k) < 1e-6; }) ? format(v) : "";
+    };
+  }
+  // Whole decades around the values, so no point sits on the plot's edge.
+  function decades(values) {
+    var finite = values.filter(function (v) { return v > 0 && isFinite(v); });
+    var lo = Math.min.apply(null, finite), hi = Math.max.apply(null, finite);
+    return { min: Math.pow(10, Math.floor(Math.log10(lo) - 0.05)),
+             max: Math.pow(10, Math.ceil(Math.log10(hi) + 0.05)) };
+  }
+  function sizeTicks(sizes) {
+    return function (axis) { axis.ticks = sizes.map(function (n) { return { value: n }; }); };
+  }
+
+  // ---- colours: CPU a blue family, GPU an orange-red family ----
+  var palettes = {
+    cpu: ["#1f5fbf", "#3d8ee6", "#0b7285", "#5c7cfa", "#15aabf", "#364fc7", "#74a9f0", "#1098ad"],
+    gpu: ["#d9480f", "#f08c00", "#c2255c", "#e8590c", "#b35c00", "#fa5252", "#a61e4d", "#f59f00"]
+  };
+  var used = { cpu: {}, gpu: {} };
+  function colour(device, name) {
+    var family = palettes[device] || palettes.cpu, seen = used[device] || (used[device] = {});
+    if (!(name in seen)) seen[name] = Object.keys(seen).length;
+    return family[seen[name] % family.length];
+  }
+  function dash(series) {
+    if (series.accuracy_class === "approximate") return [2, 3];
+    if (series.precision === "f64") return [7, 4];
+    return [];
+  }
+
+  Chart.defaults.font.family = getComputedStyle(body).fontFamily;
+  Chart.defaults.font.size = 12;
+  Chart.defaults.color = "#3a4456";
+  Chart.defaults.animation = false;
+  Chart.defaults.maintainAspectRatio = false;
+  Chart.defaults.plugins.legend.position = "bottom";
+  Chart.defaults.plugins.legend.labels.boxWidth = 14;
+  Chart.defaults.plugins.legend.labels.boxHeight = 8;
+  Chart.defaults.plugins.legend.labels.font = { size: 11 };
+  Chart.defaults.plugins.tooltip.mode = "nearest";
+
+  function axis(type, title, extra) {
+    var a = { type: type, title: { display: true, text: title, font: { size: 12, weight: "600" } },
+      grid: { color: "#edf0f4" } };
+    for (var k in extra) a[k] = extra[k];
+    return a;
+  }
+
+  // ---- drawing helpers (plugins) ----
+  // Vertical error bars from each point's lo and hi.
+  var errorBars = { id: "errorBars", afterDatasetsDraw: function (chart) {
+    var ctx = chart.ctx;
+    chart.data.datasets.forEach(function (ds, i) {
+      if (!ds.errorBars || !chart.isDatasetVisible(i)) return;
+      var meta = chart.getDatasetMeta(i), ys = chart.scales[meta.yAxisID];
+      ctx.save();
+      ctx.strokeStyle = ds.borderColor; ctx.lineWidth = 1.3; ctx.setLineDash([]);
+      meta.data.forEach(function (el, j) {
+        var p = ds.data[j];
+        if (!p || p.lo == null || p.hi == null) return;
+        var y1 = ys.getPixelForValue(p.lo), y2 = ys.getPixelForValue(p.hi);
+        ctx.beginPath();
+        ctx.moveTo(el.x, y1); ctx.lineTo(el.x, y2);
+        ctx.moveTo(el.x - 4, y1); ctx.lineTo(el.x + 4, y1);
+        ctx.moveTo(el.x - 4, y2); ctx.lineTo(el.x + 4, y2);
+        ctx.stroke();
+      });
+      ctx.restore();
+    });
+  } };
+  // Text beside points (ds.pointText(j)) or above bars (ds.textAbove). A label that would overlap
+  // another tries other places around its point, further out each round, and is tied to its
+  // point by a thin line when it had to move away.
+  var labels = { id: "labels", afterDatasetsDraw: function (chart) {
+    var ctx = chart.ctx, placed = [], area = chart.chartArea, h = 12;
+    ctx.save();
+    ctx.font = "11px " + Chart.defaults.font.family;
+    function free(x, y, w) {
+      if (x < area.left || x + w > area.right || y - h < area.top || y > area.bottom) return false;
+      return !placed.some(function (b) {
+        return x < b.x + b.w + 2 && b.x < x + w + 2 && y - h < b.y && b.y - h < y;
+      });
+    }
+    chart.data.datasets.forEach(function (ds, i) {
+      if (!ds.pointText || !chart.isDatasetVisible(i)) return;
+      chart.getDatasetMeta(i).data.forEach(function (el) { placed.push({ x: el.x - 5, y: el.y + 5, w: 10 }); });
+    });
+    chart.data.datasets.forEach(function (ds, i) {
+      if (!ds.pointText || !chart.isDatasetVisible(i)) return;
+      chart.getDatasetMeta(i).data.forEach(function (el, j) {
+        var text = ds.pointText(j);
+        if (!text || el.skip) return;
+        var w = ctx.measureText(text).width, x, y, moved = false;
+        if (ds.textAbove) {
+          x = el.x - w / 2; y = Math.min(el.y, el.base === undefined ? el.y : el.base) - 4;
+        } else {
+          var spots = [[8, 4], [-8 - w, 4], [8, -6], [-8 - w, -6], [8, 14], [-8 - w, 14]];
+          for (var round = 0; round < 8 && x === undefined; round++) {
+            for (var k = 0; k < spots.length; k++) {
+              var dy = spots[k][1] + (spots[k][1] < 0 ? -1 : 1) * round * h;
+              var cx = el.x + spots[k][0], cy = el.y + dy;
+              if (free(cx, cy, w)) { x = cx; y = cy; moved = round > 0 || k > 1; break; }
+            }
+          }
+          if (x === undefined) { x = el.x + 8; y = el.y + 4; }
+        }
+        if (moved) {
+          ctx.strokeStyle = "#adb5bd"; ctx.lineWidth = 0.8;
+          ctx.beginPath(); ctx.moveTo(el.x, el.y);
+          ctx.lineTo(x < el.x ? x + w : x, y - h / 2 + 2); ctx.stroke();
+        }
+        placed.push({ x: x, y: y, w: w });
+        ctx.fillStyle = "#1d2430";
+        ctx.fillText(text, x, y);
+      });
+    });
+    ctx.restore();
+  } };
+  Chart.register(errorBars, labels);
+
+  function sortedSizes(points) {
+    var seen = {};
+    points.forEach(function (n) { seen[n] = true; });
+    return Object.keys(seen).map(Number).sort(function (a, b) { return a - b; });
+  }
+  function growPlot(canvas, rows, perRow, base) {
+    canvas.parentNode.style.height = Math.max(base || 260, 90 + rows * perRow) + "px";
+  }
+
+  // ---- the charts ----
+  var builders = {};
+
+  builders.throughput = function (canvas) {
+    var sizes = [];
+    var datasets = data.throughput.map(function (s) {
+      var c = colour(s.device, s.name);
+      s.points.forEach(function (p) { sizes.push(p.n); });
+      return { label: s.name + (s.device === "gpu" ? " (GPU)" : " (CPU)"), series: s,
+        data: s.points.map(function (p) { return { x: p.n, y: p.y, lo: p.lo, hi: p.hi, p: p }; }),
+        borderColor: c, backgroundColor: c, borderDash: dash(s), borderWidth: 2,
+        pointStyle: s.device === "gpu" ? "rectRot" : "circle", pointRadius: 3.5, errorBars: true };
+    });
+    growPlot(canvas, Math.ceil(datasets.length / 3), 20, 380);
+    var ys = [];
+    data.throughput.forEach(function (s) { s.points.forEach(function (p) { ys.push(p.lo || p.y, p.hi || p.y); }); });
+    var yb = decades(ys);
+    return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: {
+      scales: {
+        x: axis("logarithmic", "N (bodies)", { afterBuildTicks: sizeTicks(sortedSizes(sizes)),
+          ticks: { callback: function (v) { return size(v); }, maxRotation: 0, autoSkip: true } }),
+        y: axis("logarithmic", "interactions / s", { min: yb.min, max: yb.max,
+          ticks: { callback: decadeTicks("") } }) },
+      plugins: { legend: { labels: { usePointStyle: true } }, tooltip: { callbacks: { label: function (c) {
+        var p = c.raw.p;
+        var text = c.dataset.series.name + " at N = " + size(p.n) + ": " + si(p.y, "int/s") +
+          " (CI " + si(p.lo) + "–" + si(p.hi) + ", " + Math.round(100 * p.conf) + "%)";
+        if (p.noisy) text += " noisy";
+        if (p.disturbed) text += " ⚠ " + p.disturbed;
+        return text;
+      } } } } } });
+  };
+
+  builders.ratio = function (canvas) {
+    var sizes = [], datasets = [];
+    ["f32", "f64"].forEach(function (precision) {
+      ["best", "naive"].forEach(function (kind) {
+        var points = [];
+        data.ratios.forEach(function (r) {
+          if (r.precision !== precision || !r[kind]) return;
+          sizes.push(r.n);
+          points.push({ x: r.n, y: r[kind].y, lo: r[kind].lo, hi: r[kind].hi, r: r[kind] });
+        });
+        if (!points.length) return;
+        var c = kind === "best" ? "#7048e8" : "#2b8a3e";
+        datasets.push({ label: kind + " / " + kind + " (" + precision + ")", data: points,
+          borderColor: c, backgroundColor: c, borderDash: precision === "f64" ? [7, 4] : [],
+          borderWidth: 2, pointRadius: 3.5, errorBars: true });
+      });
+    });
+    var bounds = [];
+    datasets.forEach(function (d) { d.data.forEach(function (p) { bounds.push(p.lo, p.hi); }); });
+    var yb = decades(bounds);
+    return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: {
+      scales: {
+        x: axis("logarithmic", "N (bodies)", { afterBuildTicks: sizeTicks(sortedSizes(sizes)),
+          ticks: { callback: function (v) { return size(v); }, maxRotation: 0 } }),
+        y: axis("logarithmic", "GPU / CPU (×)", { min: yb.min, max: yb.max,
+          ticks: { callback: oneTwoFive(times) } }) },
+      plugins: { tooltip: { callbacks: { label: function (c) {
+        var r = c.raw.r;
+        return c.dataset.label + " at N = " + size(c.raw.x) + ": " + times(r.y) + " (" +
+          times(r.lo) + "–" + times(r.hi) + "), " + r.gpu + " / " + r.cpu;
+      } } } } } });
+  };
+
+  builders.ladder = function (canvas, index) {
+    var l = data.ladders[index];
+    var c = l.device === "gpu" ? "#e8590c" : "#1f5fbf";
+    var steps = l.steps;
+    return new Chart(canvas, { type: "bar", data: {
+      labels: steps.map(function (s) { return s.name; }),
+      datasets: [{ label: "speedup over " + steps[0].name, data: steps.map(function (s) {
+        return s.over_naive; }), backgroundColor: c + "cc", borderColor: c, borderWidth: 1,
+        textAbove: true, pointText: function (j) {
+          return steps[j].over_naive == null ? "n/a" : times(steps[j].over_naive); } }] },
+      options: {
+        layout: { padding: { top: 16 } },
+        scales: {
+          x: axis("category", "formulation (" + l.device.toUpperCase() + ", " + l.precision +
+            ", N = " + size(l.n) + ")", { ticks: { maxRotation: 45, minRotation: 0 } }),
+          y: axis("logarithmic", "speedup over naive (×)", { min: 0.2,
+            ticks: { callback: oneTwoFive(times) } }) },
+        plugins: { legend: { display: false }, tooltip: { callbacks: { label: function (ctx) {
+          var s = steps[ctx.dataIndex];
+          if (s.rate == null) return s.name + ": not measured (" + s.reason + ")";
+          var text = s.name + ": " + si(s.rate, "int/s") + ", " + times(s.over_naive) + " naive";
+          if (s.over_previous != null) text += ", " + times(s.over_previous) + " the previous";
+          return text;
+        } } } } } });
+  };
+
+  builders.roofline = function (canvas, index) {
+    var r = data.rooflines[index];
+    var xs = r.points.map(function (p) { return p.x; });
+    var ys = r.points.map(function (p) { return p.y; });
+    var compute = r.ceilings.filter(function (c) { return !c.memory; });
+    var memory = r.ceilings.filter(function (c) { return c.memory; });
+    var top = Math.max.apply(null, compute.map(function (c) { return c.value; }).concat(ys));
+    compute.forEach(function (c) { memory.forEach(function (m) { xs.push(c.value / m.value); }); });
+    var xmin = Math.min.apply(null, xs) / 4, xmax = Math.max.apply(null, xs) * 4;
+    var ymin = Math.min.apply(null, ys.concat(compute.map(function (c) { return c.value; }))) / 10;
+    var greys = ["#343a40", "#7048e8", "#2b8a3e", "#868e96", "#0c8599", "#e67700", "#5f3dc4"];
+    var datasets = r.ceilings.map(function (c, i) {
+      var g = greys[i % greys.length];
+      var points = c.memory ? [{ x: xmin, y: c.value * xmin }, { x: xmax, y: c.value * xmax }]
+                            : [{ x: xmin, y: c.value }, { x: xmax, y: c.value }];
+      return { type: "line", label: c.label + (c.flagged ? " ⚠" : ""), ceiling: c, data: points,
+        borderColor: g, backgroundColor: g, borderWidth: 1.5, borderDash: c.memory ? [6, 3] : [],
+        pointRadius: 0, pointHitRadius: 0, pointStyle: "line" };
+    });
+    var kc = r.device === "gpu" ? "#d9480f" : "#1f5fbf";
+    datasets.push({ type: "scatter", label: "kernels (counted)", data: r.points.map(function (p) {
+        return { x: p.x, y: p.y, p: p }; }),
+      borderColor: kc, pointBorderWidth: 1.5, pointRadius: 5, pointHoverRadius: 7,
+      backgroundColor: kc, pointBackgroundColor: r.points.map(function (p) {
+        return p.modelled ? "#ffffff" : kc; }),
+      pointText: function (j) { return r.points[j].name; } });
+    growPlot(canvas, Math.ceil(datasets.length / 2), 20, 400);
+    return new Chart(canvas, { type: "scatter", data: { datasets: datasets }, options: {
+      scales: {
+        x: axis("logarithmic", "counted flops per DRAM byte",
+          { min: xmin, max: xmax, ticks: { callback: decadeTicks(""), maxRotation: 0 } }),
+        y: axis("logarithmic", "counted FLOP/s", { min: ymin, max: top * 3,
+          ticks: { callback: decadeTicks("FLOP/s") } }) },
+      plugins: { legend: { labels: { usePointStyle: true } },
+        tooltip: { filter: function (item) { return !item.dataset.ceiling; },
+        callbacks: { label: function (c) {
+          var p = c.raw.p;
+          var text = p.name + " at N = " + size(p.n) + ": " + si(p.y, "FLOP/s") + " counted, " +
+            Number(p.x.toPrecision(3)) + " flops/byte" + (p.modelled ? " (compulsory traffic, modelled)" : "");
+          if (p.at20 != null) text += " (" + si(p.at20, "FLOP/s") + " at 20 flops)";
+          return text;
+        } } } } } });
+  };
+
+  builders.accuracy = function (canvas) {
+    var groups = {};
+    data.accuracy.forEach(function (p) {
+      var key = p.device + " " + p.accuracy_class + " " + p.precision;
+      (groups[key] = groups[key] || []).push(p);
+    });
+    var datasets = Object.keys(groups).sort().map(function (key) {
+      var pts = groups[key], p0 = pts[0];
+      var c = p0.device === "gpu" ? "#d9480f" : "#1f5fbf";
+      return { label: p0.device.toUpperCase() + ", " + p0.precision + ", " + p0.accuracy_class,
+        data: pts.map(function (p) { return { x: p.x, y: p.y, p: p }; }),
+        borderColor: c, backgroundColor: p0.precision === "f64" ? "#ffffff" : c + "aa",
+        pointStyle: p0.accuracy_class === "approximate" ? "triangle" : "circle",
+        pointRadius: p0.accuracy_class === "approximate" ? 6 : 4.5, borderWidth: 1.5 };
+    });
+    var xb = decades(data.accuracy.map(function (p) { return p.x; }));
+    var yb = decades(data.accuracy.map(function (p) { return p.y; }));
+    return new Chart(canvas, { type: "scatter", data: { datasets: datasets }, options: {
+      scales: {
+        x: axis("logarithmic", "interactions / s", { min: xb.min, max: xb.max,
+          ticks: { callback: decadeTicks(""), maxRotation: 0 } }),
+        y: axis("logarithmic", "relative L2 error", { min: yb.min, max: yb.max,
+          ticks: { callback: function (v) {
+          var l = Math.log10(v);
+          return Math.abs(l - Math.round(l)) < 1e-6 ? "1e" + Math.round(l) : ""; } } }) },
+      plugins: { tooltip: { callbacks: { label: function (c) {
+        var p = c.raw.p;
+        return p.name + " at N = " + size(p.n) + ": error " + p.y.toExponential(2) + " (bound " +
+          p.bound.toExponential(2) + ", " + (p.passed ? "pass" : "FAIL") + "), " + si(p.x, "int/s");
+      } } } } } });
+  };
+
+  builders.fractions = function (canvas) {
+    var rows = data.fractions;
+    growPlot(canvas, rows.length, 30, 260);
+    function pct(key) { return rows.map(function (f) { return f[key] == null ? null : 100 * f[key]; }); }
+    var datasets = [
+      { label: "of own (instruction) bound", data: pct("own_bound"), backgroundColor: "#5c7cfacc" },
+      { label: "of measured FLOP/s peak", data: pct("measured_peak"), backgroundColor: "#adb5bdcc" }];
+    return new Chart(canvas, { type: "bar", data: {
+      labels: rows.map(function (f) { return f.name + " @ " + size(f.n); }), datasets: datasets },
+      options: { indexAxis: "y",
+        scales: { x: axis("linear", "% of the bound (100% = at the bound)", { min: 0,
+            suggestedMax: 110, ticks: { callback: function (v) { return v + "%"; } } }),
+          y: axis("category", "", { title: { display: false } }) },
+        plugins: { tooltip: { callbacks: { label: function (c) {
+          var f = rows[c.dataIndex], v = c.raw;
+          var text = c.dataset.label + ": " + (v == null ? "n/a" : v.toFixed(1) + "%");
+          if (v > 100) text += " ⚠ above 100%: the ceiling read low";
+          if (c.datasetIndex === 0 && f.mix != null)
+            text += "; of the interaction-mix ceiling " + (100 * f.mix).toFixed(1) + "%";
+          return text;
+        } } } } } });
+  };
+
+  // Each repetition as its deviation from that measurement's median, so the spread of every
+  // row is visible at once (on one rate axis the decades between formulations would hide it).
+  builders.repetitions = function (canvas) {
+    var rows = data.repetitions;
+    growPlot(canvas, rows.length, 26, 260);
+    var byDevice = {}, medians = [];
+    rows.forEach(function (r, i) {
+      var list = byDevice[r.device] = byDevice[r.device] || [];
+      r.samples.forEach(function (v, j) {
+        // Spread the dots a little across the row so equal values stay visible.
+        var jitter = r.samples.length > 1 ? (j / (r.samples.length - 1) - 0.5) * 0.4 : 0;
+        list.push({ x: 100 * (v / r.median - 1), y: i + jitter, v: v, r: r, k: j + 1 });
+      });
+      medians.push({ x: 0, y: i, v: r.median, r: r });
+    });
+    var datasets = Object.keys(byDevice).map(function (d) {
+      var c = d === "gpu" ? "#d9480f" : "#1f5fbf";
+      return { label: d.toUpperCase() + " repetitions", data: byDevice[d], backgroundColor: c + "99",
+        borderColor: c, pointRadius: 3.5 };
+    });
+    datasets.unshift({ label: "median", data: medians, pointStyle: "line", rotation: 90,
+      pointRadius: 10, borderWidth: 2, borderColor: "#1d2430", backgroundColor: "#1d2430" });
+    return new Chart(canvas, { type: "scatter", data: { datasets: datasets }, options: {
+      scales: {
+        x: axis("linear", "deviation from the median (%, interactions/s)", {
+          ticks: { callback: function (v) { return (v > 0 ? "+" : "") + v + "%"; } } }),
+        y: axis("linear", "", { reverse: true, min: -0.6, max: rows.length - 0.4,
+          afterBuildTicks: function (a) { a.ticks = rows.map(function (r, i) { return { value: i }; }); },
+          ticks: { autoSkip: false, callback: function (v) {
+            var r = rows[v]; return r ? r.name + " @ " + size(r.n) + (r.noisy ? " ⚠" : "") : ""; } },
+          grid: { color: "#f3f5f8" }, title: { display: false } }) },
+      plugins: { tooltip: { callbacks: { label: function (c) {
+        var d = c.raw;
+        if (d.k === undefined) return d.r.name + " at N = " + size(d.r.n) + ", median: " + si(d.v, "int/s") + (d.r.noisy ? " (noisy)" : "");
+        return d.r.name + " at N = " + size(d.r.n) + ", repetition " + d.k + ": " + si(d.v, "int/s") +
+          " (" + (d.x >= 0 ? "+" : "") + d.x.toFixed(2) + "%)";
+      } } } } } });
+  };
+
+  var built = 0;
+  canvases.forEach(function (canvas) {
+    try {
+      var build = builders[canvas.dataset.kind];
+      if (!build) throw new Error("no builder for " + canvas.dataset.kind);
+      build(canvas, Number(canvas.dataset.index));
+      built++;
+    } catch (e) {
+      recordError(canvas.id + ": " + (e && e.message ? e.message : e));
+    }
+  });
+  body.dataset.chartsBuilt = String(built);
+})();
+)js";
+
+}  // namespace nbody::reports

@@ -1,0 +1,811 @@
+#include "nbody/reports/html_report.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "html_assets.hpp"
+#include "nbody/files.hpp"
+#include "nbody/reports/ceilings_table.hpp"
+
+#ifndef NBODY_CHARTJS_DEFAULT
+#define NBODY_CHARTJS_DEFAULT "/usr/share/javascript/chart.js/chart.min.js"
+#endif
+
+namespace nbody::reports {
+namespace {
+
+using nlohmann::json;
+
+std::string esc(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string si(double value, const std::string& unit) {
+  return esc(format_si(value, unit));
+}
+
+std::string seconds(double s) {
+  if (s < 1e-3) return fmt::format("{:.3g} µs", s * 1e6);
+  if (s < 1) return fmt::format("{:.3g} ms", s * 1e3);
+  return fmt::format("{:.3g} s", s);
+}
+
+std::string percent(const std::optional<double>& fraction) {
+  if (!fraction) return "—";
+  return fmt::format("{:.0f}%{}", 100 * *fraction, *fraction > 1 ? " ⚠" : "");
+}
+
+std::string number(const std::optional<double>& value, const char* format) {
+  return value ? fmt::format(fmt::runtime(format), *value) : "—";
+}
+
+json optional_number(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+// JSON inside <script>: '<', '>' and '&' only occur inside JSON strings, where \u escapes mean
+// the same, so no "</script>" or "<!--" in a string can end or change the element.
+std::string script_safe_json(const json& data) {
+  std::string out;
+  for (const char c : data.dump()) {
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else
+      out += c;
+  }
+  return out;
+}
+
+// A library inlined into <script> must not contain "</script" (it would end the element); in
+// JavaScript source that text can only sit in a string, regex or comment, where "<\/" reads alike.
+std::string script_safe_js(std::string source) {
+  for (std::size_t at = 0; (at = source.find("</", at)) != std::string::npos; at += 3) {
+    source.replace(at, 2, "<\\/");
+  }
+  return source;
+}
+
+// A table inside a horizontally scrollable box, so wide tables never widen the page.
+struct Table {
+  std::string html;
+  explicit Table(std::initializer_list<std::string_view> headers, std::string_view css = "") {
+    html = fmt::format("<div class=\"scroll\"><table{}><thead><tr>",
+                       css.empty() ? "" : fmt::format(" class=\"{}\"", css));
+    for (const std::string_view h : headers) html += fmt::format("<th>{}</th>", esc(h));
+    html += "</tr></thead><tbody>\n";
+  }
+  // Cells are HTML already (escape text with esc()).
+  void row(std::initializer_list<std::string> cells) {
+    html += "<tr>";
+    for (const std::string& c : cells) html += "<td>" + c + "</td>";
+    html += "</tr>\n";
+  }
+  std::string done() { return html + "</tbody></table></div>\n"; }
+};
+
+std::string verdict_badge(RuleVerdict verdict) {
+  const char* css = verdict == RuleVerdict::kept          ? "kept"
+                    : verdict == RuleVerdict::not_kept    ? "notkept"
+                    : verdict == RuleVerdict::cannot_tell ? "unsure"
+                                                          : "na";
+  return fmt::format("<span class=\"badge {}\">{}</span>", css, esc(to_string(verdict)));
+}
+
+std::string rate_cell(const std::optional<RateFigure>& f) {
+  if (!f) return "—";
+  return fmt::format("{}<br><small>{}{}</small>", si(f->interactions_per_second, "int/s"),
+                     esc(f->implementation), f->disturbed() ? " ⚠" : "");
+}
+
+std::string ratio_cell(const std::optional<RateRatio>& r) {
+  if (!r) return "—";
+  return fmt::format("<b>{:.3g}×</b><br><small>{:.3g}–{:.3g}</small>", r->value, r->low, r->high);
+}
+
+std::string size_label(std::size_t n) {
+  if (n >= 1024 * 1024 && n % (1024 * 1024) == 0) return fmt::format("{}M", n / (1024 * 1024));
+  if (n >= 1024 && n % 1024 == 0) return fmt::format("{}K", n / 1024);
+  return std::to_string(n);
+}
+
+// ---- the data island: what the page's script draws, nothing it would have to decide ----
+
+json rate_point(const ResultRecord& r) {
+  const TimingStatistics& t = *r.kernel;
+  json p = {{"n", r.n},
+            {"y", r.kernel_rate->interactions_per_second},
+            {"lo", t.ci_high_s > 0 ? json(r.interactions_credited / t.ci_high_s) : json(nullptr)},
+            {"hi", t.ci_low_s > 0 ? json(r.interactions_credited / t.ci_low_s) : json(nullptr)},
+            {"conf", t.ci_confidence},
+            {"noisy", t.noisy}};
+  if (t.conditions && !t.conditions->disturbances.empty()) {
+    p["disturbed"] = fmt::format("{}", fmt::join(t.conditions->disturbances, "; "));
+  }
+  return p;
+}
+
+json throughput_data(const ResultsDocument& doc) {
+  json series = json::array();
+  for (const ImplementationRecord& impl : doc.implementations) {
+    json points = json::array();
+    for (const ResultRecord& r : doc.results) {
+      if (r.implementation == impl.name && r.status == Status::ok && r.kernel && r.kernel_rate) {
+        points.push_back(rate_point(r));
+      }
+    }
+    if (points.empty()) continue;
+    series.push_back({{"name", impl.name},
+                      {"device", to_string(impl.device)},
+                      {"precision", to_string(impl.precision)},
+                      {"accuracy_class", to_string(impl.accuracy_class)},
+                      {"role", to_string(impl.role)},
+                      {"points", points}});
+  }
+  return series;
+}
+
+json ratio_figure(const std::optional<RateRatio>& ratio, const std::optional<RateFigure>& gpu,
+                  const std::optional<RateFigure>& cpu) {
+  if (!ratio || !gpu || !cpu) return nullptr;
+  return {{"y", ratio->value},
+          {"lo", ratio->low},
+          {"hi", ratio->high},
+          {"gpu", gpu->implementation},
+          {"cpu", cpu->implementation}};
+}
+
+json ratio_data(const Analysis& a) {
+  json rows = json::array();
+  for (const HeadlineRow& row : a.headline.rows) {
+    json best = ratio_figure(row.best_ratio, row.best_gpu, row.best_cpu);
+    json naive = ratio_figure(row.naive_ratio, row.naive_gpu, row.naive_cpu);
+    if (best.is_null() && naive.is_null()) continue;
+    rows.push_back(
+        {{"precision", to_string(row.precision)}, {"n", row.n}, {"best", best}, {"naive", naive}});
+  }
+  return rows;
+}
+
+json ladder_data(const Ladder& ladder) {
+  json steps = json::array();
+  for (const LadderStep& s : ladder.steps) {
+    steps.push_back({{"name", s.implementation},
+                     {"rate", optional_number(s.interactions_per_second)},
+                     {"over_previous", optional_number(s.over_previous)},
+                     {"over_naive", optional_number(s.over_naive)},
+                     {"reason", s.reason}});
+  }
+  return {{"device", to_string(ladder.device)},
+          {"precision", to_string(ladder.precision)},
+          {"n", ladder.n},
+          {"steps", steps}};
+}
+
+json roofline_data(const Roofline& roofline) {
+  json ceilings = json::array();
+  for (const RooflineCeiling& c : roofline.ceilings) {
+    ceilings.push_back({{"name", c.name},
+                        {"label", c.label},
+                        {"value", c.value},
+                        {"memory", c.memory},
+                        {"flagged", c.flagged}});
+  }
+  json points = json::array();
+  json unplaced = json::array();
+  for (const RooflinePoint& p : roofline.points) {
+    // Without a DRAM counter (the CPU) the point sits at the compulsory-traffic intensity, the
+    // analysis's model and an upper bound; the page marks such points as modelled.
+    const bool modelled = !p.flops_per_dram_byte;
+    const double x = modelled ? p.flops_per_compulsory_byte : *p.flops_per_dram_byte;
+    if (!(x > 0) || !(p.flops_per_second > 0)) {
+      unplaced.push_back(p.implementation);
+      continue;
+    }
+    points.push_back({{"name", p.implementation},
+                      {"n", p.n},
+                      {"x", x},
+                      {"modelled", modelled},
+                      {"y", p.flops_per_second},
+                      {"at20", optional_number(p.flops_per_second_at_20)}});
+  }
+  return {{"device", to_string(roofline.device)},
+          {"device_name", roofline.device_name},
+          {"ceilings", ceilings},
+          {"points", points},
+          {"unplaced", unplaced}};
+}
+
+json accuracy_data(const Analysis& a) {
+  json points = json::array();
+  for (const AccuracyPoint& p : a.accuracy) {
+    if (!p.interactions_per_second || !(p.relative_l2 > 0)) continue;
+    points.push_back({{"name", p.implementation},
+                      {"n", p.n},
+                      {"device", to_string(p.device)},
+                      {"precision", to_string(p.precision)},
+                      {"accuracy_class", to_string(p.accuracy_class)},
+                      {"x", *p.interactions_per_second},
+                      {"y", p.relative_l2},
+                      {"bound", p.relative_l2_bound},
+                      {"passed", p.passed}});
+  }
+  return points;
+}
+
+json fraction_data(const Analysis& a) {
+  json rows = json::array();
+  for (const PeakFractions& f : a.peak_fractions) {
+    if (!f.of_own_bound && !f.of_measured_peak) continue;
+    rows.push_back({{"name", f.implementation},
+                    {"n", f.n},
+                    {"device", to_string(f.device)},
+                    {"own_bound", optional_number(f.of_own_bound)},
+                    {"measured_peak", optional_number(f.of_measured_peak)},
+                    {"mix", optional_number(f.of_interaction_mix_ceiling)}});
+  }
+  return rows;
+}
+
+json repetition_data(const Analysis& a, const ResultsDocument& doc) {
+  json rows = json::array();
+  for (const RepetitionSamples& s : a.repetitions) {
+    if (s.interactions_per_second.empty()) continue;
+    const ImplementationRecord* impl = find_implementation(doc, s.implementation);
+    rows.push_back({{"name", s.implementation},
+                    {"n", s.n},
+                    {"device", impl ? std::string(to_string(impl->device)) : "cpu"},
+                    {"samples", s.interactions_per_second},
+                    {"median", s.median},
+                    {"noisy", s.noisy}});
+  }
+  return rows;
+}
+
+// ---- the charts: a canvas where there is data, one line saying why where there is none ----
+
+struct Chart {
+  std::string id, kind, title, note;
+  int index = 0;
+  std::string absent;  // why there is no chart
+};
+
+std::string chart_html(const Chart& c) {
+  std::string out = fmt::format(
+      "<figure class=\"card\"><figcaption>{}</figcaption><div class=\"plot\"><canvas id=\"{}\" "
+      "data-kind=\"{}\" data-index=\"{}\" role=\"img\" aria-label=\"{}\"></canvas></div>",
+      esc(c.title), c.id, c.kind, c.index, esc(c.title));
+  if (!c.note.empty()) out += fmt::format("<p class=\"note\">{}</p>", esc(c.note));
+  return out + "</figure>\n";
+}
+
+std::string counters_reason(const ResultsDocument& doc, const Analysis& a) {
+  if (!doc.settings.counters) return "the run was made with --no-counters";
+  for (const PeakFractions& f : a.peak_fractions) {
+    if (!f.unavailable_reason.empty()) return "counters were unavailable: " + f.unavailable_reason;
+  }
+  return "no hardware counters were read in this run";
+}
+
+// One chart per device and precision: its ladder at the largest N where every rung was measured
+// (else at its largest N); the analysis has one per N, the tables show them all.
+std::vector<std::size_t> charted_ladders(const Analysis& a) {
+  std::map<std::pair<DeviceKind, Precision>, std::size_t> chosen;
+  for (std::size_t i = 0; i < a.ladders.size(); ++i) {
+    const Ladder& l = a.ladders[i];
+    if (l.steps.size() < 2) continue;  // nothing to climb
+    const bool complete = std::all_of(l.steps.begin(), l.steps.end(), [](const LadderStep& s) {
+      return s.interactions_per_second.has_value();
+    });
+    const auto key = std::make_pair(l.device, l.precision);
+    const auto it = chosen.find(key);
+    const auto is_complete = [&](std::size_t j) {
+      return std::all_of(a.ladders[j].steps.begin(), a.ladders[j].steps.end(),
+                         [](const LadderStep& s) { return s.interactions_per_second.has_value(); });
+    };
+    if (it == chosen.end() || complete || !is_complete(it->second)) chosen[key] = i;
+  }
+  std::vector<std::size_t> indices;
+  for (const auto& [key, i] : chosen) indices.push_back(i);
+  return indices;
+}
+
+std::vector<Chart> plan_charts(const ResultsDocument& doc, const Analysis& a, const json& data) {
+  std::vector<Chart> charts;
+  charts.push_back({"chart-throughput", "throughput",
+                    "Throughput against N (kernel time, interactions/s, log-log)",
+                    "Bars: the confidence interval of the median time. Blue: CPU; orange: GPU; "
+                    "dashed: float64; dotted: approximate accuracy class.",
+                    0, data["throughput"].empty() ? "no measurement was timed ok" : ""});
+  charts.push_back({"chart-ratio", "ratio", "GPU/CPU: best against best, naive against naive",
+                    "Interval: the two rates' intervals combined at their extremes.", 0,
+                    data["ratios"].empty() ? "a ratio needs both a CPU and a GPU figure at one "
+                                             "N; this run has no such pair"
+                                           : ""});
+  if (a.ladders.empty()) {
+    charts.push_back({"chart-ladder", "ladder", "Optimization ladders", "", 0,
+                      "no ladder was measured complete at any N"});
+  }
+  for (const std::size_t i : charted_ladders(a)) {
+    const Ladder& l = a.ladders[i];
+    charts.push_back({fmt::format("chart-ladder-{}", i), "ladder",
+                      fmt::format("{} optimization ladder, {}, N = {} (speedup over naive)",
+                                  l.device == DeviceKind::cpu ? "CPU" : "GPU",
+                                  to_string(l.precision), size_label(l.n)),
+                      "The ladders at every N are in the ladders table.", static_cast<int>(i), ""});
+  }
+  if (a.rooflines.empty()) {
+    charts.push_back({"chart-roofline", "roofline", "Roofline", "", 0,
+                      doc.ceilings ? counters_reason(doc, a) : "no ceilings were measured"});
+  }
+  for (std::size_t i = 0; i < a.rooflines.size(); ++i) {
+    const json& r = data["rooflines"][i];
+    const std::string device = a.rooflines[i].device == DeviceKind::cpu ? "CPU" : "GPU";
+    std::string absent;
+    std::string note;
+    const bool modelled = std::any_of(r["points"].begin(), r["points"].end(),
+                                      [](const json& p) { return p["modelled"].get<bool>(); });
+    if (r["points"].empty()) {
+      absent = r["unplaced"].empty() ? counters_reason(doc, a)
+                                     : "no kernel has a FLOP count and a byte count to place";
+    } else if (!r["unplaced"].empty()) {
+      note = fmt::format("Not placed (no byte count): {}. ",
+                         fmt::join(r["unplaced"].get<std::vector<std::string>>(), ", "));
+    }
+    note +=
+        "Counted FLOP/s against flops per DRAM byte. Lines: the ceilings measured on this "
+        "machine (compute flat, bandwidth sloped).";
+    if (modelled) {
+      note +=
+          " Hollow points have no DRAM counter: they sit at the compulsory-traffic intensity "
+          "(bodies read and accelerations written once per evaluation), an upper bound.";
+    }
+    charts.push_back({fmt::format("chart-roofline-{}", i), "roofline",
+                      fmt::format("{} roofline: {}", device, a.rooflines[i].device_name), note,
+                      static_cast<int>(i), absent});
+  }
+  charts.push_back({"chart-accuracy", "accuracy", "Accuracy against speed",
+                    "Relative L2 error against the float64 reference. Circles: full accuracy; "
+                    "triangles: approximate class.",
+                    0,
+                    data["accuracy"].empty() ? "no measurement was both validated and timed" : ""});
+  charts.push_back({"chart-fractions", "fractions", "Fraction of own bound and of measured peak",
+                    "Above 100% is not a result: the ceiling read low (see the counters table).", 0,
+                    data["fractions"].empty() ? counters_reason(doc, a) : ""});
+  charts.push_back({"chart-repetitions", "repetitions",
+                    "Repetitions at each implementation's largest N",
+                    "One dot per repetition; the bar is the median.", 0,
+                    data["repetitions"].empty() ? "no measurement was timed ok" : ""});
+  return charts;
+}
+
+// ---- the tables ----
+
+std::string audit_section(const Analysis& a) {
+  std::string out = "<section id=\"audit\"><h2>Fairness audit</h2>\n";
+  out += fmt::format("<p class=\"verdict\">{}</p>\n", esc(a.audit.verdict));
+  Table t({"#", "rule", "verdict", "evidence"}, "audit");
+  for (const AuditRule& r : a.audit.rules) {
+    t.row({std::to_string(r.number), esc(r.title), verdict_badge(r.verdict), esc(r.evidence)});
+  }
+  out += t.done();
+  if (!a.audit.disturbed_measurements.empty()) {
+    out += "<p>Measured while the machine was disturbed (may read low):</p><ul>";
+    for (const RateFigure& f : a.audit.disturbed_measurements) {
+      out +=
+          fmt::format("<li>{} at N = {}: {}</li>", esc(f.implementation), f.n, esc(f.disturbance));
+    }
+    out += "</ul>\n";
+  }
+  return out + "</section>\n";
+}
+
+std::string headline_section(const Analysis& a) {
+  std::string out =
+      "<section id=\"headline\"><h2>Headline: best against best, naive against naive</h2>\n";
+  if (a.headline.rows.empty()) return out + "<p>No headline: nothing was timed ok.</p></section>\n";
+  out +=
+      "<p>Full accuracy only; kernel time; interactions per second (int/s), N² per force "
+      "evaluation. Ratios with their interval; a ratio needs both sides measured at that N.</p>\n";
+  Table t({"precision", "N", "best CPU", "best GPU", "GPU/CPU (best)", "naive CPU", "naive GPU",
+           "GPU/CPU (naive)"},
+          "headline");
+  for (const HeadlineRow& r : a.headline.rows) {
+    t.row({std::string(to_string(r.precision)), std::to_string(r.n), rate_cell(r.best_cpu),
+           rate_cell(r.best_gpu), ratio_cell(r.best_ratio), rate_cell(r.naive_cpu),
+           rate_cell(r.naive_gpu), ratio_cell(r.naive_ratio)});
+  }
+  out += t.done();
+  if (!a.headline.disturbed_figures.empty()) {
+    out += "<p>⚠ These figures were measured while the machine was busy and may read low:</p><ul>";
+    for (const RateFigure& f : a.headline.disturbed_figures) {
+      out +=
+          fmt::format("<li>{} at N = {}: {}</li>", esc(f.implementation), f.n, esc(f.disturbance));
+    }
+    out += "</ul>\n";
+  }
+  return out + "</section>\n";
+}
+
+std::string results_section(const ResultsDocument& doc, bool approximate) {
+  std::string out = approximate ? "<h3>Approximate accuracy class (not ranked beside "
+                                  "full-accuracy results)</h3>\n"
+                                : "<h3>Results</h3>\n<p>CI of median: a distribution-free "
+                                  "confidence interval of the median time, in brackets its "
+                                  "exact coverage.</p>\n";
+  Table t({"implementation", "N", "status", "int/s (median)", "range (slowest–fastest)",
+           "GFLOP/s @20", "time (median)", "CI of median", "cv", "end-to-end int/s",
+           "rel. L2 error", "max rel. error", "accuracy"});
+  for (const ResultRecord& r : doc.results) {
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    if (!impl || (impl->accuracy_class == AccuracyClass::approximate) != approximate ||
+        r.status == Status::skipped) {
+      continue;
+    }
+    std::string status = r.status == Status::ok
+                             ? "ok"
+                             : fmt::format("<b>{}</b>: {}", to_string(r.status), esc(r.reason));
+    if (r.kernel && r.kernel->conditions && !r.kernel->conditions->disturbances.empty()) {
+      status += " ⚠ disturbed: " +
+                esc(fmt::format("{}", fmt::join(r.kernel->conditions->disturbances, "; ")));
+    }
+    std::string rate = "—", range = "—", gflops = "—", median = "—", ci = "—", cv = "—", e2e = "—";
+    if (r.kernel && r.kernel_rate) {
+      const TimingStatistics& k = *r.kernel;
+      rate = si(r.kernel_rate->interactions_per_second, "");
+      range = si(r.kernel_rate->interactions_per_second_min, "") + " – " +
+              si(r.kernel_rate->interactions_per_second_max, "");
+      gflops = fmt::format("{:.4g}", r.kernel_rate->gflops_at_20);
+      median = seconds(k.median_s);
+      ci = fmt::format("{} – {} ({:.0f}%)", seconds(k.ci_low_s), seconds(k.ci_high_s),
+                       100 * k.ci_confidence);
+      cv = fmt::format("{:.1f}%{}", 100 * k.cv, k.noisy ? " ⚠ noisy" : "");
+      if (r.end_to_end_rate) e2e = si(r.end_to_end_rate->interactions_per_second, "");
+    }
+    std::string l2 = "—", maxrel = "—", verdict = "—";
+    if (r.accuracy) {
+      l2 = fmt::format("{:.2e}", r.accuracy->metrics.relative_l2);
+      maxrel = fmt::format("{:.2e}", r.accuracy->metrics.max_relative);
+      verdict = r.accuracy->passed ? "pass" : "<b>FAIL</b>";
+      if (r.accuracy->sampled) {
+        verdict += fmt::format(" ({} bodies sampled)", r.accuracy->metrics.bodies_compared);
+      }
+    }
+    t.row({esc(r.implementation), std::to_string(r.n), status, rate, range, gflops, median, ci, cv,
+           e2e, l2, maxrel, verdict});
+  }
+  return out + t.done();
+}
+
+std::string ladders_section(const Analysis& a) {
+  if (a.ladders.empty()) return "";
+  Table t({"device", "precision", "N", "rungs: rate (× the previous; × naive)"}, "ladders");
+  for (const Ladder& l : a.ladders) {
+    std::vector<std::string> steps;
+    for (const LadderStep& s : l.steps) {
+      if (!s.interactions_per_second) {
+        steps.push_back(esc(s.implementation) + " (—)");
+        continue;
+      }
+      std::string speedups;
+      if (s.over_previous && s.over_naive) {
+        speedups = fmt::format(" (×{:.3g}; ×{:.3g})", *s.over_previous, *s.over_naive);
+      }
+      steps.push_back(fmt::format("<b>{}</b> {}{}", esc(s.implementation),
+                                  si(*s.interactions_per_second, "int/s"), speedups));
+    }
+    t.row({std::string(to_string(l.device)), std::string(to_string(l.precision)),
+           std::to_string(l.n), fmt::format("{}", fmt::join(steps, " → "))});
+  }
+  return "<h3>Optimization ladders</h3>\n<p>Each side's full-accuracy formulations from its "
+         "naive port up, at each N.</p>\n" +
+         t.done();
+}
+
+std::string skipped_section(const Analysis& a) {
+  if (a.skipped.empty()) return "";
+  Table t({"implementation", "N", "reason"});
+  for (const SkippedGroup& g : a.skipped) {
+    t.row({esc(g.implementation), fmt::format("{}", fmt::join(g.sizes, ", ")), esc(g.reason)});
+  }
+  return "<h3>Skipped</h3>\n" + t.done();
+}
+
+std::string counters_section(const ResultsDocument& doc, const Analysis& a) {
+  if (a.peak_fractions.empty()) return "";
+  std::string out =
+      "<h3>Counters and fraction of peak</h3>\n<p>Counted flops: FADD + FMUL + 2·FFMA (CUPTI "
+      "on the GPU; the compiled hot loop on the CPU). Fractions are of the ceilings measured on "
+      "this machine; the own bound is each kernel's instructions per interaction over the "
+      "measured issue rate.</p>\n";
+  Table t({"implementation", "N", "source", "flops / interaction", "GFLOP/s counted",
+           "of measured peak", "of datasheet peak", "instructions / interaction",
+           "instruction-bound int/s", "of own bound", "of mix ceiling", "DRAM GB/s",
+           "flops / DRAM byte", "occupancy"});
+  bool above_one = false;
+  for (const PeakFractions& f : a.peak_fractions) {
+    if (!f.unavailable_reason.empty()) {
+      t.row({esc(f.implementation), std::to_string(f.n),
+             "counters unavailable: " + esc(f.unavailable_reason), "", "", "", "", "", "", "", "",
+             "", "", ""});
+      continue;
+    }
+    above_one = above_one || f.above_one();
+    t.row({esc(f.implementation), std::to_string(f.n), esc(f.counter_source),
+           number(f.counted_flops_per_interaction, "{:.2f}"), number(f.gflops_counted, "{:.4g}"),
+           percent(f.of_measured_peak), percent(f.of_datasheet_peak),
+           number(f.instructions_per_interaction, "{:.3g}"),
+           number(f.instruction_bound_interactions_per_second, "{:.3g}"), percent(f.of_own_bound),
+           percent(f.of_interaction_mix_ceiling),
+           f.dram_bytes_per_second ? fmt::format("{:.3g}", *f.dram_bytes_per_second * 1e-9) : "—",
+           number(f.flops_per_dram_byte, "{:.3g}"),
+           f.achieved_occupancy ? fmt::format("{:.0f}%", 100 * *f.achieved_occupancy) : "—"});
+  }
+  out += t.done();
+  if (above_one) {
+    out += "<p>⚠ A fraction above 100% is not a result: the ceiling it divides by read low";
+    if (doc.ceilings && !doc.ceilings->warnings.empty()) {
+      out += esc(fmt::format(" ({})", fmt::join(doc.ceilings->warnings, "; ")));
+    }
+    out += ".</p>\n";
+  }
+  return out;
+}
+
+std::string end_to_end_section(const Analysis& a) {
+  if (a.end_to_end.empty()) return "";
+  Table t({"implementation", "N", "kernel (median)", "end to end (median)", "copies' share"});
+  for (const EndToEndRow& r : a.end_to_end) {
+    t.row({esc(r.implementation), std::to_string(r.n), seconds(r.kernel_s), seconds(r.end_to_end_s),
+           fmt::format("{:.0f}%", 100 * r.copy_share())});
+  }
+  return "<h3>Kernel-only against end to end (GPU)</h3>\n" + t.done();
+}
+
+std::string ceilings_section(const ResultsDocument& doc) {
+  if (!doc.ceilings) return "<h3>Ceilings</h3>\n<p>No ceilings were measured.</p>\n";
+  const Ceilings& c = *doc.ceilings;
+  std::string out = fmt::format("<h3>Ceilings</h3>\n<p>Measured {}{}.</p>\n", esc(c.measured_at),
+                                c.from_cache ? " (from the cache)" : "");
+  Table t({"ceiling", "measured", "datasheet", "theoretical", "threads", "how measured"});
+  for (const CeilingEntry& e : c.entries) {
+    t.row({esc(e.name), si(e.value, e.unit), e.datasheet ? si(e.datasheet->value, e.unit) : "",
+           e.theoretical ? si(e.theoretical->value, e.unit) : "",
+           e.threads ? std::to_string(*e.threads) : "", esc(e.method)});
+  }
+  out += t.done();
+  if (!c.warnings.empty()) {
+    out += "<p><b>These ceilings may read low</b> (used for this run only):</p><ul>";
+    for (const std::string& w : c.warnings) out += "<li>" + esc(w) + "</li>";
+    out += "</ul>\n";
+  }
+  if (!c.unavailable.empty()) {
+    out += "<p>Not measured:</p><ul>";
+    for (const UnavailableCeiling& u : c.unavailable) {
+      out += fmt::format("<li>{}: {}</li>", esc(u.name), esc(u.reason));
+    }
+    out += "</ul>\n";
+  }
+  return out;
+}
+
+std::string time_section(const ResultsDocument& doc) {
+  std::map<std::string, double> phases;
+  for (const ResultRecord& r : doc.results) {
+    for (const auto& [phase, s] : r.phase_seconds) phases[phase] += s;
+  }
+  if (phases.empty() && doc.phase_seconds.empty()) return "";
+  Table t({"phase", "seconds"});
+  for (const auto& [phase, s] : doc.phase_seconds) {
+    t.row({esc(phase) + " (whole run)", fmt::format("{:.1f}", s)});
+  }
+  for (const auto& [phase, s] : phases) {
+    t.row({esc(phase) + " (all measurements)", fmt::format("{:.1f}", s)});
+  }
+  return "<h3>Where the time went</h3>\n" + t.done();
+}
+
+std::string implementations_section(const ResultsDocument& doc) {
+  Table t({"name", "device", "layout", "precision", "accuracy class", "role", "pairs", "threads",
+           "available", "optimizations"});
+  for (const ImplementationRecord& i : doc.implementations) {
+    t.row({esc(i.name), std::string(to_string(i.device)), std::string(to_string(i.layout)),
+           std::string(to_string(i.precision)), std::string(to_string(i.accuracy_class)),
+           std::string(to_string(i.role)),
+           i.pairs == PairScheme::symmetric ? "N(N−1)/2 evaluated, N² credited" : "N²",
+           std::to_string(i.threads), i.available ? "yes" : "no: " + esc(i.unavailable_reason),
+           esc(fmt::format("{}", fmt::join(i.optimizations, "; ")))});
+  }
+  return "<h3>Implementations</h3>\n" + t.done();
+}
+
+std::string machine_section(const ResultsDocument& doc) {
+  const MachineRecord& m = doc.machine;
+  const BuildRecord& b = doc.build;
+  std::string out = "<h3>Machine, build and command</h3>\n<ul class=\"facts\">";
+  out += fmt::format("<li>CPU: {} ({} physical cores, {} logical CPUs; ISA: {})</li>",
+                     esc(m.cpu_model), m.physical_cores, m.logical_cpus,
+                     esc(fmt::format("{}", fmt::join(m.isa_features, ", "))));
+  out += fmt::format("<li>Memory: {:.1f} GiB; OS: {}; host: {}</li>",
+                     static_cast<double>(m.memory_bytes) / (1u << 30), esc(m.os), esc(m.hostname));
+  if (m.gpus.empty()) out += "<li>GPU: none found</li>";
+  for (const GpuDescription& g : m.gpus) {
+    out += fmt::format(
+        "<li>GPU {}: {} (compute capability {}, {} SMs, SM clock {} MHz, {:.1f} GiB, driver {}, "
+        "runtime {})</li>",
+        g.ordinal, esc(g.name), esc(g.compute_capability), g.sm_count, g.sm_clock_khz / 1000,
+        static_cast<double>(g.memory_bytes) / (1u << 30), g.driver_version, g.runtime_version);
+  }
+  out += fmt::format(
+      "<li>nbody-fair {} ({}); C++: {} <code>{}</code>; CUDA: {} <code>{}</code> (architectures "
+      "{})</li>",
+      esc(b.tool_version), esc(b.build_type), esc(b.cxx_compiler), esc(b.cxx_flags),
+      b.cuda_compiler.empty() ? "not built" : esc(b.cuda_compiler), esc(b.cuda_flags),
+      esc(b.cuda_architectures));
+  std::string libraries;
+  for (const auto& [name, version] : b.libraries)
+    libraries += fmt::format("{} {}; ", name, version);
+  out += "<li>Libraries: " + esc(libraries) + "</li>";
+  out += fmt::format("<li>Command: <code>{}</code></li>",
+                     esc(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  const RunSettings& s = doc.settings;
+  out += fmt::format(
+      "<li>Settings: initial condition {}, seed {}, softening {}; {} repetitions of at least {} "
+      "s; warm-up {} s; validation bodies {}; threads {}; ISA {}</li>",
+      esc(s.initial_condition), s.seed, s.softening, s.repetitions, s.min_time_s, s.warmup_s,
+      s.validation_bodies, s.threads, esc(s.isa));
+  return out + "</ul>\n";
+}
+
+std::string inputs_section(const ResultsDocument& doc) {
+  Table t({"initial condition", "N", "seed", "hash (float64)", "hash (float32)"});
+  for (const InputRecord& in : doc.inputs) {
+    t.row({esc(in.initial_condition), std::to_string(in.n), std::to_string(in.seed),
+           "<code>" + esc(in.hash_f64) + "</code>", "<code>" + esc(in.hash_f32) + "</code>"});
+  }
+  return "<h3>Inputs</h3>\n" + t.done();
+}
+
+std::string summary_line(const ResultsDocument& doc, const Analysis& a) {
+  std::string devices = doc.machine.cpu_model;
+  for (const GpuDescription& g : doc.machine.gpus) devices += " and " + g.name;
+  std::string line = fmt::format(
+      "{} measurements ({} ok, {} failed, {} skipped) on {}, generated {}.", a.summary.measurements,
+      a.summary.ok, a.summary.failed, a.summary.skipped, devices, doc.generated_at);
+  return esc(line);
+}
+
+}  // namespace
+
+ChartJsSource load_chartjs() {
+  const char* override_path = std::getenv("NBODY_FAIR_CHARTJS");
+  const std::filesystem::path path =
+      override_path && *override_path ? override_path : NBODY_CHARTJS_DEFAULT;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return {std::nullopt,
+            fmt::format("Chart.js was not found at {} (install Debian's libjs-chart.js, or set "
+                        "NBODY_FAIR_CHARTJS to a copy of chart.min.js)",
+                        path.string())};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return {text.str(), ""};
+}
+
+std::string render_html(const ResultsDocument& doc, const Analysis& a,
+                        const ChartJsSource& chartjs) {
+  json data = {{"throughput", throughput_data(doc)},
+               {"ratios", ratio_data(a)},
+               {"ladders", json::array()},
+               {"rooflines", json::array()},
+               {"accuracy", accuracy_data(a)},
+               {"fractions", fraction_data(a)},
+               {"repetitions", repetition_data(a, doc)}};
+  for (const Ladder& l : a.ladders) data["ladders"].push_back(ladder_data(l));
+  for (const Roofline& r : a.rooflines) data["rooflines"].push_back(roofline_data(r));
+  const std::vector<Chart> charts = plan_charts(doc, a, data);
+
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>nbody-fair report</title>\n<script>";
+  out += kErrorScript;
+  out += "</script>\n<style>";
+  out += kReportCss;
+  out += "</style></head>\n<body><main>\n<header><h1>nbody-fair report</h1>\n";
+  out += "<p class=\"summary\">" + summary_line(doc, a) + "</p>\n";
+  if (a.summary.interrupted) {
+    out +=
+        "<p class=\"warn\">This run was interrupted: what follows is what it had measured.</p>\n";
+  } else if (!a.summary.complete) {
+    out += "<p class=\"warn\">This run did not finish: what follows is what it had measured.</p>\n";
+  }
+  out += "</header>\n";
+  out += audit_section(a);
+  out += headline_section(a);
+
+  out += "<section id=\"charts\"><h2>Charts</h2>\n";
+  if (chartjs.source) {
+    out +=
+        "<p class=\"hint\">Hover or tap a point for its exact value.</p>\n<div class=\"grid\">\n";
+    std::string absent;
+    for (const Chart& c : charts) {
+      if (c.absent.empty()) {
+        out += chart_html(c);
+      } else {
+        absent += fmt::format("<li><b>{}</b>: no chart, {}.</li>", esc(c.title), esc(c.absent));
+      }
+    }
+    out += "</div>\n";
+    // Charts without data, one line each under the grid, so no card stands empty in it.
+    if (!absent.empty()) out += "<ul class=\"absent\">" + absent + "</ul>\n";
+  } else {
+    out += fmt::format("<p class=\"why\">No charts: {}. The tables below have every figure.</p>\n",
+                       esc(chartjs.missing_reason));
+  }
+  out += "</section>\n";
+
+  out += "<section id=\"tables\"><h2>Tables</h2>\n";
+  out += results_section(doc, false);
+  if (std::any_of(doc.implementations.begin(), doc.implementations.end(),
+                  [](const ImplementationRecord& i) {
+                    return i.accuracy_class == AccuracyClass::approximate;
+                  })) {
+    out += results_section(doc, true);
+  }
+  out += ladders_section(a);
+  out += skipped_section(a);
+  out += counters_section(doc, a);
+  out += end_to_end_section(a);
+  out += ceilings_section(doc);
+  out += time_section(doc);
+  out += implementations_section(doc);
+  out += machine_section(doc);
+  out += inputs_section(doc);
+  out += "</section>\n</main>\n";
+
+  out += "<script type=\"application/json\" id=\"report-data\">" + script_safe_json(data) +
+         "</script>\n";
+  if (chartjs.source) out += "<script>" + script_safe_js(*chartjs.source) + "</script>\n";
+  out += "<script>";
+  out += kReportScript;
+  out += "</script>\n</body></html>\n";
+  return out;
+}
+
+void write_html(const ResultsDocument& document, const Analysis& analysis,
+                const std::filesystem::path& directory) {
+  write_file_atomically(directory / "report.html", render_html(document, analysis, load_chartjs()));
+}
+
+}  // namespace nbody::reports
