@@ -4,9 +4,11 @@
 # (For GPU nodes with no package registry see stage-offline-deps.sh.)
 set -euo pipefail
 
-# ninja-build: the presets' generator, which builds on every core by default.
+# ninja-build: the presets' generator, which builds on every core by default. libjs-chart.js:
+# Chart.js, inlined into report.html for its charts. chromium-headless-shell: the browser the
+# BrowserReport test opens report.html in.
 packages=(cmake g++ make ninja-build libtbb-dev libxsimd-dev xtl-dev libfmt-dev libbenchmark-dev
-          libgtest-dev nlohmann-json3-dev libcli11-dev)
+          libgtest-dev nlohmann-json3-dev libcli11-dev libjs-chart.js chromium-headless-shell)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

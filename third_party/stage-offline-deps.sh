@@ -17,6 +17,7 @@ debs="$here/debs"
 # The -dev packages and the runtime libraries they link to (the node's glibc and libstdc++ are
 # newer than Debian 12's, so these run there unchanged). libhwloc15 is what oneTBB's binding
 # library needs; googletest carries the gmock/gtest sources that libgtest-dev's CMake files name.
+# libjs-chart.js: the Chart.js that report.html inlines (NBODY_FAIR_CHARTJS points the tool at it).
 packages=(
   libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libhwloc15
   libxsimd-dev xtl-dev
@@ -25,6 +26,7 @@ packages=(
   libgtest-dev googletest
   nlohmann-json3-dev
   libcli11-dev
+  libjs-chart.js
 )
 
 command -v apt-get >/dev/null || { echo "stage-offline-deps: apt-get not found (run this on a Debian or Ubuntu machine with a package registry)" >&2; exit 1; }
@@ -39,3 +41,4 @@ rm -rf "$prefix/usr/share/doc" "$prefix/usr/share/man" "$prefix/usr/src/googlete
 echo "staged ${#packages[@]} packages into $prefix ($(du -sh "$prefix" | cut -f1))"
 echo "configure with: cmake -B build -DCMAKE_PREFIX_PATH=$prefix/usr"
 echo "run with:       export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu"
+echo "charts:         export NBODY_FAIR_CHARTJS=$prefix/usr/share/javascript/chart.js/chart.min.js"
