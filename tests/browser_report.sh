@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# report.html in a real browser: a real run (and one with --no-counters), the H100 sample results
+# re-rendered, and a page written without Chart.js. Each page must build every chart it expects
+# (the page's own script counts them into data-charts-built / data-charts-expected), raise no
+# JavaScript error and reference nothing over the network.
+#   tests/browser_report.sh NBODY_FAIR SOURCE_DIR WORK_DIR CONFIGURED_CHARTJS
+# Exit 77 (ctest: skipped) with the reason when no headless Chromium or no Chart.js is installed.
+set -euo pipefail
+exe=$1
+source_dir=$2
+work=$3
+chartjs=${NBODY_FAIR_CHARTJS:-$4}
+skip=77
+
+browser=""
+for candidate in chromium-headless-shell chromium chromium-browser google-chrome; do
+  if command -v "$candidate" >/dev/null; then browser=$(command -v "$candidate"); break; fi
+done
+if [ -z "$browser" ]; then
+  echo "browser_report: SKIPPED: no chromium-headless-shell or chromium on the PATH (Debian:" \
+    "apt-get install chromium-headless-shell; third_party/install-debian-deps.sh installs it)"
+  exit $skip
+fi
+echo "browser_report: using $browser"
+
+rm -rf "$work"
+mkdir -p "$work"
+# The suite's cache (reference, ceilings) stays in this test's folder.
+export NBODY_FAIR_CACHE_DIR="$work/cache"
+failures=0
+fail() {
+  echo "browser_report: FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# The page as Chromium leaves it after its scripts ran; the flags: no sandbox (root in CI), no GPU,
+# a virtual time budget so the scripts finish before the DOM is dumped.
+dump_dom() {
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$work/profile" \
+    --virtual-time-budget=10000 --dump-dom "file://$1" 2>"$work/browser.log"
+}
+
+attribute() {  # attribute NAME BODY_TAG
+  sed -n "s/.* $1=\"\\([^\"]*\\)\".*/\\1/p" <<<"$2"
+}
+
+# check_page HTML EXPECT: EXPECT is "charts" (every chart built, at least one) or "no-charts".
+check_page() {
+  local html=$1 expect=$2 dom body errors built expected
+  [ -s "$html" ] || { fail "$html was not written"; return; }
+  # Nothing fetched from the network: no src= or href= to http(s).
+  if grep -Eoi "(src|href)[[:space:]]*=[[:space:]]*[\"']?https?:" "$html" >/dev/null; then
+    fail "$html references a network resource: $(grep -Eoi "(src|href)[[:space:]]*=[[:space:]]*[\"']?https?:[^\"' >]*" "$html" | head -3 | tr '\n' ' ')"
+  fi
+  dom=$(dump_dom "$html") || { fail "$browser could not load $html: $(tail -5 "$work/browser.log")"; return; }
+  body=$(grep -o '<body[^>]*>' <<<"$dom" | head -1)
+  [ -n "$body" ] || { fail "no <body> in the DOM of $html"; return; }
+  errors=$(attribute data-js-errors "$body")
+  built=$(attribute data-charts-built "$body")
+  expected=$(attribute data-charts-expected "$body")
+  echo "browser_report: $html: charts built ${built:-?} of ${expected:-?}, JavaScript errors: ${errors:-none}"
+  [ -z "$errors" ] || fail "$html: JavaScript errors: $errors"
+  [ -n "$expected" ] || fail "$html: the page's script did not run (no data-charts-expected)"
+  if [ "$expect" = charts ]; then
+    [ "${expected:-0}" -gt 0 ] || fail "$html: no chart expected"
+    [ "$built" = "$expected" ] || fail "$html: $built charts built, $expected expected"
+  else
+    [ "${expected:-x}" = 0 ] || fail "$html: charts expected without Chart.js"
+    grep -q 'No charts: Chart.js was not found' <<<"$dom" || fail "$html: no line saying why the charts are absent"
+  fi
+}
+
+# A page without Chart.js: tables, and one line saying why there are no charts.
+NBODY_FAIR_CHARTJS="$work/no-such-chart.js" "$exe" report \
+  --in "$source_dir/docs/sample-results/h100-2026-11-23/default-run/results.json" \
+  --out "$work/no-chartjs" >/dev/null
+check_page "$work/no-chartjs/report.html" no-charts
+
+if [ ! -r "$chartjs" ]; then
+  echo "browser_report: SKIPPED the chart checks: Chart.js not found at $chartjs (Debian:" \
+    "apt-get install libjs-chart.js, or set NBODY_FAIR_CHARTJS); the page without it passed" \
+    "($failures failures)"
+  [ "$failures" -eq 0 ] || exit 1
+  exit $skip
+fi
+export NBODY_FAIR_CHARTJS="$chartjs"
+
+# A real run on this machine, with counters where it has them.
+"$exe" run --impl 'cpu\.(aos|soa|simd)' --sizes 1K,2K --out "$work/run" >"$work/run.log" 2>&1 ||
+  { tail -20 "$work/run.log"; fail "nbody-fair run failed"; }
+check_page "$work/run/report.html" charts
+# Without counters: the counter charts give way to a line saying why.
+"$exe" run --impl 'cpu\.(aos|simd)' --sizes 1K --no-counters --out "$work/run-no-counters" \
+  >"$work/run-no-counters.log" 2>&1 || { tail -20 "$work/run-no-counters.log"; fail "nbody-fair run --no-counters failed"; }
+check_page "$work/run-no-counters/report.html" charts
+# A GPU host's results (H100, schema 3, every GPU formulation, counters): GPU rooflines, ladders.
+"$exe" report --in "$source_dir/docs/sample-results/h100-2026-11-23/default-run/results.json" \
+  --out "$work/h100" >/dev/null
+check_page "$work/h100/report.html" charts
+grep -q 'GPU roofline' "$work/h100/report.html" || fail "the H100 page has no GPU roofline"
+grep -q 'GPU optimization ladder' "$work/h100/report.html" || fail "the H100 page has no GPU ladder"
+
+[ "$failures" -eq 0 ] || { echo "browser_report: $failures failures" >&2; exit 1; }
+echo "browser_report: every page passed"
