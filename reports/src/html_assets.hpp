@@ -235,6 +235,8 @@ inline constexpr const char* kReportScript = R"js(
     points.forEach(function (n) { seen[n] = true; });
     return Object.keys(seen).map(Number).sort(function (a, b) { return a - b; });
   }
+  // Row labels in a smaller font on a phone, so the longest still fits beside its row.
+  function rowFont(canvas) { return { size: canvas.parentNode.clientWidth < 480 ? 10 : 12 }; }
   function growPlot(canvas, rows, perRow, base) {
     canvas.parentNode.style.height = Math.max(base || 260, 90 + rows * perRow) + "px";
   }
@@ -417,9 +419,9 @@ inline constexpr const char* kReportScript = R"js(
     return new Chart(canvas, { type: "bar", data: {
       labels: rows.map(function (f) { return f.name + " @ " + size(f.n); }), datasets: datasets },
       options: { indexAxis: "y",
-        scales: { x: axis("linear", "% of the bound (100% = at the bound)", { min: 0,
+        scales: { x: axis("linear", "% of the bound", { min: 0,
             suggestedMax: 110, ticks: { callback: function (v) { return v + "%"; } } }),
-          y: axis("category", "", { title: { display: false } }) },
+          y: axis("category", "", { title: { display: false }, ticks: { font: rowFont(canvas) } }) },
         plugins: { tooltip: { callbacks: { label: function (c) {
           var f = rows[c.dataIndex], v = c.raw;
           var text = c.dataset.label + ": " + (v == null ? "n/a" : v.toFixed(1) + "%");
@@ -454,11 +456,11 @@ inline constexpr const char* kReportScript = R"js(
       pointRadius: 10, borderWidth: 2, borderColor: "#1d2430", backgroundColor: "#1d2430" });
     return new Chart(canvas, { type: "scatter", data: { datasets: datasets }, options: {
       scales: {
-        x: axis("linear", "deviation from the median (%, interactions/s)", {
+        x: axis("linear", "interactions/s, % from the median", {
           ticks: { callback: function (v) { return (v > 0 ? "+" : "") + v + "%"; } } }),
         y: axis("linear", "", { reverse: true, min: -0.6, max: rows.length - 0.4,
           afterBuildTicks: function (a) { a.ticks = rows.map(function (r, i) { return { value: i }; }); },
-          ticks: { autoSkip: false, callback: function (v) {
+          ticks: { autoSkip: false, font: rowFont(canvas), callback: function (v) {
             var r = rows[v]; return r ? r.name + " @ " + size(r.n) + (r.noisy ? " ⚠" : "") : ""; } },
           grid: { color: "#f3f5f8" }, title: { display: false } }) },
       plugins: { tooltip: { callbacks: { label: function (c) {
