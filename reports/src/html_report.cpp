@@ -456,15 +456,17 @@ std::string headline_section(const Analysis& a) {
   return out + "</section>\n";
 }
 
+// The timing of each measurement; accuracy and end to end have their own tables (as report.md),
+// so each stays narrow.
 std::string results_section(const ResultsDocument& doc, bool approximate) {
   std::string out = approximate ? "<h3>Approximate accuracy class (not ranked beside "
                                   "full-accuracy results)</h3>\n"
                                 : "<h3>Results</h3>\n<p>CI of median: a distribution-free "
-                                  "confidence interval of the median time, in brackets its "
-                                  "exact coverage.</p>\n";
-  Table t({"implementation", "N", "status", "int/s (median)", "range (slowest–fastest)",
-           "GFLOP/s @20", "time (median)", "CI of median", "cv", "end-to-end int/s",
-           "rel. L2 error", "max rel. error", "accuracy"});
+                                  "confidence interval of the median time, between two order "
+                                  "statistics of the repetitions; in brackets its exact coverage "
+                                  "(at least 95% from 6 repetitions on; 94% for 5).</p>\n";
+  Table t({"implementation", "N", "status", "int/s (median)", "slowest–fastest rep", "GFLOP/s @20",
+           "time (median)", "CI of median", "cv"});
   for (const ResultRecord& r : doc.results) {
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     if (!impl || (impl->accuracy_class == AccuracyClass::approximate) != approximate ||
@@ -474,11 +476,10 @@ std::string results_section(const ResultsDocument& doc, bool approximate) {
     std::string status = r.status == Status::ok
                              ? "ok"
                              : fmt::format("<b>{}</b>: {}", to_string(r.status), esc(r.reason));
-    if (r.kernel && r.kernel->conditions && !r.kernel->conditions->disturbances.empty()) {
-      status += " ⚠ disturbed: " +
-                esc(fmt::format("{}", fmt::join(r.kernel->conditions->disturbances, "; ")));
+    if (const std::string why = describe_disturbance(r); !why.empty()) {
+      status += " ⚠ disturbed: " + esc(why);
     }
-    std::string rate = "—", range = "—", gflops = "—", median = "—", ci = "—", cv = "—", e2e = "—";
+    std::string rate = "—", range = "—", gflops = "—", median = "—", ci = "—", cv = "—";
     if (r.kernel && r.kernel_rate) {
       const TimingStatistics& k = *r.kernel;
       rate = si(r.kernel_rate->interactions_per_second, "");
@@ -489,21 +490,23 @@ std::string results_section(const ResultsDocument& doc, bool approximate) {
       ci = fmt::format("{} – {} ({:.0f}%)", seconds(k.ci_low_s), seconds(k.ci_high_s),
                        100 * k.ci_confidence);
       cv = fmt::format("{:.1f}%{}", 100 * k.cv, k.noisy ? " ⚠ noisy" : "");
-      if (r.end_to_end_rate) e2e = si(r.end_to_end_rate->interactions_per_second, "");
     }
-    std::string l2 = "—", maxrel = "—", verdict = "—";
-    if (r.accuracy) {
-      l2 = fmt::format("{:.2e}", r.accuracy->metrics.relative_l2);
-      maxrel = fmt::format("{:.2e}", r.accuracy->metrics.max_relative);
-      verdict = r.accuracy->passed ? "pass" : "<b>FAIL</b>";
-      if (r.accuracy->sampled) {
-        verdict += fmt::format(" ({} bodies sampled)", r.accuracy->metrics.bodies_compared);
-      }
-    }
-    t.row({esc(r.implementation), std::to_string(r.n), status, rate, range, gflops, median, ci, cv,
-           e2e, l2, maxrel, verdict});
+    t.row(
+        {esc(r.implementation), std::to_string(r.n), status, rate, range, gflops, median, ci, cv});
   }
   return out + t.done();
+}
+
+std::string accuracy_section(const Analysis& a) {
+  if (a.accuracy.empty()) return "";
+  Table t({"implementation", "N", "rel. L2 error", "bound", "max rel. error", "accuracy"});
+  for (const AccuracyPoint& p : a.accuracy) {
+    t.row({esc(p.implementation), std::to_string(p.n), fmt::format("{:.2e}", p.relative_l2),
+           fmt::format("{:.1e}", p.relative_l2_bound), fmt::format("{:.2e}", p.max_relative),
+           std::string(p.passed ? "pass" : "<b>FAIL</b>") +
+               (p.accuracy_class == AccuracyClass::approximate ? " (approximate class)" : "")});
+  }
+  return "<h3>Accuracy against the float64 reference</h3>\n" + t.done();
 }
 
 std::string ladders_section(const Analysis& a) {
@@ -547,30 +550,37 @@ std::string counters_section(const ResultsDocument& doc, const Analysis& a) {
       "on the GPU; the compiled hot loop on the CPU). Fractions are of the ceilings measured on "
       "this machine; the own bound is each kernel's instructions per interaction over the "
       "measured issue rate.</p>\n";
-  Table t({"implementation", "N", "source", "flops / interaction", "GFLOP/s counted",
-           "of measured peak", "of datasheet peak", "instructions / interaction",
-           "instruction-bound int/s", "of own bound", "of mix ceiling", "DRAM GB/s",
-           "flops / DRAM byte", "occupancy"});
-  bool above_one = false;
+  // Three narrow tables (as report.md): flops, instructions, memory.
+  Table flops({"implementation", "N", "source", "flops / interaction", "GFLOP/s counted",
+               "of measured peak", "of datasheet peak"});
+  Table instructions({"implementation", "N", "instructions / interaction",
+                      "instruction-bound int/s", "of own bound", "of mix ceiling"});
+  Table memory({"implementation", "N", "DRAM GB/s", "flops / DRAM byte", "occupancy"});
+  bool above_one = false, any_memory = false;
   for (const PeakFractions& f : a.peak_fractions) {
+    const std::string name = esc(f.implementation), n = std::to_string(f.n);
     if (!f.unavailable_reason.empty()) {
-      t.row({esc(f.implementation), std::to_string(f.n),
-             "counters unavailable: " + esc(f.unavailable_reason), "", "", "", "", "", "", "", "",
-             "", "", ""});
+      flops.row({name, n, "counters unavailable: " + esc(f.unavailable_reason), "", "", "", ""});
       continue;
     }
     above_one = above_one || f.above_one();
-    t.row({esc(f.implementation), std::to_string(f.n), esc(f.counter_source),
-           number(f.counted_flops_per_interaction, "{:.2f}"), number(f.gflops_counted, "{:.4g}"),
-           percent(f.of_measured_peak), percent(f.of_datasheet_peak),
-           number(f.instructions_per_interaction, "{:.3g}"),
-           number(f.instruction_bound_interactions_per_second, "{:.3g}"), percent(f.of_own_bound),
-           percent(f.of_interaction_mix_ceiling),
+    flops.row({name, n, esc(f.counter_source), number(f.counted_flops_per_interaction, "{:.2f}"),
+               number(f.gflops_counted, "{:.4g}"), percent(f.of_measured_peak),
+               percent(f.of_datasheet_peak)});
+    instructions.row({name, n, number(f.instructions_per_interaction, "{:.3g}"),
+                      number(f.instruction_bound_interactions_per_second, "{:.3g}"),
+                      percent(f.of_own_bound), percent(f.of_interaction_mix_ceiling)});
+    if (f.dram_bytes_per_second || f.flops_per_dram_byte || f.achieved_occupancy) {
+      any_memory = true;
+      memory.row(
+          {name, n,
            f.dram_bytes_per_second ? fmt::format("{:.3g}", *f.dram_bytes_per_second * 1e-9) : "—",
            number(f.flops_per_dram_byte, "{:.3g}"),
            f.achieved_occupancy ? fmt::format("{:.0f}%", 100 * *f.achieved_occupancy) : "—"});
+    }
   }
-  out += t.done();
+  out += flops.done() + instructions.done();
+  if (any_memory) out += memory.done();
   if (above_one) {
     out += "<p>⚠ A fraction above 100% is not a result: the ceiling it divides by read low";
     if (doc.ceilings && !doc.ceilings->warnings.empty()) {
@@ -783,6 +793,7 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
                   })) {
     out += results_section(doc, true);
   }
+  out += accuracy_section(a);
   out += ladders_section(a);
   out += skipped_section(a);
   out += counters_section(doc, a);
