@@ -107,8 +107,8 @@ std::string method(const Comparison& c) {
       "ratio (above 1 is faster). p: the two-sided Mann-Whitney U test on the repetitions' times "
       "(exact permutation distribution, ties at their midranks, up to 50 repetitions in all; ≈ "
       "marks the normal approximation). Slower or faster: p < {} and the time ratio beyond 1 ± "
-      "{}. The exit code is 1 when a row is slower, or passed its accuracy bound in BASE and "
-      "fails in NEW.",
+      "{}. The exit code is 1 when a row is slower, or passed in BASE and fails in NEW (its "
+      "accuracy bound, or an error).",
       c.settings.alpha, c.settings.threshold);
 }
 
@@ -155,7 +155,7 @@ constexpr const char* kStyle =
     "table{border-collapse:collapse;font-size:.9rem}"
     "th,td{border-bottom:1px solid #ddd;padding:.35rem .6rem;text-align:left;white-space:nowrap;"
     "vertical-align:top}"
-    "th{background:#f4f4f4;position:sticky;top:0}"
+    "th{background:#f4f4f4}"
     "td.num{text-align:right;font-variant-numeric:tabular-nums}"
     "td.notes{white-space:normal;min-width:14rem}"
     "tr.bad{background:#fde4e1}tr.bad td:first-child{font-weight:bold;color:#a40000}"
