@@ -520,7 +520,7 @@ TEST(CommandLine, UnknownCommandNamesTheCommands) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.stderr_text,
             "nbody-fair: unknown command 'frob' (commands: list, validate, run, bench, report, "
-            "peaks)\n");
+            "compare, peaks)\n");
 }
 
 // report --in takes a results.json or its run folder; a folder without one, or a missing path, is
@@ -642,8 +642,10 @@ TEST(CommandLine, InterruptKeepsPartialResults) {
   EXPECT_GE(doc.results.size(), 1u);
   EXPECT_LT(doc.results.size(), 22u);
   EXPECT_TRUE(fs::exists(out / "report.md"));
+  EXPECT_TRUE(fs::exists(out / "results.csv"));
   for (const auto& entry : fs::directory_iterator(out)) {
-    EXPECT_TRUE(entry.path().filename() == "results.json" || entry.path().filename() == "report.md")
+    const fs::path name = entry.path().filename();
+    EXPECT_TRUE(name == "results.json" || name == "report.md" || name == "results.csv")
         << "stray file " << entry.path();
   }
   fs::remove_all(dir);

@@ -1,5 +1,7 @@
 #include "nbody/reports/report_files.hpp"
 
+#include "nbody/files.hpp"
+#include "nbody/reports/csv_report.hpp"
 #include "nbody/reports/markdown_report.hpp"
 
 namespace nbody::reports {
@@ -9,6 +11,8 @@ std::vector<std::filesystem::path> write_report_files(const ResultsDocument& doc
   std::vector<std::filesystem::path> written;
   write_markdown(document, directory);
   written.push_back(directory / "report.md");
+  write_file_atomically(directory / "results.csv", render_csv(document));
+  written.push_back(directory / "results.csv");
   return written;
 }
 
