@@ -520,7 +520,7 @@ TEST(CommandLine, UnknownCommandNamesTheCommands) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.stderr_text,
             "nbody-fair: unknown command 'frob' (commands: list, validate, run, bench, report, "
-            "peaks)\n");
+            "compare, peaks)\n");
 }
 
 // report --in takes a results.json or its run folder; a folder without one, or a missing path, is
@@ -642,11 +642,13 @@ TEST(CommandLine, InterruptKeepsPartialResults) {
   EXPECT_GE(doc.results.size(), 1u);
   EXPECT_LT(doc.results.size(), 22u);
   EXPECT_TRUE(fs::exists(out / "report.md"));
+  EXPECT_TRUE(fs::exists(out / "results.csv"));
   EXPECT_TRUE(fs::exists(out / "report.html"));
   // No half-written file of an atomic write is left behind.
   for (const auto& entry : fs::directory_iterator(out)) {
-    const auto name = entry.path().filename();
-    EXPECT_TRUE(name == "results.json" || name == "report.md" || name == "report.html")
+    const fs::path name = entry.path().filename();
+    EXPECT_TRUE(name == "results.json" || name == "report.md" || name == "results.csv" ||
+                name == "report.html")
         << "stray file " << entry.path();
   }
   fs::remove_all(dir);

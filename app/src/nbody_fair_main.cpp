@@ -1,4 +1,4 @@
-// nbody-fair: list, validate, run, bench, report, peaks. The command line only parses and
+// nbody-fair: list, validate, run, bench, report, compare, peaks. The command line only parses and
 // dispatches; measurement lives in the runner and the benchmark harness, printing in reports/.
 #include <unistd.h>
 
@@ -27,6 +27,8 @@
 #include "nbody/errors.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/reports/ceilings_table.hpp"
+#include "nbody/reports/comparison.hpp"
+#include "nbody/reports/comparison_report.hpp"
 #include "nbody/reports/markdown_report.hpp"
 #include "nbody/reports/report_files.hpp"
 #include "nbody/sizes.hpp"
@@ -75,16 +77,18 @@ void prepare_output_directory(const std::filesystem::path& directory) {
   }
 }
 
-// report --in takes a results.json or the run folder holding one.
-std::filesystem::path results_file_of(const std::filesystem::path& in) {
+// report --in takes a results.json or the run folder holding one (as does compare BASE NEW);
+// `option` names the argument in messages.
+std::filesystem::path results_file_of(const std::filesystem::path& in,
+                                      const std::string& option = "--in") {
   std::error_code ec;
   if (!std::filesystem::exists(in, ec)) {
-    throw UsageError(fmt::format("--in {}: no such file or folder", in.string()));
+    throw UsageError(fmt::format("{} {}: no such file or folder", option, in.string()));
   }
   if (!std::filesystem::is_directory(in, ec)) return in;
   const std::filesystem::path file = in / "results.json";
   if (!std::filesystem::is_regular_file(file, ec)) {
-    throw UsageError(fmt::format("--in {}: the folder has no results.json", in.string()));
+    throw UsageError(fmt::format("{} {}: the folder has no results.json", option, in.string()));
   }
   return file;
 }
@@ -278,6 +282,30 @@ int run_main(int argc, char** argv) {
   report->add_option("--in", report_in, "results.json, or the run folder holding it")->required();
   report->add_option("--out", report_out, "Output folder (default: the folder of --in)");
 
+  std::filesystem::path compare_base, compare_new, compare_out;
+  nbody::reports::ComparisonSettings compare_settings;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Compare two runs: time ratios, a significance test, accuracy changes");
+  compare->add_option("BASE", compare_base, "results.json, or the run folder holding it")
+      ->required();
+  compare->add_option("NEW", compare_new, "results.json, or the run folder holding it")->required();
+  compare
+      ->add_option("--threshold", compare_settings.threshold,
+                   "A time ratio beyond 1 +- this counts as a change")
+      ->capture_default_str()
+      ->check(at_least(0, false));
+  compare
+      ->add_option("--alpha", compare_settings.alpha, "Significance level of the U test, below 1")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            double value = 0;
+            if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+            return value > 0 && value < 1 ? "" : "must be between 0 and 1";
+          },
+          "in (0, 1)"));
+  compare->add_option("--out", compare_out, "Also write compare.md and compare.html here");
+
   bool remeasure = false;
   CLI::App* peaks =
       app.add_subcommand("peaks", "Measure (or show the cached) ceilings of this machine");
@@ -337,6 +365,23 @@ int run_main(int argc, char** argv) {
     const auto written = nbody::reports::write_report_files(doc, dir.empty() ? "." : dir);
     for (const std::filesystem::path& file : written) fmt::print("wrote {}\n", file.string());
     return 0;
+  }
+  if (*compare) {
+    // Both files are read before the output folder is touched: bad input leaves nothing.
+    const std::filesystem::path base_file = results_file_of(compare_base, "BASE");
+    const std::filesystem::path new_file = results_file_of(compare_new, "NEW");
+    const nbody::reports::Comparison comparison = nbody::reports::compare_results(
+        nbody::load_results(base_file), nbody::load_results(new_file), compare_settings);
+    const nbody::reports::ComparedSources sources{base_file.string(), new_file.string()};
+    fmt::print("{}", nbody::reports::render_comparison_markdown(comparison, sources));
+    if (!compare_out.empty()) {
+      prepare_output_directory(compare_out);
+      for (const auto& file :
+           nbody::reports::write_comparison_files(comparison, sources, compare_out)) {
+        fmt::print("wrote {}\n", file.string());
+      }
+    }
+    return comparison.regressed() ? kExitFailed : 0;
   }
   if (*peaks) {
     const std::optional<nbody::Ceilings> ceilings = nbody::measure_ceilings(remeasure);

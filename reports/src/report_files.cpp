@@ -1,6 +1,8 @@
 #include "nbody/reports/report_files.hpp"
 
+#include "nbody/files.hpp"
 #include "nbody/reports/analysis.hpp"
+#include "nbody/reports/csv_report.hpp"
 #include "nbody/reports/html_report.hpp"
 #include "nbody/reports/markdown_report.hpp"
 
@@ -13,6 +15,8 @@ std::vector<std::filesystem::path> write_report_files(const ResultsDocument& doc
   written.push_back(directory / "report.md");
   write_html(document, analyze(document), directory);
   written.push_back(directory / "report.html");
+  write_file_atomically(directory / "results.csv", render_csv(document));
+  written.push_back(directory / "results.csv");
   return written;
 }
 

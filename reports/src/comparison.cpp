@@ -1,0 +1,302 @@
+#include "nbody/reports/comparison.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "nbody/errors.hpp"
+
+namespace nbody::reports {
+namespace {
+
+// Up to this many samples in all the p-value comes from the exact permutation distribution of the
+// rank sum. A suite run has 5 repetitions a side, where the normal approximation is poor (it gives
+// p = 0.012 for 5 against 5 completely separated, the exact answer being 2/252 = 0.0079); 50 keeps
+// C(50, 25) ≈ 1.3e14 path counts exact in a double (below 2^53) and the table small (~3M steps).
+constexpr std::size_t kExactLimit = 50;
+
+// Ties get the mean of the ranks they span (midranks). Doubled, every rank is an integer, so the
+// rank sums the exact distribution counts over are exact integers.
+struct Ranks {
+  std::vector<std::size_t> doubled;  // pooled: a's samples first, then b's
+  double tie_term = 0;               // sum over tie groups of t^3 - t
+};
+
+Ranks doubled_midranks(std::span<const double> a, std::span<const double> b) {
+  const std::size_t total = a.size() + b.size();
+  std::vector<std::pair<double, std::size_t>> pooled;
+  pooled.reserve(total);
+  for (std::size_t i = 0; i < a.size(); ++i) pooled.emplace_back(a[i], i);
+  for (std::size_t j = 0; j < b.size(); ++j) pooled.emplace_back(b[j], a.size() + j);
+  std::sort(pooled.begin(), pooled.end());
+  Ranks ranks{std::vector<std::size_t>(total), 0};
+  for (std::size_t first = 0; first < total;) {
+    std::size_t last = first + 1;  // one past the tie group
+    while (last < total && pooled[last].first == pooled[first].first) ++last;
+    // Ranks first+1 .. last (1-based); their mean, doubled, is first + 1 + last.
+    for (std::size_t k = first; k < last; ++k) ranks.doubled[pooled[k].second] = first + 1 + last;
+    const double t = static_cast<double>(last - first);
+    ranks.tie_term += t * t * t - t;
+    first = last;
+  }
+  return ranks;
+}
+
+// The exact permutation distribution of a's doubled rank sum: every way of choosing which m of the
+// pooled samples are a's is equally likely under the null hypothesis. With the midranks of the
+// actual ties this is exact with ties too (the conditional test), and without ties it is the
+// classical distribution of U. Two-sided p: twice the smaller tail, at most 1, as scipy's exact
+// method; with ties the distribution need not be symmetric, and doubling the smaller tail keeps
+// the test at its level.
+double exact_p_value(const Ranks& ranks, std::size_t m, std::size_t observed_doubled_sum) {
+  std::size_t max_sum = 0;
+  for (const std::size_t r : ranks.doubled) max_sum += r;
+  // ways[k][s]: subsets of size k of the samples seen so far whose doubled rank sum is s.
+  std::vector<std::vector<double>> ways(m + 1, std::vector<double>(max_sum + 1, 0.0));
+  ways[0][0] = 1;
+  std::size_t seen = 0;
+  for (const std::size_t r : ranks.doubled) {
+    ++seen;
+    for (std::size_t k = std::min(seen, m); k >= 1; --k) {
+      for (std::size_t s = max_sum; s >= r; --s) ways[k][s] += ways[k - 1][s - r];
+    }
+  }
+  double all = 0, at_most = 0, at_least = 0;
+  for (std::size_t s = 0; s <= max_sum; ++s) {
+    all += ways[m][s];
+    if (s <= observed_doubled_sum) at_most += ways[m][s];
+    if (s >= observed_doubled_sum) at_least += ways[m][s];
+  }
+  return std::min(1.0, 2 * std::min(at_most, at_least) / all);
+}
+
+// Above kExactLimit: the normal approximation with the tie correction of the variance and a
+// continuity correction (scipy's asymptotic method).
+double normal_p_value(double u, double m, double n, double tie_term) {
+  const double total = m + n;
+  const double variance = m * n / 12 * ((total + 1) - tie_term / (total * (total - 1)));
+  if (variance <= 0) return 1;  // every sample tied
+  const double z = std::max(0.0, std::abs(u - m * n / 2) - 0.5) / std::sqrt(variance);
+  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+}
+
+std::string describe_gpus(const MachineRecord& machine) {
+  std::vector<std::string> names;
+  for (const GpuDescription& gpu : machine.gpus) names.push_back(gpu.name);
+  return names.empty() ? "no GPU" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+// "field: 'before' → 'after'" for each differing field.
+void differences(std::vector<std::string>& out, const char* field, const std::string& before,
+                 const std::string& after) {
+  if (before != after) out.push_back(fmt::format("{} '{}' → '{}'", field, before, after));
+}
+
+std::vector<std::string> document_flags(const ResultsDocument& base, const ResultsDocument& now) {
+  std::vector<std::string> flags;
+  std::vector<std::string> machine;
+  differences(machine, "CPU", base.machine.cpu_model, now.machine.cpu_model);
+  differences(machine, "GPUs", describe_gpus(base.machine), describe_gpus(now.machine));
+  if (!machine.empty()) {
+    flags.push_back(fmt::format("Machines differ: {}. Ratios compare machines, not code.",
+                                fmt::join(machine, "; ")));
+  }
+  std::vector<std::string> build;
+  const BuildRecord& b = base.build;
+  const BuildRecord& n = now.build;
+  differences(build, "version", b.tool_version, n.tool_version);
+  differences(build, "build type", b.build_type, n.build_type);
+  differences(build, "C++ compiler", b.cxx_compiler, n.cxx_compiler);
+  differences(build, "C++ flags", b.cxx_flags, n.cxx_flags);
+  differences(build, "CUDA compiler", b.cuda_compiler, n.cuda_compiler);
+  differences(build, "CUDA flags", b.cuda_flags, n.cuda_flags);
+  differences(build, "CUDA architectures", b.cuda_architectures, n.cuda_architectures);
+  for (const auto& [library, version] : b.libraries) {
+    const auto it = n.libraries.find(library);
+    differences(build, library.c_str(), version, it == n.libraries.end() ? "" : it->second);
+  }
+  if (!build.empty()) flags.push_back(fmt::format("Builds differ: {}.", fmt::join(build, "; ")));
+  return flags;
+}
+
+std::optional<std::string> disturbances_of(const ResultRecord& r) {
+  if (!r.kernel || !r.kernel->conditions || r.kernel->conditions->disturbances.empty()) {
+    return std::nullopt;
+  }
+  return fmt::format("{}", fmt::join(r.kernel->conditions->disturbances, "; "));
+}
+
+ComparedRow compare_records(const ResultRecord& base, const ResultRecord& now,
+                            const ComparisonSettings& settings) {
+  ComparedRow row{.implementation = base.implementation,
+                  .initial_condition = base.initial_condition,
+                  .n = base.n,
+                  .base_status = base.status,
+                  .new_status = now.status};
+  if (base.accuracy) {
+    row.base_relative_l2 = base.accuracy->metrics.relative_l2;
+    row.base_passed = base.accuracy->passed;
+  }
+  if (now.accuracy) {
+    row.new_relative_l2 = now.accuracy->metrics.relative_l2;
+    row.new_passed = now.accuracy->passed;
+  }
+  if (!base.input_hash.empty() && !now.input_hash.empty() && base.input_hash != now.input_hash) {
+    row.notes.push_back(fmt::format("inputs differ (hash {} → {}): not the same bodies",
+                                    base.input_hash, now.input_hash));
+  }
+  if (base.threads != now.threads) {
+    row.notes.push_back(fmt::format("threads {} → {}", base.threads, now.threads));
+  }
+  if (const auto why = disturbances_of(base)) row.notes.push_back("BASE disturbed: " + *why);
+  if (const auto why = disturbances_of(now)) row.notes.push_back("NEW disturbed: " + *why);
+
+  const bool both_ok = base.status == Status::ok && now.status == Status::ok;
+  const bool both_timed = both_ok && base.kernel && now.kernel && base.kernel->median_s > 0;
+  if (both_timed) {
+    row.base_median_s = base.kernel->median_s;
+    row.new_median_s = now.kernel->median_s;
+    row.time_ratio = now.kernel->median_s / base.kernel->median_s;
+    if (base.kernel_rate && now.kernel_rate && base.kernel_rate->interactions_per_second > 0) {
+      row.rate_ratio =
+          now.kernel_rate->interactions_per_second / base.kernel_rate->interactions_per_second;
+    }
+    if (base.end_to_end && now.end_to_end && base.end_to_end->median_s > 0) {
+      row.end_to_end_ratio = now.end_to_end->median_s / base.end_to_end->median_s;
+    }
+    const std::vector<double>& a = base.kernel->samples_s;
+    const std::vector<double>& b = now.kernel->samples_s;
+    if (!a.empty() && !b.empty()) {
+      row.test = mann_whitney_u(a, b);
+      row.significant = row.test->p_value < settings.alpha;
+      if (smallest_p_value(a.size(), b.size()) >= settings.alpha) {
+        row.notes.push_back(fmt::format(
+            "{} against {} repetitions cannot reach p < {}: no change can be significant", a.size(),
+            b.size(), settings.alpha));
+      }
+    }
+  }
+
+  if (row.base_passed == true && row.new_passed == false) {
+    row.verdict = Verdict::accuracy_regression;
+  } else if (base.status == Status::ok && now.status == Status::failed) {
+    row.verdict = Verdict::now_failing;
+    row.notes.push_back("NEW failed: " + now.reason);
+  } else if (!both_timed) {
+    row.verdict = Verdict::not_compared;
+    if (base.status != Status::ok) {
+      row.notes.push_back(fmt::format("BASE {}: {}", to_string(base.status), base.reason));
+    }
+    if (now.status != Status::ok) {
+      row.notes.push_back(fmt::format("NEW {}: {}", to_string(now.status), now.reason));
+    }
+    if (both_ok) row.notes.push_back("no kernel timing on one side");
+  } else if (!row.test) {
+    row.verdict = Verdict::same;
+    row.notes.push_back("no repetition samples: the change is untested");
+  } else if (row.significant && *row.time_ratio > 1 + settings.threshold) {
+    row.verdict = Verdict::slower;
+  } else if (row.significant && *row.time_ratio < 1 - settings.threshold) {
+    row.verdict = Verdict::faster;
+  } else {
+    row.verdict = Verdict::same;
+    if (row.significant) row.notes.push_back("significant, but within the threshold");
+  }
+  return row;
+}
+
+using Key = std::tuple<std::string, std::size_t, std::string>;
+
+Key key_of(const ResultRecord& r) {
+  return {r.implementation, r.n, r.initial_condition};
+}
+
+UnmatchedRow unmatched(const ResultRecord& r) {
+  return {r.implementation, r.initial_condition, r.n, r.status};
+}
+
+}  // namespace
+
+MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const double> b) {
+  if (a.empty() || b.empty()) {
+    throw std::invalid_argument("the Mann-Whitney U test needs at least one sample a side");
+  }
+  const Ranks ranks = doubled_midranks(a, b);
+  std::size_t doubled_sum_a = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) doubled_sum_a += ranks.doubled[i];
+  const double m = static_cast<double>(a.size());
+  const double n = static_cast<double>(b.size());
+  const double u = static_cast<double>(doubled_sum_a) / 2 - m * (m + 1) / 2;
+  if (a.size() + b.size() <= kExactLimit) {
+    return {u, exact_p_value(ranks, a.size(), doubled_sum_a), true};
+  }
+  return {u, normal_p_value(u, m, n, ranks.tie_term), false};
+}
+
+double smallest_p_value(std::size_t m, std::size_t n) {
+  double arrangements = 1;  // C(m + n, m)
+  for (std::size_t k = 1; k <= m; ++k) {
+    arrangements = arrangements * static_cast<double>(n + k) / static_cast<double>(k);
+  }
+  return std::min(1.0, 2 / arrangements);
+}
+
+std::string_view to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::faster:
+      return "faster";
+    case Verdict::slower:
+      return "slower";
+    case Verdict::same:
+      return "same";
+    case Verdict::accuracy_regression:
+      return "accuracy regression";
+    case Verdict::now_failing:
+      return "now failing";
+    case Verdict::not_compared:
+      return "not compared";
+  }
+  return "?";
+}
+
+bool Comparison::regressed() const {
+  return std::any_of(rows.begin(), rows.end(), [](const ComparedRow& row) {
+    return row.verdict == Verdict::slower || row.verdict == Verdict::accuracy_regression ||
+           row.verdict == Verdict::now_failing;
+  });
+}
+
+Comparison compare_results(const ResultsDocument& base, const ResultsDocument& now,
+                           ComparisonSettings settings) {
+  if (!(settings.threshold > 0) || !std::isfinite(settings.threshold)) {
+    throw UsageError(
+        fmt::format("threshold {} must be a finite positive number", settings.threshold));
+  }
+  if (!(settings.alpha > 0 && settings.alpha < 1)) {
+    throw UsageError(fmt::format("alpha {} must be between 0 and 1", settings.alpha));
+  }
+  Comparison comparison{.settings = settings, .flags = document_flags(base, now)};
+  std::map<Key, const ResultRecord*> new_by_key;
+  for (const ResultRecord& r : now.results) new_by_key.emplace(key_of(r), &r);
+  std::map<Key, bool> in_base;
+  for (const ResultRecord& r : base.results) {
+    if (!in_base.emplace(key_of(r), true).second) continue;  // a repeated key: the first counts
+    const auto it = new_by_key.find(key_of(r));
+    if (it == new_by_key.end()) {
+      comparison.only_in_base.push_back(unmatched(r));
+    } else {
+      comparison.rows.push_back(compare_records(r, *it->second, settings));
+    }
+  }
+  for (const ResultRecord& r : now.results) {
+    if (!in_base.contains(key_of(r))) comparison.only_in_new.push_back(unmatched(r));
+  }
+  return comparison;
+}
+
+}  // namespace nbody::reports

@@ -1,0 +1,265 @@
+#include "nbody/reports/comparison_report.hpp"
+
+#include <fmt/format.h>
+
+#include "nbody/files.hpp"
+
+namespace nbody::reports {
+namespace {
+
+// The cells of one row, plain text; each printer escapes them for its format.
+struct RowCells {
+  std::vector<std::string> cells;
+  bool bad = false;   // slower, or no longer passing
+  bool good = false;  // faster
+};
+
+const char* const kHeader[] = {"verdict",
+                               "implementation",
+                               "N",
+                               "initial condition",
+                               "time NEW/BASE",
+                               "int/s NEW/BASE",
+                               "p (U test)",
+                               "end-to-end NEW/BASE",
+                               "rel. L2 BASE → NEW",
+                               "accuracy",
+                               "notes"};
+
+std::string ratio(const std::optional<double>& value) {
+  return value ? fmt::format("{:.3f}×", *value) : "—";
+}
+
+std::string passed(const std::optional<bool>& value) {
+  return value ? (*value ? "pass" : "FAIL") : "—";
+}
+
+RowCells cells_of(const ComparedRow& row) {
+  RowCells out;
+  out.bad = row.verdict == Verdict::slower || row.verdict == Verdict::accuracy_regression ||
+            row.verdict == Verdict::now_failing;
+  out.good = row.verdict == Verdict::faster;
+  std::string p = "—";
+  if (row.test) p = fmt::format("{}{:.3g}", row.test->exact ? "" : "≈ ", row.test->p_value);
+  std::string l2 = "—";
+  if (row.base_relative_l2 || row.new_relative_l2) {
+    const auto e = [](const std::optional<double>& v) {
+      return v ? fmt::format("{:.2e}", *v) : std::string("—");
+    };
+    l2 = e(row.base_relative_l2) + " → " + e(row.new_relative_l2);
+  }
+  out.cells = {std::string(to_string(row.verdict)),
+               row.implementation,
+               std::to_string(row.n),
+               row.initial_condition,
+               ratio(row.time_ratio),
+               ratio(row.rate_ratio),
+               p,
+               ratio(row.end_to_end_ratio),
+               l2,
+               passed(row.base_passed) + " → " + passed(row.new_passed),
+               fmt::format("{}", fmt::join(row.notes, "; "))};
+  return out;
+}
+
+std::string unmatched_text(const UnmatchedRow& row) {
+  return fmt::format("{} at N = {} ({}): {}", row.implementation, row.n, row.initial_condition,
+                     to_string(row.status));
+}
+
+// The summary line and the rows that make the exit code 1, named one by one.
+struct Summary {
+  std::string counts;
+  std::vector<std::string> regressions;
+};
+
+Summary summarize(const Comparison& c) {
+  std::size_t counts[6] = {};
+  Summary summary;
+  for (const ComparedRow& row : c.rows) {
+    ++counts[static_cast<int>(row.verdict)];
+    if (row.verdict == Verdict::slower) {
+      summary.regressions.push_back(fmt::format("{} at N = {} ({}): {:.3f}× the time, p = {:.3g}",
+                                                row.implementation, row.n, row.initial_condition,
+                                                *row.time_ratio, row.test->p_value));
+    } else if (row.verdict == Verdict::accuracy_regression || row.verdict == Verdict::now_failing) {
+      const std::string l2 = row.base_relative_l2 && row.new_relative_l2
+                                 ? fmt::format(" (rel. L2 {:.2e} → {:.2e})", *row.base_relative_l2,
+                                               *row.new_relative_l2)
+                                 : "";
+      summary.regressions.push_back(fmt::format("{} at N = {} ({}): {}{}", row.implementation,
+                                                row.n, row.initial_condition,
+                                                to_string(row.verdict), l2));
+    }
+  }
+  std::vector<std::string> parts;
+  for (int v = 0; v < 6; ++v) {
+    if (counts[v] > 0) parts.push_back(fmt::format("{} {}", counts[v], to_string(Verdict(v))));
+  }
+  summary.counts = fmt::format("{} measurements in both: {}.", c.rows.size(),
+                               parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", ")));
+  return summary;
+}
+
+std::string method(const Comparison& c) {
+  return fmt::format(
+      "Time ratio: NEW / BASE kernel medians (above 1 is slower); int/s: the interaction rates' "
+      "ratio (above 1 is faster). p: the two-sided Mann-Whitney U test on the repetitions' times "
+      "(exact permutation distribution, ties at their midranks, up to 50 repetitions in all; ≈ "
+      "marks the normal approximation). Slower or faster: p < {} and the time ratio beyond 1 ± "
+      "{}. The exit code is 1 when a row is slower, or passed in BASE and fails in NEW (its "
+      "accuracy bound, or an error).",
+      c.settings.alpha, c.settings.threshold);
+}
+
+std::string md_escape(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    if (ch == '|')
+      out += "\\|";
+    else if (ch == '\n')
+      out += ' ';
+    else
+      out += ch;
+  }
+  return out;
+}
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+constexpr const char* kStyle =
+    "body{font:15px/1.45 system-ui,sans-serif;margin:1rem auto;padding:0 1rem;max-width:90rem;"
+    "color:#222}"
+    ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;border:1px solid #ddd}"
+    "table{border-collapse:collapse;font-size:.9rem}"
+    "th,td{border-bottom:1px solid #ddd;padding:.35rem .6rem;text-align:left;white-space:nowrap;"
+    "vertical-align:top}"
+    "th{background:#f4f4f4}"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "td.notes{white-space:normal;min-width:14rem}"
+    "tr.bad{background:#fde4e1}tr.bad td:first-child{font-weight:bold;color:#a40000}"
+    "tr.good{background:#e6f5e6}"
+    "code{word-break:break-all}"
+    "@media (max-width:40rem){body{padding:0 .5rem;font-size:14px}}";
+
+}  // namespace
+
+std::string render_comparison_markdown(const Comparison& c, const ComparedSources& sources) {
+  const Summary summary = summarize(c);
+  std::string out = "# nbody-fair compare\n\n";
+  out += fmt::format("BASE: `{}`  \nNEW: `{}`\n\n", sources.base, sources.now);
+  out += summary.counts + "\n\n";
+  if (summary.regressions.empty()) {
+    out += "No regression.\n\n";
+  } else {
+    out += "**Regressions:**\n\n";
+    for (const std::string& line : summary.regressions) out += "- " + line + "\n";
+    out += "\n";
+  }
+  for (const std::string& flag : c.flags) out += "⚠ " + md_escape(flag) + "\n\n";
+  out += method(c) + "\n\n";
+  out += "|";
+  for (const char* heading : kHeader) out += fmt::format(" {} |", heading);
+  out += "\n|---|---|---:|---|---:|---:|---:|---:|---|---|---|\n";
+  for (const ComparedRow& row : c.rows) {
+    const RowCells cells = cells_of(row);
+    out += "|";
+    for (std::size_t i = 0; i < cells.cells.size(); ++i) {
+      const std::string text = md_escape(cells.cells[i]);
+      out += i == 0 && cells.bad ? fmt::format(" **{}** |", text) : fmt::format(" {} |", text);
+    }
+    out += "\n";
+  }
+  out += "\n";
+  for (const auto& [title, rows] :
+       {std::pair{"Only in BASE", &c.only_in_base}, std::pair{"Only in NEW", &c.only_in_new}}) {
+    if (rows->empty()) continue;
+    out += fmt::format("## {}\n\n", title);
+    for (const UnmatchedRow& row : *rows) out += "- " + md_escape(unmatched_text(row)) + "\n";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string render_comparison_html(const Comparison& c, const ComparedSources& sources) {
+  const Summary summary = summarize(c);
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>nbody-fair compare</title>\n<style>";
+  out += kStyle;
+  out += "</style>\n</head>\n<body>\n<h1>nbody-fair compare</h1>\n";
+  out += fmt::format("<p>BASE: <code>{}</code><br>NEW: <code>{}</code></p>\n",
+                     html_escape(sources.base), html_escape(sources.now));
+  out += fmt::format("<p>{}</p>\n", html_escape(summary.counts));
+  if (summary.regressions.empty()) {
+    out += "<p>No regression.</p>\n";
+  } else {
+    out += "<p><strong>Regressions:</strong></p>\n<ul>\n";
+    for (const std::string& line : summary.regressions) {
+      out += fmt::format("<li>{}</li>\n", html_escape(line));
+    }
+    out += "</ul>\n";
+  }
+  for (const std::string& flag : c.flags) out += fmt::format("<p>⚠ {}</p>\n", html_escape(flag));
+  out += fmt::format("<p>{}</p>\n", html_escape(method(c)));
+  out += "<div class=\"scroll\">\n<table>\n<thead><tr>";
+  for (const char* heading : kHeader) out += fmt::format("<th>{}</th>", html_escape(heading));
+  out += "</tr></thead>\n<tbody>\n";
+  for (const ComparedRow& row : c.rows) {
+    const RowCells cells = cells_of(row);
+    out += cells.bad ? "<tr class=\"bad\">" : cells.good ? "<tr class=\"good\">" : "<tr>";
+    for (std::size_t i = 0; i < cells.cells.size(); ++i) {
+      const char* cls = i == 2 || (i >= 4 && i <= 7)  ? " class=\"num\""
+                        : i + 1 == cells.cells.size() ? " class=\"notes\""
+                                                      : "";
+      out += fmt::format("<td{}>{}</td>", cls, html_escape(cells.cells[i]));
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody>\n</table>\n</div>\n";
+  for (const auto& [title, rows] :
+       {std::pair{"Only in BASE", &c.only_in_base}, std::pair{"Only in NEW", &c.only_in_new}}) {
+    if (rows->empty()) continue;
+    out += fmt::format("<h2>{}</h2>\n<ul>\n", title);
+    for (const UnmatchedRow& row : *rows) {
+      out += fmt::format("<li>{}</li>\n", html_escape(unmatched_text(row)));
+    }
+    out += "</ul>\n";
+  }
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+std::vector<std::filesystem::path> write_comparison_files(const Comparison& comparison,
+                                                          const ComparedSources& sources,
+                                                          const std::filesystem::path& directory) {
+  const std::vector<std::filesystem::path> files = {directory / "compare.md",
+                                                    directory / "compare.html"};
+  write_file_atomically(files[0], render_comparison_markdown(comparison, sources));
+  write_file_atomically(files[1], render_comparison_html(comparison, sources));
+  return files;
+}
+
+}  // namespace nbody::reports

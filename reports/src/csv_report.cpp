@@ -1,0 +1,145 @@
+#include "nbody/reports/csv_report.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace nbody::reports {
+namespace {
+
+constexpr const char* kColumns[] = {"implementation",
+                                    "device",
+                                    "precision",
+                                    "accuracy_class",
+                                    "role",
+                                    "initial_condition",
+                                    "n",
+                                    "status",
+                                    "reason",
+                                    "median_s",
+                                    "ci_low_s",
+                                    "ci_high_s",
+                                    "ci_confidence",
+                                    "cv",
+                                    "repetitions",
+                                    "interactions_per_second",
+                                    "interactions_per_second_min",
+                                    "interactions_per_second_max",
+                                    "gflops_at_20",
+                                    "end_to_end_median_s",
+                                    "end_to_end_interactions_per_second",
+                                    "relative_l2",
+                                    "max_relative",
+                                    "p99_relative",
+                                    "accuracy_passed",
+                                    "gflops_counted",
+                                    "fraction_of_measured_peak",
+                                    "fraction_of_instruction_bound",
+                                    "fraction_of_interaction_mix_ceiling",
+                                    "dram_bytes_per_second",
+                                    "disturbed",
+                                    "disturbances"};
+
+std::string csv_field(std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
+  std::string out = "\"";
+  for (const char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+// Shortest text that reads back as the same double, so the CSV loses nothing of results.json.
+std::string number(const std::optional<double>& value) {
+  return value ? fmt::format("{}", *value) : std::string();
+}
+
+std::string boolean(bool value) {
+  return value ? "true" : "false";
+}
+
+const ImplementationRecord* find_implementation(const ResultsDocument& doc,
+                                                const std::string& name) {
+  for (const ImplementationRecord& impl : doc.implementations) {
+    if (impl.name == name) return &impl;
+  }
+  return nullptr;
+}
+
+// Both timings' disturbances: on the GPU the end-to-end timing is the kernel's own repetitions,
+// so the same reason is listed once.
+std::vector<std::string> disturbances_of(const ResultRecord& r) {
+  std::vector<std::string> reasons;
+  for (const auto* timing : {&r.kernel, &r.end_to_end}) {
+    if (!*timing || !(*timing)->conditions) continue;
+    for (const std::string& reason : (*timing)->conditions->disturbances) {
+      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) {
+        reasons.push_back(reason);
+      }
+    }
+  }
+  return reasons;
+}
+
+bool has_conditions(const ResultRecord& r) {
+  return (r.kernel && r.kernel->conditions) || (r.end_to_end && r.end_to_end->conditions);
+}
+
+void append_row(std::string& out, const std::vector<std::string>& cells) {
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (i > 0) out += ',';
+    out += csv_field(cells[i]);
+  }
+  out += "\r\n";
+}
+
+}  // namespace
+
+std::string render_csv(const ResultsDocument& doc) {
+  std::string out;
+  append_row(out, std::vector<std::string>(std::begin(kColumns), std::end(kColumns)));
+  for (const ResultRecord& r : doc.results) {
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    const auto property = [impl](auto member) {
+      return impl ? std::string(to_string(impl->*member)) : std::string();
+    };
+    const std::optional<TimingStatistics>& k = r.kernel;
+    const std::optional<RateFigures>& rate = r.kernel_rate;
+    const std::optional<AccuracyRecord>& a = r.accuracy;
+    const DerivedFigures* derived =
+        r.counters && r.counters->available() ? &r.counters->derived : nullptr;
+    const auto figure = [derived](std::optional<double> DerivedFigures::*member) {
+      return derived ? number(derived->*member) : std::string();
+    };
+    const std::vector<std::string> disturbances = disturbances_of(r);
+    std::vector<std::string> cells = {
+        r.implementation, property(&ImplementationRecord::device),
+        property(&ImplementationRecord::precision), property(&ImplementationRecord::accuracy_class),
+        property(&ImplementationRecord::role), r.initial_condition, std::to_string(r.n),
+        std::string(to_string(r.status)), r.reason, k ? number(k->median_s) : "",
+        k ? number(k->ci_low_s) : "", k ? number(k->ci_high_s) : "",
+        k ? number(k->ci_confidence) : "", k ? number(k->cv) : "",
+        k ? std::to_string(k->repetitions) : "", rate ? number(rate->interactions_per_second) : "",
+        rate ? number(rate->interactions_per_second_min) : "",
+        rate ? number(rate->interactions_per_second_max) : "",
+        rate ? number(rate->gflops_at_20) : "", r.end_to_end ? number(r.end_to_end->median_s) : "",
+        r.end_to_end_rate ? number(r.end_to_end_rate->interactions_per_second) : "",
+        a ? number(a->metrics.relative_l2) : "", a ? number(a->metrics.max_relative) : "",
+        a ? number(a->metrics.p99_relative) : "", a ? boolean(a->passed) : "",
+        figure(&DerivedFigures::gflops_counted), figure(&DerivedFigures::fraction_of_measured_peak),
+        figure(&DerivedFigures::fraction_of_instruction_bound),
+        figure(&DerivedFigures::fraction_of_interaction_mix_ceiling),
+        figure(&DerivedFigures::dram_bytes_per_second),
+        // Unknown (empty) where no timing recorded its conditions: skipped, or before version 3.
+        has_conditions(r) ? boolean(!disturbances.empty()) : "",
+        fmt::format("{}", fmt::join(disturbances, "; "))};
+    append_row(out, cells);
+  }
+  return out;
+}
+
+}  // namespace nbody::reports

@@ -1,0 +1,468 @@
+// nbody-fair compare: the Mann-Whitney U test, the comparison of two results documents, its
+// printers, and the command's exit codes on a real run.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "nbody/errors.hpp"
+#include "nbody/reports/comparison.hpp"
+#include "nbody/reports/comparison_report.hpp"
+#include "nbody/results.hpp"
+
+extern char** environ;
+
+namespace nbody::reports {
+namespace {
+
+namespace fs = std::filesystem;
+
+// --- the Mann-Whitney U test ---
+
+TEST(MannWhitney, FiveAgainstFiveCompletelySeparated) {
+  const std::vector<double> fast = {1.0, 1.1, 1.2, 1.3, 1.4};
+  const std::vector<double> slow = {2.0, 2.1, 2.2, 2.3, 2.4};
+  const MannWhitneyResult r = mann_whitney_u(fast, slow);
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.u, 0);
+  // One arrangement of C(10, 5) = 252 is this extreme, one the other way.
+  EXPECT_NEAR(r.p_value, 2.0 / 252, 1e-12);
+  const MannWhitneyResult reversed = mann_whitney_u(slow, fast);
+  EXPECT_EQ(reversed.u, 25);
+  EXPECT_NEAR(reversed.p_value, 2.0 / 252, 1e-12);
+}
+
+TEST(MannWhitney, IdenticalSamplesAreNotDifferent) {
+  const std::vector<double> same = {3.0, 1.0, 2.0, 5.0, 4.0};
+  EXPECT_DOUBLE_EQ(mann_whitney_u(same, same).p_value, 1.0);
+  const std::vector<double> all_tied = {7.0, 7.0, 7.0};
+  EXPECT_DOUBLE_EQ(mann_whitney_u(all_tied, all_tied).p_value, 1.0);
+}
+
+// scipy.stats.mannwhitneyu's documented example (method="exact"): U1 = 17, p = 0.1111. By hand:
+// the first sample's ranks are 3, 5, 7, 8, 9 (sum 32, U = 32 - 15 = 17); P(U >= 17) = P(U <= 3)
+// = (1 + 1 + 2 + 3) / C(9, 4) = 7/126, so p = 14/126 = 1/9.
+TEST(MannWhitney, TextbookExampleUnequalSizes) {
+  const std::vector<double> males = {19, 22, 16, 29, 24};
+  const std::vector<double> females = {20, 11, 17, 12};
+  const MannWhitneyResult r = mann_whitney_u(males, females);
+  EXPECT_EQ(r.u, 17);
+  EXPECT_TRUE(r.exact);
+  EXPECT_NEAR(r.p_value, 1.0 / 9, 1e-12);
+}
+
+// With ties the p-value is that of the exact permutation distribution at midranks: checked here
+// against brute force over every split, counting U from pairs directly.
+TEST(MannWhitney, TiesMatchTheBruteForcePermutationTest) {
+  const std::vector<double> a = {1, 2, 2, 3, 5};
+  const std::vector<double> b = {2, 3, 3, 4, 6, 6};
+  std::vector<double> pooled = a;
+  pooled.insert(pooled.end(), b.begin(), b.end());
+  const auto u_of = [](const std::vector<double>& x, const std::vector<double>& y) {
+    double u = 0;
+    for (const double xi : x) {
+      for (const double yj : y) u += xi > yj ? 1 : xi == yj ? 0.5 : 0;
+    }
+    return u;
+  };
+  const double observed = u_of(a, b);
+  double at_most = 0, at_least = 0, all = 0;
+  const std::size_t total = pooled.size();
+  for (unsigned mask = 0; mask < (1u << total); ++mask) {
+    if (static_cast<std::size_t>(__builtin_popcount(mask)) != a.size()) continue;
+    std::vector<double> x, y;
+    for (std::size_t i = 0; i < total; ++i) (mask >> i & 1u ? x : y).push_back(pooled[i]);
+    const double u = u_of(x, y);
+    all += 1;
+    at_most += u <= observed;
+    at_least += u >= observed;
+  }
+  const MannWhitneyResult r = mann_whitney_u(a, b);
+  EXPECT_EQ(r.u, observed);
+  EXPECT_TRUE(r.exact);
+  EXPECT_NEAR(r.p_value, std::min(1.0, 2 * std::min(at_most, at_least) / all), 1e-12);
+}
+
+// Above 50 samples in all: the normal approximation with continuity correction.
+TEST(MannWhitney, LargeSamplesUseTheNormalApproximation) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 30; ++i) {
+    a.push_back(i);
+    b.push_back(100 + i);
+  }
+  const MannWhitneyResult r = mann_whitney_u(a, b);
+  EXPECT_FALSE(r.exact);
+  // U = 0, mean 450, variance 30*30*61/12 = 4575: z = 449.5 / 67.64 = 6.646.
+  EXPECT_NEAR(r.p_value, std::erfc(449.5 / std::sqrt(4575.0) / std::sqrt(2.0)), 1e-15);
+  EXPECT_DOUBLE_EQ(mann_whitney_u(a, a).p_value, 1.0);
+}
+
+TEST(MannWhitney, SmallestPValueOfFewRepetitions) {
+  EXPECT_NEAR(smallest_p_value(5, 5), 2.0 / 252, 1e-15);
+  EXPECT_NEAR(smallest_p_value(3, 3), 0.1, 1e-15);
+  EXPECT_NEAR(smallest_p_value(2, 2), 1.0 / 3, 1e-15);
+  EXPECT_THROW(mann_whitney_u(std::vector<double>{}, std::vector<double>{1.0}),
+               std::invalid_argument);
+}
+
+// --- comparing documents ---
+
+ResultRecord measured(const std::string& implementation, std::size_t n,
+                      std::vector<double> samples) {
+  ResultRecord r;
+  r.implementation = implementation;
+  r.initial_condition = "uniform";
+  r.n = n;
+  r.status = Status::ok;
+  r.input_hash = "hash-" + std::to_string(n);
+  r.threads = 1;
+  r.accuracy =
+      AccuracyRecord{.metrics = {.relative_l2 = 3e-7}, .relative_l2_bound = 1e-5, .passed = true};
+  std::sort(samples.begin(), samples.end());
+  const double median = samples[samples.size() / 2];
+  const double credited = static_cast<double>(n) * static_cast<double>(n);
+  r.kernel = TimingStatistics{.repetitions = static_cast<int>(samples.size()),
+                              .samples_s = samples,
+                              .median_s = median,
+                              .min_s = samples.front(),
+                              .max_s = samples.back()};
+  r.kernel->conditions = MeasurementConditions{};
+  r.kernel_rate = RateFigures{.interactions_per_second = credited / median,
+                              .interactions_per_second_min = credited / samples.back(),
+                              .interactions_per_second_max = credited / samples.front()};
+  return r;
+}
+
+ResultsDocument hand_made_document() {
+  ResultsDocument doc;
+  doc.machine.cpu_model = "Test CPU";
+  doc.build.tool_version = "0.1.0";
+  doc.results.push_back(measured("cpu.soa", 1024, {1.00e-3, 1.02e-3, 0.99e-3, 1.01e-3, 1.03e-3}));
+  doc.results.push_back(measured("cpu.soa", 2048, {4.00e-3, 4.05e-3, 3.98e-3, 4.02e-3, 4.01e-3}));
+  doc.results.push_back(measured("cpu.tbb", 1024, {0.50e-3, 0.51e-3, 0.49e-3, 0.52e-3, 0.50e-3}));
+  return doc;
+}
+
+// Every time of one record times `factor` (rates divided by it), as a slower build would read.
+void scale_times(ResultRecord& r, double factor) {
+  for (double& s : r.kernel->samples_s) s *= factor;
+  r.kernel->median_s *= factor;
+  r.kernel->min_s *= factor;
+  r.kernel->max_s *= factor;
+  r.kernel_rate->interactions_per_second /= factor;
+  r.kernel_rate->interactions_per_second_min /= factor;
+  r.kernel_rate->interactions_per_second_max /= factor;
+}
+
+TEST(Compare, ADocumentAgainstItselfHasNoRegression) {
+  const ResultsDocument doc = hand_made_document();
+  const Comparison c = compare_results(doc, doc);
+  EXPECT_FALSE(c.regressed());
+  ASSERT_EQ(c.rows.size(), 3u);
+  for (const ComparedRow& row : c.rows) {
+    EXPECT_EQ(row.verdict, Verdict::same) << row.implementation << " " << row.n;
+    EXPECT_DOUBLE_EQ(*row.time_ratio, 1.0);
+    EXPECT_DOUBLE_EQ(row.test->p_value, 1.0);
+    EXPECT_TRUE(row.notes.empty()) << row.notes.front();
+  }
+  EXPECT_TRUE(c.flags.empty());
+  EXPECT_TRUE(c.only_in_base.empty());
+  EXPECT_TRUE(c.only_in_new.empty());
+  EXPECT_NE(render_comparison_markdown(c, {"a", "b"}).find("No regression."), std::string::npos);
+}
+
+TEST(Compare, OneKernelTwentyPercentSlowerIsFlaggedAndNamed) {
+  const ResultsDocument base = hand_made_document();
+  ResultsDocument now = base;
+  scale_times(now.results[1], 1.2);
+  const Comparison c = compare_results(base, now);
+  EXPECT_TRUE(c.regressed());
+  ASSERT_EQ(c.rows.size(), 3u);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::same);
+  EXPECT_EQ(c.rows[2].verdict, Verdict::same);
+  const ComparedRow& slow = c.rows[1];
+  EXPECT_EQ(slow.verdict, Verdict::slower);
+  EXPECT_NEAR(*slow.time_ratio, 1.2, 1e-12);
+  EXPECT_NEAR(*slow.rate_ratio, 1 / 1.2, 1e-12);
+  EXPECT_NEAR(slow.test->p_value, 2.0 / 252, 1e-12);
+  const std::string markdown = render_comparison_markdown(c, {"base.json", "new.json"});
+  EXPECT_NE(markdown.find("- cpu.soa at N = 2048 (uniform): 1.200× the time"), std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| **slower** | cpu.soa | 2048 |"), std::string::npos) << markdown;
+  const std::string html = render_comparison_html(c, {"base.json", "new.json"});
+  EXPECT_NE(html.find("<tr class=\"bad\"><td>slower</td><td>cpu.soa</td><td class=\"num\">2048"),
+            std::string::npos)
+      << html;
+  // Self-contained and scrollable at a phone's width.
+  EXPECT_NE(html.find("name=\"viewport\""), std::string::npos);
+  EXPECT_NE(html.find("overflow-x:auto"), std::string::npos);
+  for (const char* external : {"<link", "<script", "src=", "http://", "https://", "@import"}) {
+    EXPECT_EQ(html.find(external), std::string::npos) << external;
+  }
+}
+
+TEST(Compare, FasterAndSmallChangesAndTheThreshold) {
+  const ResultsDocument base = hand_made_document();
+  ResultsDocument now = base;
+  scale_times(now.results[0], 0.8);
+  scale_times(now.results[1], 1.03);  // significant, but within the 5% threshold
+  const Comparison c = compare_results(base, now);
+  EXPECT_FALSE(c.regressed());
+  EXPECT_EQ(c.rows[0].verdict, Verdict::faster);
+  EXPECT_EQ(c.rows[1].verdict, Verdict::same);
+  EXPECT_TRUE(c.rows[1].significant);
+  // A threshold of 2% makes the 3% slowdown a regression.
+  const Comparison strict = compare_results(base, now, {.threshold = 0.02, .alpha = 0.05});
+  EXPECT_TRUE(strict.regressed());
+  EXPECT_EQ(strict.rows[1].verdict, Verdict::slower);
+  EXPECT_THROW(compare_results(base, now, {.threshold = -1, .alpha = 0.05}), UsageError);
+  EXPECT_THROW(compare_results(base, now, {.threshold = 0.05, .alpha = 1}), UsageError);
+}
+
+TEST(Compare, AccuracyThatPassedAndNowFailsIsARegression) {
+  const ResultsDocument base = hand_made_document();
+  ResultsDocument now = base;
+  now.results[2].accuracy->passed = false;
+  now.results[2].accuracy->metrics.relative_l2 = 2e-5;
+  const Comparison c = compare_results(base, now);
+  EXPECT_TRUE(c.regressed());
+  EXPECT_EQ(c.rows[2].verdict, Verdict::accuracy_regression);
+  EXPECT_EQ(c.rows[2].base_relative_l2, 3e-7);
+  EXPECT_EQ(c.rows[2].new_relative_l2, 2e-5);
+  const std::string markdown = render_comparison_markdown(c, {"a", "b"});
+  EXPECT_NE(markdown.find("cpu.tbb at N = 1024 (uniform): accuracy regression"), std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("pass → FAIL"), std::string::npos);
+}
+
+TEST(Compare, RowsInOneFileDifferingInputsMachinesAndDisturbances) {
+  const ResultsDocument base = hand_made_document();
+  ResultsDocument now = base;
+  now.machine.cpu_model = "Other CPU";
+  now.build.cxx_flags = "-O2";
+  now.results[0].input_hash = "other";
+  now.results[1].kernel->conditions->disturbances = {"other processes took 35% of the CPUs"};
+  now.results.pop_back();
+  now.results.push_back(measured("cpu.simd", 1024, {1e-4, 1e-4, 1e-4, 1e-4, 1e-4}));
+  ResultRecord skipped = measured("cpu.aos", 4096, {1});
+  skipped.status = Status::skipped;
+  skipped.reason = "over --max-eval-seconds";
+  ResultsDocument base_with_skip = base;
+  base_with_skip.results.push_back(skipped);
+  now.results.push_back(skipped);
+  const Comparison c = compare_results(base_with_skip, now);
+  ASSERT_EQ(c.only_in_base.size(), 1u);
+  EXPECT_EQ(c.only_in_base[0].implementation, "cpu.tbb");
+  ASSERT_EQ(c.only_in_new.size(), 1u);
+  EXPECT_EQ(c.only_in_new[0].implementation, "cpu.simd");
+  ASSERT_EQ(c.rows.size(), 3u);
+  EXPECT_NE(c.rows[0].notes.at(0).find("inputs differ"), std::string::npos);
+  EXPECT_EQ(c.rows[1].notes.at(0), "NEW disturbed: other processes took 35% of the CPUs");
+  EXPECT_EQ(c.rows[2].verdict, Verdict::not_compared);
+  ASSERT_EQ(c.flags.size(), 2u);
+  EXPECT_NE(c.flags[0].find("Machines differ: CPU 'Test CPU' → 'Other CPU'"), std::string::npos);
+  EXPECT_NE(c.flags[1].find("Builds differ: C++ flags '' → '-O2'"), std::string::npos);
+  EXPECT_FALSE(c.regressed());
+  const std::string markdown = render_comparison_markdown(c, {"a", "b"});
+  EXPECT_NE(markdown.find("## Only in BASE\n\n- cpu.tbb at N = 1024 (uniform): ok"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("## Only in NEW\n\n- cpu.simd at N = 1024 (uniform): ok"),
+            std::string::npos);
+}
+
+TEST(Compare, TooFewRepetitionsAreSaidToBeUntestable) {
+  ResultsDocument base;
+  base.results.push_back(measured("cpu.soa", 1024, {1e-3, 1.01e-3}));
+  ResultsDocument now = base;
+  scale_times(now.results[0], 2);
+  const Comparison c = compare_results(base, now);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::same);
+  EXPECT_FALSE(c.rows[0].significant);
+  EXPECT_NE(c.rows[0].notes.at(0).find("2 against 2 repetitions cannot reach p < 0.05"),
+            std::string::npos);
+}
+
+// --- the command line (spawns the built nbody-fair, as runner_test does) ---
+
+// The spawned runs keep their caches in a folder of their own (see runner_test.cpp).
+class ScratchCacheEnvironment final : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    directory_ =
+        fs::temp_directory_path() / ("nbody-fair-compare-test-cache-" + std::to_string(::getpid()));
+    fs::create_directories(directory_);
+    ::setenv("NBODY_FAIR_CACHE_DIR", directory_.c_str(), 1);
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+
+ private:
+  fs::path directory_;
+};
+[[maybe_unused]] const ::testing::Environment* const kScratchCache =
+    ::testing::AddGlobalTestEnvironment(new ScratchCacheEnvironment);
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("nbody-fair-compare-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+struct CommandResult {
+  int exit_code;
+  std::string stderr_text;
+  std::string stdout_text;
+};
+
+std::string read_and_remove(const fs::path& file) {
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(file);
+  return text;
+}
+
+CommandResult run_tool(const std::vector<std::string>& args) {
+  const std::string stem = (fs::temp_directory_path() / "nbody-fair-compare-test-").string() +
+                           std::to_string(::getpid());
+  const std::string out_file = stem + "-stdout", err_file = stem + "-stderr";
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(NBODY_FAIR_EXE));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  pid_t pid = 0;
+  EXPECT_EQ(posix_spawn(&pid, NBODY_FAIR_EXE, &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const std::string err = read_and_remove(err_file);
+  return {code, err, read_and_remove(out_file)};
+}
+
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+nlohmann::json read_json(const fs::path& file) {
+  return nlohmann::json::parse(std::ifstream(file));
+}
+
+void write_json(const fs::path& file, const nlohmann::json& j) {
+  std::ofstream(file) << j.dump();
+}
+
+// One real run (gtest_discover_tests runs each TEST in a process of its own, so the run's three
+// comparisons share one TEST): against itself, against a copy whose accuracy now fails, against a
+// copy with one record 20% slower.
+TEST(CompareCommand, ExitCodesOnARealRun) {
+  const fs::path dir = scratch("real");
+  const std::string a = (dir / "A").string();
+  const CommandResult run = run_tool({"run", "--impl", "cpu.soa", "--sizes", "1K,2K", "--out", a});
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+
+  const CommandResult self = run_tool({"compare", a, a});
+  EXPECT_EQ(self.exit_code, 0) << self.stderr_text << self.stdout_text;
+  EXPECT_NE(self.stdout_text.find("No regression."), std::string::npos) << self.stdout_text;
+
+  const nlohmann::json original = read_json(dir / "A" / "results.json");
+  nlohmann::json failing = original;
+  failing["results"][0]["accuracy"]["passed"] = false;
+  write_json(dir / "failing.json", failing);
+  const CommandResult fails = run_tool({"compare", a, (dir / "failing.json").string()});
+  EXPECT_EQ(fails.exit_code, 1) << fails.stderr_text << fails.stdout_text;
+  EXPECT_NE(fails.stdout_text.find("accuracy regression"), std::string::npos) << fails.stdout_text;
+
+  // The record whose repetitions spread least: ×1.2 then separates the samples completely, which
+  // 5 against 5 needs to reach p < 0.05 (2/252 at best).
+  std::size_t chosen = 0;
+  double least_spread = 0;
+  for (std::size_t i = 0; i < original["results"].size(); ++i) {
+    const auto& samples = original["results"][i]["kernel"]["samples_s"];
+    const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
+    const double spread = hi->get<double>() / lo->get<double>();
+    if (i == 0 || spread < least_spread) {
+      least_spread = spread;
+      chosen = i;
+    }
+  }
+  nlohmann::json slower = original;
+  nlohmann::json& record = slower["results"][chosen];
+  nlohmann::json& kernel = record["kernel"];
+  for (auto& sample : kernel["samples_s"]) sample = sample.get<double>() * 1.2;
+  for (const char* field :
+       {"median_s", "mean_s", "min_s", "max_s", "stddev_s", "ci_low_s", "ci_high_s"}) {
+    kernel[field] = kernel[field].get<double>() * 1.2;
+  }
+  for (const char* field : {"interactions_per_second", "interactions_per_second_min",
+                            "interactions_per_second_max", "gflops_at_20"}) {
+    record["kernel_rate"][field] = record["kernel_rate"][field].get<double>() / 1.2;
+  }
+  write_json(dir / "slower.json", slower);
+  const std::string row_name =
+      "cpu.soa at N = " + std::to_string(record["n"].get<std::size_t>()) + " (uniform)";
+  const CommandResult slow =
+      run_tool({"compare", a, (dir / "slower.json").string(), "--out", (dir / "cmp").string()});
+  if (least_spread >= 1.2) {
+    fs::remove_all(dir);
+    GTEST_SKIP() << "every record's repetitions spread by 20% or more (" << least_spread
+                 << "): the machine was too busy for x1.2 to separate them";
+  }
+  EXPECT_EQ(slow.exit_code, 1) << slow.stderr_text << slow.stdout_text;
+  EXPECT_NE(slow.stdout_text.find("- " + row_name + ": 1.200× the time"), std::string::npos)
+      << slow.stdout_text;
+  EXPECT_TRUE(fs::exists(dir / "cmp" / "compare.md"));
+  const std::string html = read_and_remove(dir / "cmp" / "compare.html");
+  EXPECT_NE(html.find("<tr class=\"bad\">"), std::string::npos);
+
+  fs::remove_all(dir);
+}
+
+TEST(CompareCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
+  const fs::path dir = scratch("bad");
+  save_results(ResultsDocument{}, dir / "results.json");
+  std::ofstream(dir / "other.json") << R"({"name": "not a results file"})";
+  const std::string good = (dir / "results.json").string();
+  const std::string out = (dir / "out").string();
+  const std::vector<std::vector<std::string>> cases = {
+      {"compare", good, (dir / "missing.json").string(), "--out", out},
+      {"compare", (dir / "missing").string(), good, "--out", out},
+      {"compare", good, (dir / "other.json").string(), "--out", out},
+      {"compare", good, good, "--threshold", "-1", "--out", out},
+      {"compare", good, good, "--threshold", "0", "--out", out},
+      {"compare", good, good, "--alpha", "1.5", "--out", out},
+      {"compare", good, "--out", out},
+  };
+  for (const auto& args : cases) {
+    const CommandResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << args[2] << ": " << r.stderr_text;
+    EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+    EXPECT_TRUE(r.stderr_text.starts_with("nbody-fair: ")) << r.stderr_text;
+    EXPECT_FALSE(fs::exists(out)) << "left " << out << " behind";
+  }
+  // A folder works as well as its results.json.
+  const CommandResult folder = run_tool({"compare", dir.string(), good, "--out", out});
+  EXPECT_EQ(folder.exit_code, 0) << folder.stderr_text;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "compare.html"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nbody::reports

@@ -1,0 +1,159 @@
+// results.csv: one row per result record, RFC 4180 quoting, empty cells for absent values.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "nbody/reports/csv_report.hpp"
+#include "nbody/results.hpp"
+
+namespace nbody::reports {
+namespace {
+
+// Splits RFC 4180 text into rows of fields (quoted fields may hold commas, quotes, line breaks).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  bool in_quotes = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    std::string& field = rows.back().back();
+    if (in_quotes) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        in_quotes = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      in_quotes = true;
+    } else if (c == ',') {
+      rows.back().emplace_back();
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      ++i;
+      rows.emplace_back(1);
+    } else {
+      field += c;
+    }
+  }
+  if (rows.back().size() == 1 && rows.back().front().empty()) rows.pop_back();
+  return rows;
+}
+
+ResultsDocument hand_made_document() {
+  ResultsDocument doc;
+  doc.implementations.push_back({.name = "cpu.soa",
+                                 .device = DeviceKind::cpu,
+                                 .precision = Precision::f32,
+                                 .role = Role::optimized});
+  ResultRecord ok;
+  ok.implementation = "cpu.soa";
+  ok.initial_condition = "uniform";
+  ok.n = 1024;
+  ok.status = Status::ok;
+  ok.accuracy =
+      AccuracyRecord{.metrics = {.relative_l2 = 1.5e-7, .max_relative = 2e-6, .p99_relative = 1e-6},
+                     .passed = true};
+  ok.kernel = TimingStatistics{.repetitions = 5,
+                               .samples_s = {1e-3, 1.1e-3, 0.9e-3, 1e-3, 1.05e-3},
+                               .median_s = 1e-3,
+                               .ci_low_s = 0.9e-3,
+                               .ci_high_s = 1.1e-3,
+                               .ci_confidence = 0.9375,
+                               .cv = 0.07};
+  ok.kernel->conditions = MeasurementConditions{
+      .attempts = 3, .disturbances = {"other processes took 40% of the CPUs", "steal, 12%"}};
+  ok.kernel_rate = RateFigures{.interactions_per_second = 1.048576e9,
+                               .interactions_per_second_min = 9.5e8,
+                               .interactions_per_second_max = 1.1e9,
+                               .gflops_at_20 = 20.97152};
+  ok.counters = CounterReadout{.source = "disassembly"};
+  ok.counters->derived.gflops_counted = 18.5;
+  ok.counters->derived.fraction_of_measured_peak = 0.25;
+  doc.results.push_back(ok);
+
+  ResultRecord skipped;
+  skipped.implementation = "gpu.tuned";  // not among the implementations: empty properties
+  skipped.initial_condition = "uniform";
+  skipped.n = 2048;
+  skipped.status = Status::skipped;
+  skipped.reason = "no CUDA device, \"cudaGetDeviceCount\" says\nnone";
+  doc.results.push_back(skipped);
+  return doc;
+}
+
+std::size_t column(const std::vector<std::string>& header, const std::string& name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  EXPECT_NE(it, header.end()) << name;
+  return static_cast<std::size_t>(it - header.begin());
+}
+
+TEST(Csv, OneRowPerRecordWithTheColumnsPeoplePlot) {
+  const std::string text = render_csv(hand_made_document());
+  const auto rows = parse_csv(text);
+  ASSERT_EQ(rows.size(), 3u) << text;
+  const std::vector<std::string>& header = rows[0];
+  EXPECT_EQ(header.size(), 32u);
+  EXPECT_EQ(header.front(), "implementation");
+  EXPECT_EQ(header.back(), "disturbances");
+  for (const auto& row : rows) EXPECT_EQ(row.size(), header.size()) << text;
+  const auto& ok = rows[1];
+  EXPECT_EQ(ok[column(header, "implementation")], "cpu.soa");
+  EXPECT_EQ(ok[column(header, "device")], "cpu");
+  EXPECT_EQ(ok[column(header, "precision")], "f32");
+  EXPECT_EQ(ok[column(header, "role")], "optimized");
+  EXPECT_EQ(ok[column(header, "n")], "1024");
+  EXPECT_EQ(ok[column(header, "status")], "ok");
+  EXPECT_EQ(ok[column(header, "reason")], "");
+  EXPECT_EQ(ok[column(header, "median_s")], "0.001");
+  EXPECT_EQ(ok[column(header, "ci_confidence")], "0.9375");
+  EXPECT_EQ(ok[column(header, "repetitions")], "5");
+  EXPECT_EQ(ok[column(header, "interactions_per_second")], "1048576000");
+  EXPECT_EQ(ok[column(header, "relative_l2")], "1.5e-07");
+  EXPECT_EQ(ok[column(header, "accuracy_passed")], "true");
+  EXPECT_EQ(ok[column(header, "gflops_counted")], "18.5");
+  EXPECT_EQ(ok[column(header, "fraction_of_measured_peak")], "0.25");
+  EXPECT_EQ(ok[column(header, "fraction_of_instruction_bound")], "");  // not derived
+  EXPECT_EQ(ok[column(header, "end_to_end_median_s")], "");            // CPU: no copies
+  EXPECT_EQ(ok[column(header, "disturbed")], "true");
+  EXPECT_EQ(ok[column(header, "disturbances")], "other processes took 40% of the CPUs; steal, 12%");
+}
+
+TEST(Csv, QuotesCommasQuotesAndLineBreaks) {
+  const std::string text = render_csv(hand_made_document());
+  EXPECT_NE(text.find("\"other processes took 40% of the CPUs; steal, 12%\""), std::string::npos);
+  EXPECT_NE(text.find("\"no CUDA device, \"\"cudaGetDeviceCount\"\" says\nnone\""),
+            std::string::npos)
+      << text;
+  const auto rows = parse_csv(text);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2][column(rows[0], "reason")],
+            "no CUDA device, \"cudaGetDeviceCount\" says\nnone");
+}
+
+// A skipped record has no timing, accuracy or counters: every one of those cells is empty.
+TEST(Csv, SkippedRowHasEmptyCellsWhereNothingWasMeasured) {
+  const auto rows = parse_csv(render_csv(hand_made_document()));
+  ASSERT_EQ(rows.size(), 3u);
+  const auto& header = rows[0];
+  const auto& skipped = rows[2];
+  EXPECT_EQ(skipped[column(header, "status")], "skipped");
+  EXPECT_EQ(skipped[column(header, "n")], "2048");
+  for (const char* name : {"device", "precision", "accuracy_class", "role"}) {
+    EXPECT_EQ(skipped[column(header, name)], "") << name;
+  }
+  for (std::size_t i = column(header, "median_s"); i < header.size(); ++i) {
+    EXPECT_EQ(skipped[i], "") << header[i];
+  }
+}
+
+TEST(Csv, EmptyDocumentIsTheHeaderAlone) {
+  const std::string text = render_csv(ResultsDocument{});
+  EXPECT_EQ(parse_csv(text).size(), 1u);
+  EXPECT_TRUE(text.ends_with("disturbances\r\n"));
+}
+
+}  // namespace
+}  // namespace nbody::reports
