@@ -62,6 +62,17 @@ ul.absent { margin-top: 14px; color: var(--muted); }
 figcaption { font-weight: 600; font-size: 0.95rem; margin-bottom: 6px; }
 .plot { position: relative; height: 360px; width: 100%; }
 .facts li { margin: 3px 0; }
+/* On a phone the audit stacks each rule's evidence under its title, so nothing needs scrolling. */
+@media (max-width: 600px) {
+  table.audit { width: 100%; min-width: 0; }
+  table.audit thead { display: none; }
+  table.audit tr { display: grid; grid-template-columns: 1.8rem minmax(0, 1fr) auto;
+    border-bottom: 1px solid var(--line); }
+  table.audit tbody tr:last-child { border-bottom: none; }
+  table.audit td { border-bottom: none; max-width: none; }
+  table.audit td:nth-child(2) { min-width: 0; font-weight: 600; }
+  table.audit td:nth-child(4) { grid-column: 2 / -1; min-width: 0; padding-top: 0; color: var(--muted); }
+}
 @media (max-width: 820px) {
   main { padding: 16px 12px 40px; }
   .grid { grid-template-columns: minmax(0, 1fr); }
