@@ -499,6 +499,28 @@ AuditRule same_statistics(const ResultsDocument& doc, std::vector<RateFigure>& d
   return rule;
 }
 
+// Warnings of the form "what: why", said once per distinct why: "a; b: why".
+std::string summarize(const std::vector<std::string>& warnings) {
+  std::vector<std::pair<std::vector<std::string>, std::string>> by_reason;
+  for (const std::string& w : warnings) {
+    const auto colon = w.find(": ");
+    const std::string what = colon == std::string::npos ? w : w.substr(0, colon);
+    const std::string why = colon == std::string::npos ? std::string() : w.substr(colon + 2);
+    auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                           [&why](const auto& group) { return group.second == why; });
+    if (it == by_reason.end()) {
+      by_reason.push_back({{}, why});
+      it = std::prev(by_reason.end());
+    }
+    it->first.push_back(what);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [whats, why] : by_reason) {
+    parts.push_back(fmt::format("{}{}", fmt::join(whats, "; "), why.empty() ? "" : ": " + why));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
 AuditRule same_ceilings(const ResultsDocument& doc) {
   AuditRule rule{.number = 6, .title = "Same ceilings"};
   if (!doc.ceilings) {
@@ -518,9 +540,8 @@ AuditRule same_ceilings(const ResultsDocument& doc) {
       "{} ceilings measured on this machine ({}{}); each kernel also divided by its own "
       "instruction bound{}",
       c.entries.size(), c.from_cache ? "cached " : "", c.measured_at,
-      c.warnings.empty()
-          ? std::string()
-          : fmt::format("; flagged as possibly low: {}", fmt::join(c.warnings, "; ")));
+      c.warnings.empty() ? std::string()
+                         : fmt::format("; flagged as possibly low: {}", summarize(c.warnings)));
   return rule;
 }
 
