@@ -622,6 +622,10 @@ FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline) {
   if (!audit.disturbed_measurements.empty()) {
     audit.verdict += fmt::format("; {} measurements taken on a disturbed machine are flagged",
                                  audit.disturbed_measurements.size());
+    if (!headline.disturbed_figures.empty()) {
+      audit.verdict += fmt::format(", {} of them in the headline, whose ratios may be off",
+                                   headline.disturbed_figures.size());
+    }
   }
   return audit;
 }
