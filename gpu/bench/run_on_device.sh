@@ -56,6 +56,9 @@ if has kernelonly; then
     --benchmark_min_time=0.1 --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
     --benchmark_format=json >"$out/kernel-only.json" 2>"$out/kernel-only.log"
   echo "rc=$?" | tee -a "$log"
+  [[ -f $out/default/results.json ]] &&
+    python3 gpu/bench/kernel_scope_check.py "$out/default/results.json" "$out/kernel-only.json" |
+    tee -a "$log"
 fi
 if has sass; then
   stage "sass"
