@@ -6,8 +6,10 @@
 #include <numeric>
 
 #include <gtest/gtest.h>
+#include <tbb/task_arena.h>
 
 #include "nbody/accuracy.hpp"
+#include "nbody/diagnostics.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/physics.hpp"
 #include "nbody/reference.hpp"
@@ -188,28 +190,47 @@ TEST(InitialConditions, UniformBallFillsTheUnitBall) {
   EXPECT_NEAR(mass, 1.0, 1e-12);
 }
 
+// Two bodies with closed-form energies and momenta: m1 = 3 at rest at the origin moving +y,
+// m2 = 5 at (2, 0, 0) moving -y, so the momentum cancels and only m2 carries angular momentum.
+TEST(Diagnostics, TwoBodiesMatchClosedForm) {
+  const std::vector<Body<double>> bodies = {{0, 0, 0, 3}, {2, 0, 0, 5}};
+  const std::vector<Vec3<double>> velocities = {{0, 1, 0}, {0, -0.6, 0}};
+  const double softening = 0.1;
+  const ConservedQuantities q = conserved_quantities(bodies, velocities, softening);
+  EXPECT_DOUBLE_EQ(q.kinetic_energy, 0.5 * 3 * 1 + 0.5 * 5 * 0.36);
+  EXPECT_DOUBLE_EQ(q.potential_energy, -15 / std::sqrt(4 + softening * softening));
+  EXPECT_NEAR(q.momentum.y, 0, 1e-15);
+  EXPECT_DOUBLE_EQ(q.angular_momentum.z, 5 * 2 * -0.6);
+  EXPECT_EQ(q.angular_momentum.x, 0);
+  EXPECT_DOUBLE_EQ(q.virial_ratio(), 2 * q.kinetic_energy / -q.potential_energy);
+  ConservedQuantities later = q;
+  later.kinetic_energy += 0.01 * std::abs(q.total_energy());
+  EXPECT_NEAR(relative_energy_error(later, q), 0.01, 1e-15);
+}
+
+// The potential's rows are summed in order: one thread and many give the same bits.
+TEST(Diagnostics, ResultDoesNotDependOnTheThreadCount) {
+  const Snapshot s = make_plummer(4097, 5);
+  const ConservedQuantities many = conserved_quantities(s.bodies, s.velocities, 0.01);
+  tbb::task_arena one(1);
+  ConservedQuantities single;
+  one.execute([&] { single = conserved_quantities(s.bodies, s.velocities, 0.01); });
+  EXPECT_EQ(many.potential_energy, single.potential_energy);
+  EXPECT_EQ(many.kinetic_energy, single.kinetic_energy);
+}
+
 // Plummer sphere in Henon units: virial ratio T/|W| = 1/2, total energy -1/4, and half-mass radius
 // a / sqrt(2^(2/3) - 1) with a = 3 pi / 16, i.e. about 0.769.
 TEST(InitialConditions, PlummerSphereIsInVirialEquilibriumInHenonUnits) {
   const std::size_t n = 8192;
   const Snapshot s = make_plummer(n, 11);
-  double kinetic = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Vec3<double>& v = s.velocities[i];
-    kinetic += 0.5 * s.bodies[i].m * (v.x * v.x + v.y * v.y + v.z * v.z);
-  }
-  double potential = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = i + 1; j < n; ++j) {
-      const double dx = s.bodies[i].x - s.bodies[j].x, dy = s.bodies[i].y - s.bodies[j].y,
-                   dz = s.bodies[i].z - s.bodies[j].z;
-      potential -= s.bodies[i].m * s.bodies[j].m / std::sqrt(dx * dx + dy * dy + dz * dz);
-    }
-  }
-  EXPECT_NEAR(kinetic / -potential, 0.5, 0.03);
+  const ConservedQuantities q = conserved_quantities(s.bodies, s.velocities, 0.0);
+  EXPECT_NEAR(q.virial_ratio(), 1.0, 0.06);  // 2T/|W|
   // The truncation at 10 scale radii re-draws 1.5% of the mass inside, binding the sphere a few
   // percent tighter than the untruncated model's -1/4; sampling noise adds about 1/sqrt(N).
-  EXPECT_NEAR(kinetic + potential, -0.25, 0.03);
+  EXPECT_NEAR(q.total_energy(), -0.25, 0.03);
+  // The centre-of-mass frame: no net momentum beyond rounding.
+  EXPECT_LT(std::hypot(q.momentum.x, q.momentum.y, q.momentum.z), 1e-12);
 
   std::vector<double> radii;
   for (const Body<double>& b : s.bodies)

@@ -1,0 +1,43 @@
+#pragma once
+// What a time integration must conserve (issue 14's conservation checks): energy, linear and
+// angular momentum, and the virial ratio, accumulated in float64 with compensated sums whatever
+// precision the bodies were integrated in, so that the diagnostics' own rounding stays far below
+// the integrator's error they measure.
+#include <span>
+
+#include "nbody/bodies.hpp"
+
+namespace nbody {
+
+// Neumaier's improvement of Kahan summation: the error does not grow with the number of terms.
+class CompensatedSum {
+ public:
+  void add(double value);
+  double value() const { return sum_ + compensation_; }
+
+ private:
+  double sum_ = 0;
+  double compensation_ = 0;
+};
+
+struct ConservedQuantities {
+  double kinetic_energy = 0;    // sum m v^2 / 2
+  double potential_energy = 0;  // softened: -sum over pairs i < j of m_i m_j / sqrt(r^2 + eps^2)
+  Vec3<double> momentum{0, 0, 0};
+  Vec3<double> angular_momentum{0, 0, 0};  // about the origin
+
+  double total_energy() const { return kinetic_energy + potential_energy; }
+  // 2K / |W|: 1 for a system in virial equilibrium.
+  double virial_ratio() const;
+};
+
+// The quantities of `bodies` moving at `velocities` (the same length). The potential sums every
+// pair once, spread over the cores; its result does not depend on how many threads ran.
+ConservedQuantities conserved_quantities(std::span<const Body<double>> bodies,
+                                         std::span<const Vec3<double>> velocities,
+                                         double softening);
+
+// |E - E0| / |E0|.
+double relative_energy_error(const ConservedQuantities& now, const ConservedQuantities& initial);
+
+}  // namespace nbody
