@@ -1,0 +1,49 @@
+#include "nbody/leapfrog.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+
+#include "nbody/reference.hpp"
+
+namespace nbody {
+
+void leapfrog(PhaseSpaceState& state, double dt, int steps, const AccelerationField& field,
+              std::vector<Vec3<double>>& accelerations) {
+  const std::size_t n = state.bodies.size();
+  if (state.velocities.size() != n) throw std::invalid_argument("leapfrog: one velocity per body");
+  if (accelerations.size() != n) {
+    accelerations.assign(n, Vec3<double>{0, 0, 0});
+    field(state.bodies, accelerations);
+  }
+  const double half = 0.5 * dt;
+  for (int step = 0; step < steps; ++step) {
+    for (std::size_t i = 0; i < n; ++i) {
+      Vec3<double>& v = state.velocities[i];
+      v.x += half * accelerations[i].x;
+      v.y += half * accelerations[i].y;
+      v.z += half * accelerations[i].z;
+      Body<double>& b = state.bodies[i];
+      b.x += dt * v.x;
+      b.y += dt * v.y;
+      b.z += dt * v.z;
+    }
+    field(state.bodies, accelerations);
+    for (std::size_t i = 0; i < n; ++i) {
+      Vec3<double>& v = state.velocities[i];
+      v.x += half * accelerations[i].x;
+      v.y += half * accelerations[i].y;
+      v.z += half * accelerations[i].z;
+    }
+  }
+}
+
+AccelerationField reference_field(double softening) {
+  return [softening](std::span<const Body<double>> bodies, std::span<Vec3<double>> out) {
+    const std::vector<std::uint32_t> all = validation_targets(bodies.size(), bodies.size());
+    const std::vector<Vec3<double>> accelerations = reference_accelerations(bodies, softening, all);
+    std::copy(accelerations.begin(), accelerations.end(), out.begin());
+  };
+}
+
+}  // namespace nbody
