@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "nbody/files.hpp"
+#include "nbody/reports/html_report.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -121,29 +122,6 @@ std::string md_escape(const std::string& text) {
       out += ' ';
     else
       out += ch;
-  }
-  return out;
-}
-
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (const char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
   }
   return out;
 }

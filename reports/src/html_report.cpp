@@ -22,32 +22,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string esc(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string si(double value, const std::string& unit) {
-  return esc(format_si(value, unit));
+  return html_escape(format_si(value, unit));
 }
 
 std::string seconds(double s) {
@@ -101,10 +77,10 @@ struct Table {
   explicit Table(std::initializer_list<std::string_view> headers, std::string_view css = "") {
     html = fmt::format("<div class=\"scroll\"><table{}><thead><tr>",
                        css.empty() ? "" : fmt::format(" class=\"{}\"", css));
-    for (const std::string_view h : headers) html += fmt::format("<th>{}</th>", esc(h));
+    for (const std::string_view h : headers) html += fmt::format("<th>{}</th>", html_escape(h));
     html += "</tr></thead><tbody>\n";
   }
-  // Cells are HTML already (escape text with esc()).
+  // Cells are HTML already (escape text with html_escape()).
   void row(std::initializer_list<std::string> cells) {
     html += "<tr>";
     for (const std::string& c : cells) html += "<td>" + c + "</td>";
@@ -118,13 +94,13 @@ std::string verdict_badge(RuleVerdict verdict) {
                     : verdict == RuleVerdict::not_kept    ? "notkept"
                     : verdict == RuleVerdict::cannot_tell ? "unsure"
                                                           : "na";
-  return fmt::format("<span class=\"badge {}\">{}</span>", css, esc(to_string(verdict)));
+  return fmt::format("<span class=\"badge {}\">{}</span>", css, html_escape(to_string(verdict)));
 }
 
 std::string rate_cell(const std::optional<RateFigure>& f) {
   if (!f) return "—";
   return fmt::format("{}<br><small>{}{}</small>", si(f->interactions_per_second, "int/s"),
-                     esc(f->implementation), f->disturbed() ? " ⚠" : "");
+                     html_escape(f->implementation), f->disturbed() ? " ⚠" : "");
 }
 
 std::string ratio_cell(const std::optional<RateRatio>& r) {
@@ -303,8 +279,8 @@ std::string chart_html(const Chart& c) {
   std::string out = fmt::format(
       "<figure class=\"card\"><figcaption>{}</figcaption><div class=\"plot\"><canvas id=\"{}\" "
       "data-kind=\"{}\" data-index=\"{}\" role=\"img\" aria-label=\"{}\"></canvas></div>",
-      esc(c.title), c.id, c.kind, c.index, esc(c.title));
-  if (!c.note.empty()) out += fmt::format("<p class=\"note\">{}</p>", esc(c.note));
+      html_escape(c.title), c.id, c.kind, c.index, html_escape(c.title));
+  if (!c.note.empty()) out += fmt::format("<p class=\"note\">{}</p>", html_escape(c.note));
   return out + "</figure>\n";
 }
 
@@ -412,17 +388,18 @@ std::vector<Chart> plan_charts(const ResultsDocument& doc, const Analysis& a, co
 
 std::string audit_section(const Analysis& a) {
   std::string out = "<section id=\"audit\"><h2>Fairness audit</h2>\n";
-  out += fmt::format("<p class=\"verdict\">{}</p>\n", esc(a.audit.verdict));
+  out += fmt::format("<p class=\"verdict\">{}</p>\n", html_escape(a.audit.verdict));
   Table t({"#", "rule", "verdict", "evidence"}, "audit");
   for (const AuditRule& r : a.audit.rules) {
-    t.row({std::to_string(r.number), esc(r.title), verdict_badge(r.verdict), esc(r.evidence)});
+    t.row({std::to_string(r.number), html_escape(r.title), verdict_badge(r.verdict),
+           html_escape(r.evidence)});
   }
   out += t.done();
   if (!a.audit.disturbed_measurements.empty()) {
     out += "<p>Measured while the machine was disturbed (may read low):</p><ul>";
     for (const RateFigure& f : a.audit.disturbed_measurements) {
-      out +=
-          fmt::format("<li>{} at N = {}: {}</li>", esc(f.implementation), f.n, esc(f.disturbance));
+      out += fmt::format("<li>{} at N = {}: {}</li>", html_escape(f.implementation), f.n,
+                         html_escape(f.disturbance));
     }
     out += "</ul>\n";
   }
@@ -448,8 +425,8 @@ std::string headline_section(const Analysis& a) {
   if (!a.headline.disturbed_figures.empty()) {
     out += "<p>⚠ These figures were measured while the machine was busy and may read low:</p><ul>";
     for (const RateFigure& f : a.headline.disturbed_figures) {
-      out +=
-          fmt::format("<li>{} at N = {}: {}</li>", esc(f.implementation), f.n, esc(f.disturbance));
+      out += fmt::format("<li>{} at N = {}: {}</li>", html_escape(f.implementation), f.n,
+                         html_escape(f.disturbance));
     }
     out += "</ul>\n";
   }
@@ -473,11 +450,11 @@ std::string results_section(const ResultsDocument& doc, bool approximate) {
         r.status == Status::skipped) {
       continue;
     }
-    std::string status = r.status == Status::ok
-                             ? "ok"
-                             : fmt::format("<b>{}</b>: {}", to_string(r.status), esc(r.reason));
+    std::string status = r.status == Status::ok ? "ok"
+                                                : fmt::format("<b>{}</b>: {}", to_string(r.status),
+                                                              html_escape(r.reason));
     if (const std::string why = describe_disturbance(r); !why.empty()) {
-      status += " ⚠ disturbed: " + esc(why);
+      status += " ⚠ disturbed: " + html_escape(why);
     }
     std::string rate = "—", range = "—", gflops = "—", median = "—", ci = "—", cv = "—";
     if (r.kernel && r.kernel_rate) {
@@ -491,8 +468,8 @@ std::string results_section(const ResultsDocument& doc, bool approximate) {
                        100 * k.ci_confidence);
       cv = fmt::format("{:.1f}%{}", 100 * k.cv, k.noisy ? " ⚠ noisy" : "");
     }
-    t.row(
-        {esc(r.implementation), std::to_string(r.n), status, rate, range, gflops, median, ci, cv});
+    t.row({html_escape(r.implementation), std::to_string(r.n), status, rate, range, gflops, median,
+           ci, cv});
   }
   return out + t.done();
 }
@@ -501,7 +478,7 @@ std::string accuracy_section(const Analysis& a) {
   if (a.accuracy.empty()) return "";
   Table t({"implementation", "N", "rel. L2 error", "bound", "max rel. error", "accuracy"});
   for (const AccuracyPoint& p : a.accuracy) {
-    t.row({esc(p.implementation), std::to_string(p.n), fmt::format("{:.2e}", p.relative_l2),
+    t.row({html_escape(p.implementation), std::to_string(p.n), fmt::format("{:.2e}", p.relative_l2),
            fmt::format("{:.1e}", p.relative_l2_bound), fmt::format("{:.2e}", p.max_relative),
            std::string(p.passed ? "pass" : "<b>FAIL</b>") +
                (p.accuracy_class == AccuracyClass::approximate ? " (approximate class)" : "")});
@@ -516,14 +493,14 @@ std::string ladders_section(const Analysis& a) {
     std::vector<std::string> steps;
     for (const LadderStep& s : l.steps) {
       if (!s.interactions_per_second) {
-        steps.push_back(esc(s.implementation) + " (—)");
+        steps.push_back(html_escape(s.implementation) + " (—)");
         continue;
       }
       std::string speedups;
       if (s.over_previous && s.over_naive) {
         speedups = fmt::format(" (×{:.3g}; ×{:.3g})", *s.over_previous, *s.over_naive);
       }
-      steps.push_back(fmt::format("<b>{}</b> {}{}", esc(s.implementation),
+      steps.push_back(fmt::format("<b>{}</b> {}{}", html_escape(s.implementation),
                                   si(*s.interactions_per_second, "int/s"), speedups));
     }
     t.row({std::string(to_string(l.device)), std::string(to_string(l.precision)),
@@ -538,7 +515,8 @@ std::string skipped_section(const Analysis& a) {
   if (a.skipped.empty()) return "";
   Table t({"implementation", "N", "reason"});
   for (const SkippedGroup& g : a.skipped) {
-    t.row({esc(g.implementation), fmt::format("{}", fmt::join(g.sizes, ", ")), esc(g.reason)});
+    t.row({html_escape(g.implementation), fmt::format("{}", fmt::join(g.sizes, ", ")),
+           html_escape(g.reason)});
   }
   return "<h3>Skipped</h3>\n" + t.done();
 }
@@ -558,13 +536,15 @@ std::string counters_section(const ResultsDocument& doc, const Analysis& a) {
   Table memory({"implementation", "N", "DRAM GB/s", "flops / DRAM byte", "occupancy"});
   bool above_one = false, any_memory = false;
   for (const PeakFractions& f : a.peak_fractions) {
-    const std::string name = esc(f.implementation), n = std::to_string(f.n);
+    const std::string name = html_escape(f.implementation), n = std::to_string(f.n);
     if (!f.unavailable_reason.empty()) {
-      flops.row({name, n, "counters unavailable: " + esc(f.unavailable_reason), "", "", "", ""});
+      flops.row(
+          {name, n, "counters unavailable: " + html_escape(f.unavailable_reason), "", "", "", ""});
       continue;
     }
     above_one = above_one || f.above_one();
-    flops.row({name, n, esc(f.counter_source), number(f.counted_flops_per_interaction, "{:.2f}"),
+    flops.row({name, n, html_escape(f.counter_source),
+               number(f.counted_flops_per_interaction, "{:.2f}"),
                number(f.gflops_counted, "{:.4g}"), percent(f.of_measured_peak),
                percent(f.of_datasheet_peak)});
     instructions.row({name, n, number(f.instructions_per_interaction, "{:.3g}"),
@@ -584,7 +564,7 @@ std::string counters_section(const ResultsDocument& doc, const Analysis& a) {
   if (above_one) {
     out += "<p>⚠ A fraction above 100% is not a result: the ceiling it divides by read low";
     if (doc.ceilings && !doc.ceilings->warnings.empty()) {
-      out += esc(fmt::format(" ({})", fmt::join(doc.ceilings->warnings, "; ")));
+      out += html_escape(fmt::format(" ({})", fmt::join(doc.ceilings->warnings, "; ")));
     }
     out += ".</p>\n";
   }
@@ -595,8 +575,8 @@ std::string end_to_end_section(const Analysis& a) {
   if (a.end_to_end.empty()) return "";
   Table t({"implementation", "N", "kernel (median)", "end to end (median)", "copies' share"});
   for (const EndToEndRow& r : a.end_to_end) {
-    t.row({esc(r.implementation), std::to_string(r.n), seconds(r.kernel_s), seconds(r.end_to_end_s),
-           fmt::format("{:.0f}%", 100 * r.copy_share())});
+    t.row({html_escape(r.implementation), std::to_string(r.n), seconds(r.kernel_s),
+           seconds(r.end_to_end_s), fmt::format("{:.0f}%", 100 * r.copy_share())});
   }
   return "<h3>Kernel-only against end to end (GPU)</h3>\n" + t.done();
 }
@@ -604,24 +584,26 @@ std::string end_to_end_section(const Analysis& a) {
 std::string ceilings_section(const ResultsDocument& doc) {
   if (!doc.ceilings) return "<h3>Ceilings</h3>\n<p>No ceilings were measured.</p>\n";
   const Ceilings& c = *doc.ceilings;
-  std::string out = fmt::format("<h3>Ceilings</h3>\n<p>Measured {}{}.</p>\n", esc(c.measured_at),
-                                c.from_cache ? " (from the cache)" : "");
+  std::string out =
+      fmt::format("<h3>Ceilings</h3>\n<p>Measured {}{}.</p>\n", html_escape(c.measured_at),
+                  c.from_cache ? " (from the cache)" : "");
   Table t({"ceiling", "measured", "datasheet", "theoretical", "threads", "how measured"});
   for (const CeilingEntry& e : c.entries) {
-    t.row({esc(e.name), si(e.value, e.unit), e.datasheet ? si(e.datasheet->value, e.unit) : "",
+    t.row({html_escape(e.name), si(e.value, e.unit),
+           e.datasheet ? si(e.datasheet->value, e.unit) : "",
            e.theoretical ? si(e.theoretical->value, e.unit) : "",
-           e.threads ? std::to_string(*e.threads) : "", esc(e.method)});
+           e.threads ? std::to_string(*e.threads) : "", html_escape(e.method)});
   }
   out += t.done();
   if (!c.warnings.empty()) {
     out += "<p><b>These ceilings may read low</b> (used for this run only):</p><ul>";
-    for (const std::string& w : c.warnings) out += "<li>" + esc(w) + "</li>";
+    for (const std::string& w : c.warnings) out += "<li>" + html_escape(w) + "</li>";
     out += "</ul>\n";
   }
   if (!c.unavailable.empty()) {
     out += "<p>Not measured:</p><ul>";
     for (const UnavailableCeiling& u : c.unavailable) {
-      out += fmt::format("<li>{}: {}</li>", esc(u.name), esc(u.reason));
+      out += fmt::format("<li>{}: {}</li>", html_escape(u.name), html_escape(u.reason));
     }
     out += "</ul>\n";
   }
@@ -636,10 +618,10 @@ std::string time_section(const ResultsDocument& doc) {
   if (phases.empty() && doc.phase_seconds.empty()) return "";
   Table t({"phase", "seconds"});
   for (const auto& [phase, s] : doc.phase_seconds) {
-    t.row({esc(phase) + " (whole run)", fmt::format("{:.1f}", s)});
+    t.row({html_escape(phase) + " (whole run)", fmt::format("{:.1f}", s)});
   }
   for (const auto& [phase, s] : phases) {
-    t.row({esc(phase) + " (all measurements)", fmt::format("{:.1f}", s)});
+    t.row({html_escape(phase) + " (all measurements)", fmt::format("{:.1f}", s)});
   }
   return "<h3>Where the time went</h3>\n" + t.done();
 }
@@ -648,12 +630,13 @@ std::string implementations_section(const ResultsDocument& doc) {
   Table t({"name", "device", "layout", "precision", "accuracy class", "role", "pairs", "threads",
            "available", "optimizations"});
   for (const ImplementationRecord& i : doc.implementations) {
-    t.row({esc(i.name), std::string(to_string(i.device)), std::string(to_string(i.layout)),
+    t.row({html_escape(i.name), std::string(to_string(i.device)), std::string(to_string(i.layout)),
            std::string(to_string(i.precision)), std::string(to_string(i.accuracy_class)),
            std::string(to_string(i.role)),
            i.pairs == PairScheme::symmetric ? "N(N−1)/2 evaluated, N² credited" : "N²",
-           std::to_string(i.threads), i.available ? "yes" : "no: " + esc(i.unavailable_reason),
-           esc(fmt::format("{}", fmt::join(i.optimizations, "; ")))});
+           std::to_string(i.threads),
+           i.available ? "yes" : "no: " + html_escape(i.unavailable_reason),
+           html_escape(fmt::format("{}", fmt::join(i.optimizations, "; ")))});
   }
   return "<h3>Implementations</h3>\n" + t.done();
 }
@@ -663,44 +646,48 @@ std::string machine_section(const ResultsDocument& doc) {
   const BuildRecord& b = doc.build;
   std::string out = "<h3>Machine, build and command</h3>\n<ul class=\"facts\">";
   out += fmt::format("<li>CPU: {} ({} physical cores, {} logical CPUs; ISA: {})</li>",
-                     esc(m.cpu_model), m.physical_cores, m.logical_cpus,
-                     esc(fmt::format("{}", fmt::join(m.isa_features, ", "))));
+                     html_escape(m.cpu_model), m.physical_cores, m.logical_cpus,
+                     html_escape(fmt::format("{}", fmt::join(m.isa_features, ", "))));
   out += fmt::format("<li>Memory: {:.1f} GiB; OS: {}; host: {}</li>",
-                     static_cast<double>(m.memory_bytes) / (1u << 30), esc(m.os), esc(m.hostname));
+                     static_cast<double>(m.memory_bytes) / (1u << 30), html_escape(m.os),
+                     html_escape(m.hostname));
   if (m.gpus.empty()) out += "<li>GPU: none found</li>";
   for (const GpuDescription& g : m.gpus) {
     out += fmt::format(
         "<li>GPU {}: {} (compute capability {}, {} SMs, SM clock {} MHz, {:.1f} GiB, driver {}, "
         "runtime {})</li>",
-        g.ordinal, esc(g.name), esc(g.compute_capability), g.sm_count, g.sm_clock_khz / 1000,
-        static_cast<double>(g.memory_bytes) / (1u << 30), g.driver_version, g.runtime_version);
+        g.ordinal, html_escape(g.name), html_escape(g.compute_capability), g.sm_count,
+        g.sm_clock_khz / 1000, static_cast<double>(g.memory_bytes) / (1u << 30), g.driver_version,
+        g.runtime_version);
   }
   out += fmt::format(
       "<li>nbody-fair {} ({}); C++: {} <code>{}</code>; CUDA: {} <code>{}</code> (architectures "
       "{})</li>",
-      esc(b.tool_version), esc(b.build_type), esc(b.cxx_compiler), esc(b.cxx_flags),
-      b.cuda_compiler.empty() ? "not built" : esc(b.cuda_compiler), esc(b.cuda_flags),
-      esc(b.cuda_architectures));
+      html_escape(b.tool_version), html_escape(b.build_type), html_escape(b.cxx_compiler),
+      html_escape(b.cxx_flags),
+      b.cuda_compiler.empty() ? "not built" : html_escape(b.cuda_compiler),
+      html_escape(b.cuda_flags), html_escape(b.cuda_architectures));
   std::string libraries;
   for (const auto& [name, version] : b.libraries)
     libraries += fmt::format("{} {}; ", name, version);
-  out += "<li>Libraries: " + esc(libraries) + "</li>";
+  out += "<li>Libraries: " + html_escape(libraries) + "</li>";
   out += fmt::format("<li>Command: <code>{}</code></li>",
-                     esc(fmt::format("{}", fmt::join(doc.command_line, " "))));
+                     html_escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
   const RunSettings& s = doc.settings;
   out += fmt::format(
       "<li>Settings: initial condition {}, seed {}, softening {}; {} repetitions of at least {} "
       "s; warm-up {} s; validation bodies {}; threads {}; ISA {}</li>",
-      esc(s.initial_condition), s.seed, s.softening, s.repetitions, s.min_time_s, s.warmup_s,
-      s.validation_bodies, s.threads, esc(s.isa));
+      html_escape(s.initial_condition), s.seed, s.softening, s.repetitions, s.min_time_s,
+      s.warmup_s, s.validation_bodies, s.threads, html_escape(s.isa));
   return out + "</ul>\n";
 }
 
 std::string inputs_section(const ResultsDocument& doc) {
   Table t({"initial condition", "N", "seed", "hash (float64)", "hash (float32)"});
   for (const InputRecord& in : doc.inputs) {
-    t.row({esc(in.initial_condition), std::to_string(in.n), std::to_string(in.seed),
-           "<code>" + esc(in.hash_f64) + "</code>", "<code>" + esc(in.hash_f32) + "</code>"});
+    t.row({html_escape(in.initial_condition), std::to_string(in.n), std::to_string(in.seed),
+           "<code>" + html_escape(in.hash_f64) + "</code>",
+           "<code>" + html_escape(in.hash_f32) + "</code>"});
   }
   return "<h3>Inputs</h3>\n" + t.done();
 }
@@ -711,7 +698,7 @@ std::string summary_line(const ResultsDocument& doc, const Analysis& a) {
   std::string line = fmt::format(
       "{} measurements ({} ok, {} failed, {} skipped) on {}, generated {}.", a.summary.measurements,
       a.summary.ok, a.summary.failed, a.summary.skipped, devices, doc.generated_at);
-  return esc(line);
+  return html_escape(line);
 }
 
 }  // namespace
@@ -730,6 +717,30 @@ ChartJsSource load_chartjs() {
   std::ostringstream text;
   text << in.rdbuf();
   return {text.str(), ""};
+}
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 std::string render_html(const ResultsDocument& doc, const Analysis& a,
@@ -773,7 +784,8 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
       if (c.absent.empty()) {
         out += chart_html(c);
       } else {
-        absent += fmt::format("<li><b>{}</b>: no chart, {}.</li>", esc(c.title), esc(c.absent));
+        absent += fmt::format("<li><b>{}</b>: no chart, {}.</li>", html_escape(c.title),
+                              html_escape(c.absent));
       }
     }
     out += "</div>\n";
@@ -781,7 +793,7 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
     if (!absent.empty()) out += "<ul class=\"absent\">" + absent + "</ul>\n";
   } else {
     out += fmt::format("<p class=\"why\">No charts: {}. The tables below have every figure.</p>\n",
-                       esc(chartjs.missing_reason));
+                       html_escape(chartjs.missing_reason));
   }
   out += "</section>\n";
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "nbody/reports/analysis.hpp"
 #include "nbody/results.hpp"
@@ -20,6 +21,9 @@ struct ChartJsSource {
 // Reads Chart.js from $NBODY_FAIR_CHARTJS, else from the path configured at build time
 // (NBODY_CHARTJS, Debian's libjs-chart.js by default).
 ChartJsSource load_chartjs();
+
+// Text made safe inside HTML elements and attribute values (& < > ").
+std::string html_escape(std::string_view text);
 
 // The page. Without Chart.js it has the tables and one line saying why the charts are absent.
 std::string render_html(const ResultsDocument& document, const Analysis& analysis,
