@@ -15,8 +15,10 @@
 #include <gtest/gtest.h>
 
 #include "nbody/app/benchmark_harness.hpp"
+#include "nbody/app/runner.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/machine_info.hpp"
+#include "nbody/reference.hpp"
 #include "nbody/reports/markdown_report.hpp"
 #include "nbody/results.hpp"
 #include "nbody/results_validation.hpp"
@@ -461,6 +463,82 @@ TEST(Timing, EndToEndTimingCarriesTheKernelsOwnFigure) {
   const Timings kernel = time_repetitions(run, PreparedRun::Scope::kernel, 1000, settings);
   EXPECT_EQ(kernel.kernel.samples_s, kernel.total.samples_s);
   EXPECT_NEAR(kernel.kernel.median_s, 1.0e-3, 1e-5);
+}
+
+// A float64 "GPU" formulation whose kernel reads 0.6 ms inside its end-to-end evaluation and 0.5 ms
+// alone, as a short kernel does right behind a host-to-device copy; its accelerations are the
+// reference's own.
+class ShortKernelRun final : public PreparedRun {
+ public:
+  ShortKernelRun(std::span<const Body<double>> bodies, double softening) {
+    std::vector<std::uint32_t> all(bodies.size());
+    for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+    accelerations_ = reference_accelerations(bodies, softening, all);
+  }
+  Seconds evaluate(Scope scope) override {
+    const double drift = 1.0 + 1e-3 * static_cast<double>(evaluations_++ % 7);
+    return scope == Scope::kernel ? Seconds::kernel_only(0.5e-3 * drift)
+                                  : Seconds{.total = 2e-3 * drift, .kernel = 0.6e-3 * drift};
+  }
+  std::vector<Vec3<double>> accelerations() override { return accelerations_; }
+
+ private:
+  std::vector<Vec3<double>> accelerations_;
+  int evaluations_ = 0;
+};
+
+ResultRecord run_short_kernel_suite(double separate_kernel_timing_below_s) {
+  Registry registry;
+  registry.add({.info = {.name = "gpu.short",
+                         .description = "a fixed-seconds stand-in",
+                         .device = DeviceKind::gpu,
+                         .precision = Precision::f64,
+                         .tolerance = {.unit_roundoff = kFloat64UnitRoundoff,
+                                       .relative_l2_coefficient = 1,
+                                       .max_relative_coefficient = 1}},
+                .unavailable_reason = [] { return std::optional<std::string>(); },
+                .prepare = [](std::span<const Body<double>> bodies, double softening,
+                              const ExecutionOptions&) -> std::unique_ptr<PreparedRun> {
+                  return std::make_unique<ShortKernelRun>(bodies, softening);
+                },
+                .threads_used = [](const ExecutionOptions&) { return 1; },
+                .size_limit_reason = {}});
+  const std::unique_ptr<ProgressSink> progress = make_silent_progress();
+  const SuiteContext context{.registry = registry,
+                             .counter_sources = {},
+                             .ceilings = std::nullopt,
+                             .ceilings_seconds = 0,
+                             .gpus = {},
+                             .gpu_observation = {},
+                             .progress = *progress,
+                             .checkpoint = {}};
+  SuiteOptions options;
+  options.sizes = {64};
+  options.counters = false;
+  options.reference_cache = false;
+  options.timing.min_time_s = 0.01;
+  options.separate_kernel_timing_below_s = separate_kernel_timing_below_s;
+  const ResultsDocument doc = run_suite(context, options, SuiteMode::run);
+  EXPECT_EQ(doc.settings.separate_kernel_timing_below_s, separate_kernel_timing_below_s);
+  EXPECT_EQ(doc.results.size(), 1u);
+  return doc.results.at(0);
+}
+
+// A GPU kernel shorter than settings.separate_kernel_timing_below_s inside its end-to-end timing
+// is also timed alone, and its kernel figure is that steady-state timing; a longer one keeps the
+// figure its end-to-end timing gave.
+TEST(Runner, ShortGpuKernelsAreAlsoTimedAlone) {
+  const ResultRecord separate = run_short_kernel_suite(1e-3);
+  ASSERT_EQ(separate.status, Status::ok) << separate.reason;
+  ASSERT_TRUE(separate.kernel && separate.end_to_end);
+  EXPECT_NEAR(separate.kernel->median_s, 0.5e-3, 1e-5);
+  EXPECT_NEAR(separate.end_to_end->median_s, 2e-3, 1e-5);
+
+  const ResultRecord embedded = run_short_kernel_suite(0.4e-3);
+  ASSERT_EQ(embedded.status, Status::ok) << embedded.reason;
+  ASSERT_TRUE(embedded.kernel && embedded.end_to_end);
+  EXPECT_NEAR(embedded.kernel->median_s, 0.6e-3, 1e-5);
+  EXPECT_NEAR(embedded.end_to_end->median_s, 2e-3, 1e-5);
 }
 
 // A run while other processes load every CPU: its timings carry the contention, were taken again

@@ -213,6 +213,7 @@ ResultsDocument make_document(const SuiteContext& context, const SuiteOptions& o
   s.repetitions = options.timing.repetitions;
   s.min_time_s = options.timing.min_time_s;
   s.warmup_s = options.timing.warmup_s;
+  s.separate_kernel_timing_below_s = options.separate_kernel_timing_below_s;
   s.max_eval_seconds = options.max_eval_seconds;
   s.validation_bodies = options.validation_bodies;
   s.counters = options.counters;
@@ -345,6 +346,11 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
                                                      timing, &context.gpu_observation);
             record.kernel = timings.kernel;
             record.end_to_end = timings.total;
+            if (timings.kernel.median_s < options.separate_kernel_timing_below_s) {
+              record.kernel = time_repetitions(*run, PreparedRun::Scope::kernel, n, timing,
+                                               &context.gpu_observation)
+                                  .kernel;
+            }
             record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
           } else {
             record.kernel = time_repetitions(*run, PreparedRun::Scope::kernel, n, timing).kernel;

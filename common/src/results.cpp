@@ -94,7 +94,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BuildRecord, tool_version, build
                                                 cuda_architectures, libraries)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunSettings, command, initial_condition, seed,
                                                 softening, sizes, implementation_pattern,
-                                                repetitions, min_time_s, warmup_s, max_eval_seconds,
+                                                repetitions, min_time_s, warmup_s,
+                                                separate_kernel_timing_below_s, max_eval_seconds,
                                                 validation_bodies, counters, counter_sizes, threads,
                                                 isa, gpu_device)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputRecord, initial_condition, n, seed, hash_f64,

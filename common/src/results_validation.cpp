@@ -150,6 +150,7 @@ void check_settings(const Fields& fields, const RunSettings& s) {
   fields.non_negative("repetitions", s.repetitions);
   fields.non_negative("min_time_s", s.min_time_s);
   fields.non_negative("warmup_s", s.warmup_s);
+  fields.non_negative("separate_kernel_timing_below_s", s.separate_kernel_timing_below_s);
   fields.non_negative("max_eval_seconds", s.max_eval_seconds);
   fields.non_negative("threads", s.threads);
   fields.non_negative("gpu_device", s.gpu_device);

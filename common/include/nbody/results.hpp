@@ -157,6 +157,9 @@ struct RunSettings {
   // Warm-up before each timing, discarded; the validation evaluation just before it counts
   // towards it (version 3; 0 in older files).
   double warmup_s = 0;
+  // GPU kernels shorter than this inside the end-to-end timing were also timed alone, and that is
+  // their `kernel` figure (0: files where every GPU kernel figure came from its end-to-end timing).
+  double separate_kernel_timing_below_s = 0;
   double max_eval_seconds = 0;
   std::size_t validation_bodies = 0;
   bool counters = true;
