@@ -404,15 +404,23 @@ TEST(Conditions, SharesOfOtherProcessesAndSteal) {
 }
 
 // The GPU side of a timing's conditions: held-down clocks (NVML's reasons) and a low SM clock are
-// disturbances; a GPU at its maximum clock with no reason is not.
+// disturbances; a GPU at its maximum clock with no reason, or only at its power cap, is not.
 TEST(Conditions, GpuClockLimitsAndLowClocksAreDisturbances) {
   MeasurementConditions c;
   c.online_cpus = 16;
   c.gpu_after = GpuSample{.sm_clock_mhz = 1980, .max_sm_clock_mhz = 1980, .temperature_c = 50};
   EXPECT_TRUE(disturbances(c).empty());
-  c.gpu_after->clock_limits = {"sw_power_cap"};
+  c.gpu_after->clock_limits = {"hw_thermal_slowdown"};
   ASSERT_EQ(disturbances(c).size(), 1u);
-  EXPECT_NE(disturbances(c).front().find("sw_power_cap"), std::string::npos);
+  EXPECT_NE(disturbances(c).front().find("hw_thermal_slowdown"), std::string::npos);
+  // The kernel's own draw at the power limit, clocks at 98% of maximum: steady, not disturbed.
+  c.gpu_after->clock_limits = {"sw_power_cap"};
+  c.gpu_after->sm_clock_mhz = 1950;
+  EXPECT_TRUE(disturbances(c).empty());
+  // ... but a power cap that pulls the clock below 90% is.
+  c.gpu_after->sm_clock_mhz = 1600;
+  ASSERT_EQ(disturbances(c).size(), 1u);
+  EXPECT_NE(disturbances(c).front().find("sw_power_cap; 1600 of 1980 MHz"), std::string::npos);
   c.gpu_after->clock_limits.clear();
   c.gpu_after->sm_clock_mhz = 1400;
   ASSERT_EQ(disturbances(c).size(), 1u);

@@ -151,13 +151,28 @@ Timings time_once(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
 
 // How disturbed a timing was, to keep the least disturbed attempt: any GPU clock limit outweighs
 // CPU contention, which only touches a GPU timing through its launches.
-double disturbance(const MeasurementConditions& c) {
-  const bool gpu_limited = c.gpu_after && !c.gpu_after->clock_limits.empty();
-  return (gpu_limited ? 1.0 : 0.0) + c.other_processes_cpu_share + c.steal_cpu_share;
-}
-
 // Below this share of its maximum, the SM clock after a timing says the GPU was held down.
 constexpr double kMinSmClockShare = 0.9;
+
+bool clock_below_share(const GpuSample& gpu) {
+  return gpu.max_sm_clock_mhz > 0 && gpu.sm_clock_mhz < kMinSmClockShare * gpu.max_sm_clock_mhz;
+}
+
+// NVML's reasons that come from outside the measured kernel (heat, the board's slowdown signals)
+// hold the clocks down however briefly. sw_power_cap is the kernel's own draw meeting the board's
+// power limit: a heavy float64 kernel on an H100 keeps it set at 1950-1980 of 1980 MHz, a steady
+// state re-measuring cannot change, so it is a disturbance only with the clock under
+// kMinSmClockShare.
+bool held_down(const GpuSample& gpu) {
+  const bool only_power_cap = std::all_of(gpu.clock_limits.begin(), gpu.clock_limits.end(),
+                                          [](const std::string& r) { return r == "sw_power_cap"; });
+  return gpu.clock_limits.empty() || only_power_cap ? clock_below_share(gpu) : true;
+}
+
+double disturbance(const MeasurementConditions& c) {
+  const bool gpu_limited = c.gpu_after && held_down(*c.gpu_after);
+  return (gpu_limited ? 1.0 : 0.0) + c.other_processes_cpu_share + c.steal_cpu_share;
+}
 
 }  // namespace
 
@@ -174,11 +189,12 @@ std::vector<std::string> disturbances(const MeasurementConditions& c) {
   }
   if (c.gpu_after) {
     const GpuSample& gpu = *c.gpu_after;
-    if (!gpu.clock_limits.empty()) {
-      found.push_back(fmt::format("the GPU's clocks were held down ({}; {:.0f} °C)",
-                                  fmt::join(gpu.clock_limits, ", "), gpu.temperature_c));
-    } else if (gpu.max_sm_clock_mhz > 0 &&
-               gpu.sm_clock_mhz < kMinSmClockShare * gpu.max_sm_clock_mhz) {
+    if (held_down(gpu) && !gpu.clock_limits.empty()) {
+      found.push_back(
+          fmt::format("the GPU's clocks were held down ({}; {:.0f} of {:.0f} MHz; {:.0f} °C)",
+                      fmt::join(gpu.clock_limits, ", "), gpu.sm_clock_mhz, gpu.max_sm_clock_mhz,
+                      gpu.temperature_c));
+    } else if (held_down(gpu)) {
       found.push_back(
           fmt::format("the GPU's SM clock was {:.0f} of its {:.0f} MHz after the timing",
                       gpu.sm_clock_mhz, gpu.max_sm_clock_mhz));
