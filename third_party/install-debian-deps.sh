@@ -6,9 +6,11 @@ set -euo pipefail
 
 # ninja-build: the presets' generator, which builds on every core by default. libjs-chart.js:
 # Chart.js, inlined into report.html for its charts. chromium-headless-shell: the browser the
-# BrowserReport test opens report.html in.
+# BrowserReport test opens report.html in. libhdf5-dev: the serial HDF5 C library that snapshots
+# and initial-condition files use (optional: without it the build goes on, without snapshots).
 packages=(cmake g++ make ninja-build libtbb-dev libxsimd-dev xtl-dev libfmt-dev libbenchmark-dev
-          libgtest-dev nlohmann-json3-dev libcli11-dev libjs-chart.js chromium-headless-shell)
+          libgtest-dev nlohmann-json3-dev libcli11-dev libjs-chart.js chromium-headless-shell
+          libhdf5-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

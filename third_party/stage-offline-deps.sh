@@ -18,6 +18,10 @@ debs="$here/debs"
 # newer than Debian 12's, so these run there unchanged). libhwloc15 is what oneTBB's binding
 # library needs; googletest carries the gmock/gtest sources that libgtest-dev's CMake files name.
 # libjs-chart.js: the Chart.js that report.html inlines (NBODY_FAIR_CHARTJS points the tool at it).
+# HDF5 (snapshots; optional): libhdf5-dev's headers and the C library libhdf5-103-1 with libsz2 and
+# libaec0, its compression libraries. Not staged: hdf5-helpers (h5cc, whose paths are hard-wired to
+# /usr), and libhdf5's libcurl4 and libssl3, which every node with a TLS stack has (staging them
+# would put Debian's copies in front of the node's for nbody-fair).
 packages=(
   libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libhwloc15
   libxsimd-dev xtl-dev
@@ -27,6 +31,7 @@ packages=(
   nlohmann-json3-dev
   libcli11-dev
   libjs-chart.js
+  libhdf5-dev libhdf5-103-1 libsz2 libaec0
 )
 
 command -v apt-get >/dev/null || { echo "stage-offline-deps: apt-get not found (run this on a Debian or Ubuntu machine with a package registry)" >&2; exit 1; }
@@ -38,6 +43,18 @@ done
 # Unneeded for building or running; keeps the folder small enough to carry.
 rm -rf "$prefix/usr/share/doc" "$prefix/usr/share/man" "$prefix/usr/src/googletest/googletest/docs" \
   "$prefix/usr/src/googletest/googlemock/docs"
+# HDF5: the C library only (no static, C++, Fortran or high-level libraries), moved from the folder
+# that LD_LIBRARY_PATH names into hdf5/serial beside its libhdf5.so link. GPU nodes often have their
+# own libhdf5-dev (Ubuntu 24.04: 1.10.10, the same soname): CMake then builds against the node's
+# (see CMakeLists.txt), and a staged libhdf5_serial.so.103 on LD_LIBRARY_PATH would be loaded in
+# its place, and HDF5 aborts when its headers and library differ. Where the node has none, CMake
+# takes the staged one and nbody-fair finds it through the RUNPATH that CMake gives it.
+lib="$prefix/usr/lib/x86_64-linux-gnu"
+rm -f "$lib"/libhdf5_serial*.a "$lib"/libhdf5_serial*.so "$lib"/hdf5/serial/*.a \
+  "$lib"/hdf5/serial/libhdf5_*.so "$lib"/hdf5/serial/libhdf5hl_fortran.so \
+  "$prefix"/usr/include/hdf5/serial/*.mod
+mv "$lib"/libhdf5_serial.so.103* "$lib/hdf5/serial/"
+ln -sfn libhdf5_serial.so.103 "$lib/hdf5/serial/libhdf5.so"
 echo "staged ${#packages[@]} packages into $prefix ($(du -sh "$prefix" | cut -f1))"
 echo "configure with: cmake -B build -DCMAKE_PREFIX_PATH=$prefix/usr"
 echo "run with:       export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu"
