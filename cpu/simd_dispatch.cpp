@@ -3,6 +3,7 @@
 // the oneTBB thread count and the tolerances.
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <tbb/info.h>
@@ -112,6 +113,16 @@ PaddedBodies::PaddedBodies(std::span<const Body<double>> bodies)
     storage_.y[i] = real ? static_cast<float>(bodies[i].y) : kPaddingCoordinate;
     storage_.z[i] = real ? static_cast<float>(bodies[i].z) : kPaddingCoordinate;
     storage_.m[i] = real ? static_cast<float>(bodies[i].m) : 0.0f;
+  }
+}
+
+void PaddedBodies::assign(std::span<const Body<double>> bodies) {
+  if (bodies.size() != count_) throw std::invalid_argument("PaddedBodies::assign: another count");
+  for (std::size_t i = 0; i < count_; ++i) {
+    storage_.x[i] = static_cast<float>(bodies[i].x);
+    storage_.y[i] = static_cast<float>(bodies[i].y);
+    storage_.z[i] = static_cast<float>(bodies[i].z);
+    storage_.m[i] = static_cast<float>(bodies[i].m);
   }
 }
 

@@ -704,6 +704,64 @@ TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
   fs::remove_all(dir);
 }
 
+// simulate's bad input: one line, exit 2, no output folder.
+TEST(CommandLine, SimulateRefusesBadInputWithExitCodeTwo) {
+  const fs::path dir = scratch("simulate-bad");
+  const std::string out = (dir / "out").string();
+  std::ofstream(dir / "not-hdf5.hdf5") << "garbage";
+  const std::vector<std::vector<std::string>> cases = {
+      {"simulate", "--dt", "0", "--out", out},
+      {"simulate", "--dt", "-0.1", "--out", out},
+      {"simulate", "--dt", "nan", "--out", out},
+      {"simulate", "--dt", "inf", "--out", out},
+      {"simulate", "--steps", "0", "--out", out},
+      {"simulate", "--steps", "-5", "--out", out},
+      {"simulate", "--steps", "5", "--t-end", "1", "--out", out},
+      {"simulate", "--t-end", "0", "--out", out},
+      {"simulate", "--ic-file", (dir / "missing.hdf5").string(), "--out", out},
+      {"simulate", "--ic-file", (dir / "not-hdf5.hdf5").string(), "--out", out},
+      {"simulate", "--impl", "no-such-implementation", "--out", out},
+  };
+  for (const auto& args : cases) {
+    const CommandResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << args[1] << " " << args[2] << ": " << r.stderr_text;
+    EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+    EXPECT_FALSE(fs::exists(out)) << "left " << out << " behind";
+  }
+  fs::remove_all(dir);
+}
+
+// A small simulate writes results.json with its simulations and reports with the time split.
+TEST(CommandLine, SimulateWritesItsSplitAndConservation) {
+  const fs::path dir = scratch("simulate");
+  const fs::path out = dir / "out";
+  const CommandResult r =
+      run_tool({"simulate", "--sizes", "64,100", "--impl", "^cpu\\.(soa|tbb)$", "--steps", "20",
+                "--diag-every", "5", "--phase-steps", "4", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const ResultsDocument doc = load_results(out / "results.json");
+  EXPECT_EQ(doc.settings.command, "simulate");
+  ASSERT_EQ(doc.simulations.size(), 4u);
+  for (const SimulationRecord& s : doc.simulations) {
+    SCOPED_TRACE(s.implementation + " " + std::to_string(s.n));
+    EXPECT_EQ(s.status, Status::ok) << s.reason;
+    EXPECT_EQ(s.steps, 20);
+    ASSERT_EQ(s.conservation.size(), 5u);  // steps 0, 5, 10, 15, 20
+    EXPECT_EQ(s.conservation.back().step, 20);
+    EXPECT_LT(s.max_relative_energy_error, 1e-3);
+    EXPECT_GT(s.per_step.force_s, 0);
+    EXPECT_GT(s.per_step.step_s, 0);
+    EXPECT_GT(s.steps_per_second, 0);
+    ASSERT_TRUE(s.divergence.has_value());
+    EXPECT_LT(s.divergence->position, 1e-4);
+  }
+  const std::string markdown = read_and_remove(out / "report.md");
+  EXPECT_NE(markdown.find("## Time per step"), std::string::npos);
+  EXPECT_NE(markdown.find("cpu.tbb"), std::string::npos);
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+  fs::remove_all(dir);
+}
+
 // Ctrl-C keeps what was measured: results.json stays valid and says it was interrupted.
 TEST(CommandLine, InterruptKeepsPartialResults) {
   const fs::path dir = scratch("interrupt");

@@ -1,16 +1,19 @@
-// nbody-fair: list, validate, run, bench, report, compare, peaks. The command line only parses and
-// dispatches; measurement lives in the runner and the benchmark harness, printing in reports/.
+// nbody-fair: list, validate, run, simulate, bench, report, compare, peaks. The command line only
+// parses and dispatches; measurement lives in the runner and the benchmark harness, printing in
+// reports/.
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,8 +26,10 @@
 #include "nbody/app/build_description.hpp"
 #include "nbody/app/ceilings.hpp"
 #include "nbody/app/runner.hpp"
+#include "nbody/app/simulate.hpp"
 #include "nbody/app/wiring.hpp"
 #include "nbody/errors.hpp"
+#include "nbody/io/snapshot.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 #include "nbody/reports/comparison.hpp"
@@ -254,6 +259,53 @@ int run_main(int argc, char** argv) {
       "--no-counters", [&run_options](std::int64_t) { run_options.suite.counters = false; },
       "Do not read hardware counters");
 
+  CommonOptions simulate_selection;
+  nbody::SimulateOptions simulate_options;
+  std::optional<double> t_end;
+  std::filesystem::path simulate_out = "simulation";
+  CLI::App* simulate = app.add_subcommand(
+      "simulate",
+      "Integrate with each implementation as the force engine (kick-drift-kick leapfrog): "
+      "conservation, divergence from float64, time per step by phase");
+  add_selection_options(*simulate, simulate_selection);
+  simulate->add_option("--dt", simulate_options.dt, "Time step (Henon units)")
+      ->capture_default_str()
+      ->check(at_least(0, false));
+  CLI::Option* steps_option =
+      simulate->add_option("--steps", simulate_options.steps, "Steps to take")
+          ->capture_default_str()
+          ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  simulate->add_option("--t-end", t_end, "Integrate to this time instead of --steps")
+      ->check(at_least(0, false))
+      ->excludes(steps_option);
+  simulate
+      ->add_option("--diag-every", simulate_options.diag_every,
+                   "Check conservation every K steps (0: first and last step only)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  simulate
+      ->add_option("--snapshot-every", simulate_options.snapshot_every,
+                   "Write an HDF5 snapshot every K steps into OUT/snapshots (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  simulate->add_option("--ic-file", simulate_options.ic_file,
+                       "Initial condition from an HDF5 snapshot (docs/snapshot-format.md)");
+  simulate
+      ->add_option("--phase-steps", simulate_options.phase_steps,
+                   "The first steps are timed phase by phase (force, integration)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  simulate
+      ->add_option("--divergence-up-to", simulate_options.divergence_up_to,
+                   "Follow the float64 trajectory for N up to this, to measure divergence")
+      ->capture_default_str();
+  simulate
+      ->add_option("--max-seconds", simulate_options.max_seconds,
+                   "Skip an (implementation, N) whose steps are predicted to take longer")
+      ->capture_default_str()
+      ->check(at_least(0, false));
+  simulate->add_option("--out", simulate_out, "Output folder")->capture_default_str();
+
   CommonOptions bench_selection;
   nbody::BenchOptions bench_options;
   std::vector<std::string> bench_scopes = {"kernel"};
@@ -382,6 +434,65 @@ int run_main(int argc, char** argv) {
       }
     }
     return comparison.regressed() ? kExitFailed : 0;
+  }
+  if (*simulate) {
+    finish_options(simulate_selection, registry, argc, argv);
+    simulate_options.suite = simulate_selection.suite;
+    if (!std::isfinite(simulate_options.dt)) throw UsageError("--dt must be a finite time step");
+    if (t_end) {
+      if (!std::isfinite(*t_end)) throw UsageError("--t-end must be finite");
+      const double steps = std::ceil(*t_end / simulate_options.dt - 1e-9);
+      if (steps < 1 || steps > 1e12) {
+        throw UsageError(fmt::format("--t-end {} with --dt {} gives {} steps", *t_end,
+                                     simulate_options.dt, steps));
+      }
+      simulate_options.steps = static_cast<std::int64_t>(steps);
+    }
+    if (simulate_options.snapshot_every > 0 || !simulate_options.ic_file.empty()) {
+      if (const auto reason = nbody::snapshot_io_unavailable_reason()) {
+        throw UsageError(fmt::format(
+            "{}: {}", simulate_options.ic_file.empty() ? "--snapshot-every" : "--ic-file",
+            *reason));
+      }
+    }
+    if (!simulate_options.ic_file.empty()) {
+      if (!simulate_selection.sizes.empty()) {
+        throw UsageError("--ic-file sets N: give it or --sizes, not both");
+      }
+      nbody::SnapshotData data = nbody::read_snapshot(simulate_options.ic_file);
+      simulate_options.initial_state = std::move(data.state);
+    }
+    const auto selected = registry.select(simulate_options.suite.implementation_pattern);
+    for (const std::size_t n : simulate_options.suite.sizes) nbody::check_memory(selected, n);
+    prepare_output_directory(simulate_out);
+    simulate_options.snapshot_dir = simulate_out / "snapshots";
+    const auto progress = nbody::make_stderr_progress();
+    std::vector<std::filesystem::path> reports_written;
+    const nbody::SuiteContext context{.registry = registry,
+                                      .counter_sources = {},
+                                      .ceilings = std::nullopt,
+                                      .ceilings_seconds = 0,
+                                      .gpus = nbody::describe_gpus(),
+                                      .gpu_observation = {},
+                                      .progress = *progress,
+                                      .checkpoint = [&](const nbody::ResultsDocument& doc) {
+                                        nbody::save_results(doc, simulate_out / "results.json");
+                                        reports_written =
+                                            nbody::reports::write_report_files(doc, simulate_out);
+                                      }};
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+    const nbody::ResultsDocument doc = nbody::run_simulations(context, simulate_options);
+    context.checkpoint(doc);
+    fmt::print("{}", nbody::reports::render_summary(doc));
+    fmt::print("\nwrote {}", (simulate_out / "results.json").string());
+    for (const std::filesystem::path& file : reports_written) fmt::print(", {}", file.string());
+    fmt::print("\n");
+    if (doc.interrupted) return kExitInterrupted;
+    for (const nbody::SimulationRecord& r : doc.simulations) {
+      if (r.status == nbody::Status::failed) return kExitFailed;
+    }
+    return 0;
   }
   if (*peaks) {
     const std::optional<nbody::Ceilings> ceilings = nbody::measure_ceilings(remeasure);

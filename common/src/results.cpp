@@ -92,18 +92,28 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MachineRecord, hostname, os, cpu
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BuildRecord, tool_version, build_type, cxx_compiler,
                                                 cxx_flags, cuda_compiler, cuda_flags,
                                                 cuda_architectures, libraries)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunSettings, command, initial_condition, seed,
-                                                softening, sizes, implementation_pattern,
-                                                repetitions, min_time_s, warmup_s,
-                                                separate_kernel_timing_below_s, max_eval_seconds,
-                                                validation_bodies, counters, counter_sizes, threads,
-                                                isa, gpu_device)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
+    RunSettings, command, initial_condition, seed, softening, sizes, implementation_pattern,
+    repetitions, min_time_s, warmup_s, separate_kernel_timing_below_s, max_eval_seconds,
+    validation_bodies, counters, counter_sizes, threads, isa, gpu_device, dt, steps, diag_every,
+    snapshot_every, phase_steps, divergence_up_to, ic_file)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ConservationSample, step, time, kinetic_energy,
+                                                potential_energy, relative_energy_error, momentum,
+                                                angular_momentum, virial_ratio)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrajectoryDivergence, steps, position, velocity)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepSplit, step_s, force_s, integration_s, other_s,
+                                                diagnostics_s, snapshots_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SimulationRecord, implementation, initial_condition,
+                                                n, status, reason, input_hash, threads, steps, dt,
+                                                wall_seconds, steps_per_second, per_step,
+                                                max_relative_energy_error, conservation, divergence,
+                                                details)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputRecord, initial_condition, n, seed, hash_f64,
                                                 hash_f32)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultsDocument, schema, schema_version,
                                                 generated_at, command_line, complete, interrupted,
                                                 machine, build, settings, ceilings, implementations,
-                                                inputs, results, phase_seconds)
+                                                inputs, results, simulations, phase_seconds)
 
 void save_results(const ResultsDocument& document, const std::filesystem::path& path) {
   // Non-finite values (an infinite error) become null rather than invalid JSON.
@@ -127,7 +137,8 @@ ResultsDocument load_results(const std::filesystem::path& path) {
                                  path.string(), j.value("schema_version", 0),
                                  kResultsSchemaVersion));
   }
-  // Version 2 to 3 only added fields (measurement conditions), absent from older files.
+  // Versions 2 to 4 only added fields (measurement conditions, simulations), absent from older
+  // files.
   if (j.value("schema_version", 0) < 2) upgrade_from_version_1(j);
   j["schema_version"] = kResultsSchemaVersion;
   ResultsDocument document;

@@ -28,6 +28,8 @@ class SingleThreadRun final : public PreparedRun {
     }));
   }
 
+  void set_bodies(std::span<const Body<double>> bodies) override { bodies_.assign(bodies); }
+
   std::vector<Vec3<double>> accelerations() override {
     return accelerations_.promoted(bodies_.count());
   }

@@ -3,9 +3,10 @@
 # the tuned kernels, the GPU tests, the benchmarks (and tuned variants), compute-sanitizer.
 #
 #   gpu/bench/run_on_device.sh OUTDIR [STAGE...]
-#   stages: default kernelonly sass test ctest cupti bench variants ncu source dram sanitize fair
+#   stages: default kernelonly simulate sass test ctest cupti bench variants ncu source dram sanitize fair
 #   (default: the default `nbody-fair run`, timed, on a fresh cache; kernelonly: the GPU
-#   formulations timed in kernel scope alone at the default sizes, to set beside it)
+#   formulations timed in kernel scope alone at the default sizes, to set beside it; simulate:
+#   simulation_test on the GPU, then `nbody-fair simulate` on a Plummer sphere, SIM_ARGS added)
 #
 # log.txt (the summary) goes to OUTDIR; the other logs are packed into OUTDIR/logs.tar.gz at the
 # end (the device returns few files). BENCH_REPS, BENCH_MIN_TIME and FAIR_TIMEOUT shorten the bench
@@ -31,6 +32,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu,
   --format=csv >>"$log" 2>&1
 targets="gpu_formulations_test nbody-fair"
 has fair && targets="$targets nbody-fair"
+has simulate && targets="$targets simulation_test"
 has ctest && targets=all
 has cupti && targets="$targets counters_test"
 stage "build $targets"
@@ -59,6 +61,18 @@ if has kernelonly; then
   [[ -f $out/default/results.json ]] &&
     python3 gpu/bench/kernel_scope_check.py "$out/default/results.json" "$out/kernel-only.json" |
     tee -a "$log"
+fi
+if has simulate; then
+  stage "simulation_test (GPU formulations included)"
+  timeout 200 $build/tests/simulation_test >"$out/simulation_test.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|dE/E" "$out/simulation_test.log" | tee -a "$log"
+  stage "nbody-fair simulate"
+  start=$(date +%s.%N)
+  timeout 240 $build/nbody-fair simulate --ic plummer --out "$out/simulate" ${SIM_ARGS:-} \
+    >"$out/simulate.log" 2>&1
+  echo "rc=$? wall $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s" | tee -a "$log"
+  grep -E "^\| " "$out/simulate.log" | tee -a "$log"
 fi
 if has sass; then
   stage "sass"

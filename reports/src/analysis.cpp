@@ -669,8 +669,62 @@ const ImplementationRecord* find_implementation(const ResultsDocument& document,
   return nullptr;
 }
 
+std::vector<IntegrationRow> make_integration_rows(const ResultsDocument& doc) {
+  std::vector<IntegrationRow> rows;
+  for (const SimulationRecord& r : doc.simulations) {
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    IntegrationRow row{.implementation = r.implementation,
+                       .n = r.n,
+                       .status = r.status,
+                       .reason = r.reason,
+                       .steps = r.steps,
+                       .per_step = r.per_step,
+                       .application_step_s = r.steps_per_second > 0 ? 1 / r.steps_per_second : 0,
+                       .steps_per_second = r.steps_per_second,
+                       .max_relative_energy_error = r.max_relative_energy_error,
+                       .divergence = r.divergence};
+    if (impl) {
+      row.device = impl->device;
+      row.precision = impl->precision;
+      row.accuracy_class = impl->accuracy_class;
+    }
+    if (row.application_step_s > 0) row.force_share = r.per_step.force_s / row.application_step_s;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<ApplicationSpeedup> make_application_speedups(const std::vector<IntegrationRow>& rows) {
+  // (precision, N) -> fastest full-accuracy finished row per device.
+  std::map<std::pair<Precision, std::size_t>, std::map<DeviceKind, const IntegrationRow*>> best;
+  for (const IntegrationRow& row : rows) {
+    if (row.status != Status::ok || row.accuracy_class != AccuracyClass::full ||
+        row.application_step_s <= 0 || row.per_step.force_s <= 0) {
+      continue;
+    }
+    const IntegrationRow*& slot = best[{row.precision, row.n}][row.device];
+    if (!slot || row.application_step_s < slot->application_step_s) slot = &row;
+  }
+  std::vector<ApplicationSpeedup> speedups;
+  for (const auto& [key, by_device] : best) {
+    const auto cpu = by_device.find(DeviceKind::cpu);
+    const auto gpu = by_device.find(DeviceKind::gpu);
+    if (cpu == by_device.end() || gpu == by_device.end()) continue;
+    speedups.push_back(
+        {.precision = key.first,
+         .n = key.second,
+         .cpu = cpu->second->implementation,
+         .gpu = gpu->second->implementation,
+         .kernel_speedup = cpu->second->per_step.force_s / gpu->second->per_step.force_s,
+         .application_speedup = cpu->second->application_step_s / gpu->second->application_step_s});
+  }
+  return speedups;
+}
+
 Analysis analyze(const ResultsDocument& doc) {
   Analysis a;
+  a.integration = make_integration_rows(doc);
+  a.application_speedups = make_application_speedups(a.integration);
   a.summary.measurements = doc.results.size();
   for (const ResultRecord& r : doc.results) {
     if (r.status == Status::ok) ++a.summary.ok;

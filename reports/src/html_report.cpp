@@ -743,8 +743,94 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
+// simulate: the kernel-against-application speedups and the time per step by phase.
+std::string simulation_sections(const Analysis& a) {
+  const auto micro = [](double s) { return fmt::format("{:.3g}", s * 1e6); };
+  std::string out =
+      "<section id=\"application\"><h2>Kernel speedup against application speedup</h2>\n"
+      "<p>Fastest full-accuracy GPU against fastest full-accuracy CPU of the same precision, by "
+      "whole step (diagnostics included).</p>\n";
+  if (a.application_speedups.empty()) {
+    out += "<p class=\"why\">No N has both a CPU and a GPU simulation that finished.</p>\n";
+  } else {
+    out +=
+        "<div class=\"scroll\"><table><thead><tr><th>precision</th><th>N</th><th>CPU</th>"
+        "<th>GPU</th><th>kernel speedup</th><th>application speedup</th></tr></thead><tbody>\n";
+    for (const ApplicationSpeedup& r : a.application_speedups) {
+      out += fmt::format(
+          "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td "
+          "class=\"num\">{:.3g}×</td><td class=\"num\">{:.3g}×</td></tr>\n",
+          to_string(r.precision), r.n, html_escape(r.cpu), html_escape(r.gpu), r.kernel_speedup,
+          r.application_speedup);
+    }
+    out += "</tbody></table></div>\n";
+  }
+  out += "</section>\n";
+  out +=
+      "<section id=\"steps\"><h2>Time per step</h2>\n<p>Microseconds per step by phase: force "
+      "and integration from the first steps, timed phase by phase; step from whole steps (one "
+      "CUDA graph each on the GPU); other = step − force − integration; diagnostics and "
+      "snapshots on the wall clock, spread over all steps.</p>\n<div class=\"scroll\"><table>"
+      "<thead><tr><th>implementation</th><th>N</th><th>steps</th><th>steps/s</th><th>step</th>"
+      "<th>force</th><th>integration</th><th>other</th><th>diagnostics</th><th>snapshots</th>"
+      "<th>force share</th><th>max |ΔE/E|</th><th>divergence x, v</th></tr></thead><tbody>\n";
+  for (const IntegrationRow& r : a.integration) {
+    if (r.status == Status::skipped) {
+      out += fmt::format(
+          "<tr><td>{}</td><td class=\"num\">{}</td><td colspan=\"11\">skipped: {}</td></tr>\n",
+          html_escape(r.implementation), r.n, html_escape(r.reason));
+      continue;
+    }
+    const StepSplit& p = r.per_step;
+    out += fmt::format(
+        "<tr><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{:.4g}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2e}</td><td>{}</td>"
+        "</tr>\n",
+        html_escape(r.implementation),
+        r.status == Status::failed
+            ? " <span class=\"warn\">failed: " + html_escape(r.reason) + "</span>"
+            : "",
+        r.n, r.steps, r.steps_per_second, micro(p.step_s), micro(p.force_s), micro(p.integration_s),
+        micro(p.other_s), micro(p.diagnostics_s), micro(p.snapshots_s),
+        r.application_step_s > 0 ? fmt::format("{:.1f}%", 100 * p.force_s / r.application_step_s)
+                                 : "—",
+        r.max_relative_energy_error,
+        r.divergence ? fmt::format("{:.2e}, {:.2e}", r.divergence->position, r.divergence->velocity)
+                     : "—");
+  }
+  out += "</tbody></table></div>\n</section>\n";
+  return out;
+}
+
+std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>nbody-fair simulation report</title>\n<style>";
+  out += kReportCss;
+  out += "</style></head>\n<body><main>\n<header><h1>nbody-fair simulation report</h1>\n";
+  const RunSettings& s = doc.settings;
+  out += fmt::format(
+      "<p class=\"summary\">Kick-drift-kick leapfrog, dt = {}, {} steps, softening {}, initial "
+      "condition {}; generated {} by <code>{}</code>.</p>\n",
+      s.dt, s.steps, s.softening, html_escape(s.initial_condition), html_escape(doc.generated_at),
+      html_escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  if (doc.interrupted) {
+    out +=
+        "<p class=\"warn\">This run was interrupted: what follows is what it had measured.</p>\n";
+  }
+  out += "</header>\n" + simulation_sections(a);
+  out += implementations_section(doc);
+  out += machine_section(doc);
+  out += "</main></body></html>\n";
+  return out;
+}
+
 std::string render_html(const ResultsDocument& doc, const Analysis& a,
                         const ChartJsSource& chartjs) {
+  if (doc.settings.command == "simulate") return render_simulation_html(doc, a);
   json data = {{"throughput", throughput_data(doc)},
                {"ratios", ratio_data(a)},
                {"ladders", json::array()},

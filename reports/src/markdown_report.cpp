@@ -337,9 +337,89 @@ void time_table(std::string& out, const ResultsDocument& doc) {
 
 }  // namespace
 
+std::string micro(double s) {
+  return fmt::format("{:.3g}", s * 1e6);
+}
+
+std::string percent_of(double part, double whole) {
+  return whole > 0 ? fmt::format("{:.1f}%", 100 * part / whole) : "—";
+}
+
+void integration_table(std::string& out, const std::vector<IntegrationRow>& rows) {
+  out +=
+      "## Time per step\n\nMicroseconds per step by phase. Force and integration come from the "
+      "first steps, timed phase by phase on the simulation's own clock; `step` from the others, "
+      "timed as whole steps (on the GPU one CUDA graph each); other = step − force − integration "
+      "(launches and gaps); diagnostics (state copied back, float64 sums on the host) and "
+      "snapshots on the wall clock, spread over all steps. Steps/s counts every cost.\n\n"
+      "| implementation | N | steps | steps/s | step µs | force µs | integration µs | other µs | "
+      "diagnostics µs | snapshots µs | force share | max \\|ΔE/E\\| | divergence x, v |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const IntegrationRow& r : rows) {
+    if (r.status == Status::skipped) continue;
+    const StepSplit& p = r.per_step;
+    out += fmt::format(
+        "| {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2e} | {} |\n",
+        r.implementation, r.status == Status::failed ? " (failed: " + escape(r.reason) + ")" : "",
+        r.n, r.steps, si(r.steps_per_second), micro(p.step_s), micro(p.force_s),
+        micro(p.integration_s), micro(p.other_s), micro(p.diagnostics_s), micro(p.snapshots_s),
+        percent_of(p.force_s, r.application_step_s), r.max_relative_energy_error,
+        r.divergence ? fmt::format("{:.2e}, {:.2e}", r.divergence->position, r.divergence->velocity)
+                     : "—");
+  }
+  out += "\n";
+}
+
+void application_speedup_table(std::string& out, const std::vector<ApplicationSpeedup>& rows) {
+  out +=
+      "## Kernel speedup against application speedup\n\nFastest full-accuracy GPU against "
+      "fastest full-accuracy CPU of the same precision, by whole step (diagnostics included): "
+      "the force kernel's speedup, and what it becomes per application step.\n\n";
+  if (rows.empty()) {
+    out += "No N has both a CPU and a GPU simulation that finished.\n\n";
+    return;
+  }
+  out +=
+      "| precision | N | CPU | GPU | kernel speedup | application speedup |\n"
+      "|---|---:|---|---|---:|---:|\n";
+  for (const ApplicationSpeedup& r : rows) {
+    out += fmt::format("| {} | {} | {} | {} | {:.3g}× | {:.3g}× |\n", to_string(r.precision), r.n,
+                       r.cpu, r.gpu, r.kernel_speedup, r.application_speedup);
+  }
+  out += "\n";
+}
+
+std::string render_simulation_markdown(const ResultsDocument& doc, const Analysis& analysis) {
+  std::string out = "# nbody-fair simulation report\n\n";
+  out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
+                     escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  if (doc.interrupted) {
+    out += "**This run was interrupted: the results below are what it had measured.**\n\n";
+  }
+  const RunSettings& s = doc.settings;
+  out += fmt::format(
+      "Kick-drift-kick leapfrog, dt = {}, {} steps, softening {}; initial condition {}{}; "
+      "conservation checked {}; the float64 trajectory followed up to N = {}.\n\n",
+      s.dt, s.steps, s.softening, s.initial_condition,
+      s.ic_file.empty() ? fmt::format(", seed {}", s.seed) : " (" + escape(s.ic_file) + ")",
+      s.diag_every > 0 ? fmt::format("every {} steps", s.diag_every) : "at the first and last step",
+      s.divergence_up_to);
+  application_speedup_table(out, analysis.application_speedups);
+  integration_table(out, analysis.integration);
+  std::string skipped;
+  for (const IntegrationRow& r : analysis.integration) {
+    if (r.status == Status::skipped) {
+      skipped += fmt::format("- {} at N = {}: {}\n", r.implementation, r.n, escape(r.reason));
+    }
+  }
+  if (!skipped.empty()) out += "## Skipped\n\n" + skipped + "\n";
+  return out;
+}
+
 std::string render_markdown(const ResultsDocument& doc) {
   std::string out = "# nbody-fair report\n\n";
   const Analysis analysis = analyze(doc);
+  if (doc.settings.command == "simulate") return render_simulation_markdown(doc, analysis);
   const RunSummary& summary = analysis.summary;
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
                      escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
@@ -426,6 +506,12 @@ std::string render_markdown(const ResultsDocument& doc) {
 
 std::string render_summary(const ResultsDocument& doc) {
   const Analysis analysis = analyze(doc);
+  if (doc.settings.command == "simulate") {
+    std::string out;
+    application_speedup_table(out, analysis.application_speedups);
+    integration_table(out, analysis.integration);
+    return out;
+  }
   std::string out = fmt::format("Fairness audit: {}.\n\n", analysis.audit.verdict);
   headline_section(out, analysis.headline);
   return out;

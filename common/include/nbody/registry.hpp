@@ -17,7 +17,9 @@
 
 #include "nbody/accuracy.hpp"
 #include "nbody/bodies.hpp"
+#include "nbody/execution_options.hpp"
 #include "nbody/properties.hpp"
+#include "nbody/simulation.hpp"
 
 namespace nbody {
 
@@ -26,13 +28,6 @@ namespace nbody {
 inline std::uint64_t pairs_evaluated(PairScheme pairs, std::uint64_t n) {
   return pairs == PairScheme::all_pairs ? n * n : n * (n - 1) / 2;
 }
-
-// Options a user can set for a run; each implementation uses those that apply to it.
-struct ExecutionOptions {
-  int threads = 0;     // CPU threads; 0 = all the machine has
-  std::string isa;     // CPU SIMD ISA to force ("sse4.2", "avx2", "avx512f"); empty = widest
-  int gpu_device = 0;  // CUDA device ordinal
-};
 
 // One formulation bound to one input. Created by Implementation::prepare, which does all setup
 // (layout conversion, allocation, host-to-device copies of the resident input) outside timing.
@@ -61,6 +56,11 @@ class PreparedRun {
 
   // Facts decided at prepare time that a reader needs (ISA chosen, threads, launch configuration).
   virtual std::map<std::string, std::string> details() const { return {}; }
+
+  // Time integration on the host (simulate): replaces the bodies later evaluations read by
+  // `bodies` (the same count), rounded to the run's precision and laid out as its kernel reads
+  // them, outside any timing. Runs that cannot take new bodies keep this default, which throws.
+  virtual void set_bodies(std::span<const Body<double>> bodies);
 };
 
 struct ImplementationInfo {
@@ -96,6 +96,9 @@ struct Implementation {
   // the runner from bytes_per_body.
   std::function<std::optional<std::string>(std::size_t n, const ExecutionOptions& options)>
       size_limit_reason;
+  // Optional: a time integration whose state stays where the kernel runs (the GPU's memory).
+  // Empty: `simulate` integrates on the host around `prepare`'s run (make_simulation).
+  std::function<std::unique_ptr<Simulation>(const SimulationSetup& setup)> simulate;
 };
 
 class Registry {

@@ -1,6 +1,7 @@
 #pragma once
 // The results model: everything a run measured, and how. Measurement fills it, printers
 // (reports/) read it, and it is written to results.json (schema: docs/results-schema.md).
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -22,7 +23,7 @@ inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
 // 2: implementations have a role; enums, counters, ceilings and GPUs are typed (same spellings).
 // 3: each timing records its measurement conditions.
 // Older files are still read (docs/results-schema.md says how).
-inline constexpr int kResultsSchemaVersion = 3;
+inline constexpr int kResultsSchemaVersion = 4;
 
 // The GPU's state at one instant, as NVML reports it: SM clock, temperature, and the reasons its
 // clocks are held below the maximum (names as NVML's clock event reasons, e.g. "sw_power_cap").
@@ -167,6 +168,67 @@ struct RunSettings {
   int threads = 0;
   std::string isa;
   int gpu_device = 0;
+  // simulate (version 4; 0 elsewhere): the step, the steps, how often conservation is checked,
+  // how many steps are timed phase by phase, and up to which N the float64 trajectory is followed.
+  double dt = 0;
+  std::int64_t steps = 0;
+  std::int64_t diag_every = 0;
+  std::int64_t snapshot_every = 0;
+  std::int64_t phase_steps = 0;
+  std::size_t divergence_up_to = 0;
+  std::string ic_file;
+};
+
+// Conserved quantities of a simulation at one step, in float64 (nbody/diagnostics.hpp).
+struct ConservationSample {
+  std::int64_t step = 0;
+  double time = 0;
+  double kinetic_energy = 0;
+  double potential_energy = 0;
+  double relative_energy_error = 0;  // |E - E0| / |E0|
+  std::array<double, 3> momentum{};
+  std::array<double, 3> angular_momentum{};
+  double virial_ratio = 0;
+};
+
+// How far the formulation's trajectory drifted from the float64 leapfrog's of the same initial
+// condition and steps: RMS over bodies of |x - x64|, over the RMS of |x64| (and so for v).
+struct TrajectoryDivergence {
+  std::int64_t steps = 0;
+  double position = 0;
+  double velocity = 0;
+};
+
+// Seconds per step, by phase (issue 14's Amdahl split): force and integration from steps timed
+// phase by phase on the simulation's own clock; diagnostics (the device-to-host copy and the
+// float64 sums) and snapshots on the wall clock; other = a whole step less force and integration
+// (launches and gaps; a whole GPU step is one CUDA graph).
+struct StepSplit {
+  double step_s = 0;  // a whole step, from steps timed as a whole
+  double force_s = 0;
+  double integration_s = 0;
+  double other_s = 0;
+  double diagnostics_s = 0;
+  double snapshots_s = 0;
+};
+
+struct SimulationRecord {
+  std::string implementation;
+  std::string initial_condition;
+  std::size_t n = 0;
+  Status status = Status::ok;
+  std::string reason;
+  std::string input_hash;  // of the float64 initial bodies
+  int threads = 0;
+  std::int64_t steps = 0;  // steps done (fewer than asked when stopped)
+  double dt = 0;
+  double wall_seconds = 0;      // the whole simulation, diagnostics and snapshots included
+  double steps_per_second = 0;  // 1 / step_s
+  StepSplit per_step;
+  double max_relative_energy_error = 0;
+  std::vector<ConservationSample> conservation;
+  std::optional<TrajectoryDivergence> divergence;
+  std::map<std::string, std::string> details;
 };
 
 struct InputRecord {
@@ -191,6 +253,7 @@ struct ResultsDocument {
   std::vector<ImplementationRecord> implementations;
   std::vector<InputRecord> inputs;
   std::vector<ResultRecord> results;
+  std::vector<SimulationRecord> simulations;  // simulate (version 4)
   // Wall seconds of the whole run and of its parts outside the measurements: ceilings, total.
   std::map<std::string, double> phase_seconds;
 };

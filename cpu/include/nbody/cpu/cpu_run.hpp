@@ -66,6 +66,9 @@ class ScalarRun final : public PreparedRun {
     return Seconds::kernel_only(
         time_seconds([&] { kernel_(bodies_, softening_squared_, accelerations_); }));
   }
+  void set_bodies(std::span<const Body<double>> bodies) override {
+    bodies_ = ScalarLayout<T, L>::bodies(bodies);
+  }
   std::vector<Vec3<double>> accelerations() override {
     return ScalarLayout<T, L>::promoted(accelerations_);
   }

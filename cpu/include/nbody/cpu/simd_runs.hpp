@@ -41,6 +41,8 @@ std::uint64_t diagonal_tile_pair_evaluations(std::size_t size, std::size_t lanes
 class PaddedBodies {
  public:
   explicit PaddedBodies(std::span<const Body<double>> bodies);
+  // New positions and masses for the same count (time integration); the padding stays.
+  void assign(std::span<const Body<double>> bodies);
   BodiesView view() const;
   std::size_t count() const { return count_; }
   std::size_t padded_count() const { return storage_.size(); }

@@ -120,4 +120,47 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// One captured stream sequence, instantiated: launched as a whole with one call, so a time step's
+// kernels cost one launch instead of one each.
+class GraphExec {
+ public:
+  GraphExec() = default;
+  // Captures what `enqueue` puts on `stream` (thread-local mode: other threads' CUDA calls are not
+  // refused meanwhile) and instantiates it.
+  template <class F>
+  static GraphExec capture(const Stream& stream, F&& enqueue) {
+    check_cuda(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+      std::forward<F>(enqueue)();
+    } catch (...) {
+      cudaStreamEndCapture(stream.get(), &graph);
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      throw;
+    }
+    check_cuda(cudaStreamEndCapture(stream.get(), &graph));
+    GraphExec exec;
+    const cudaError_t status = cudaGraphInstantiate(&exec.exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    check_cuda(status);
+    return exec;
+  }
+  GraphExec(GraphExec&& other) noexcept : exec_(std::exchange(other.exec_, nullptr)) {}
+  GraphExec& operator=(GraphExec&& other) noexcept {
+    std::swap(exec_, other.exec_);
+    return *this;
+  }
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  ~GraphExec() {
+    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  }
+
+  bool empty() const { return exec_ == nullptr; }
+  void launch(const Stream& stream) const { check_cuda(cudaGraphLaunch(exec_, stream.get())); }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 }  // namespace nbody::gpu

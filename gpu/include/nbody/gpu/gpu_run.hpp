@@ -197,6 +197,11 @@ class GpuRun final : public PreparedRun {
   bool accelerations_on_host_ = false;
 };
 
+// The formulation's time integration on the device (gpu_simulation.cu; float and double).
+template <class T>
+std::unique_ptr<Simulation> make_gpu_simulation(const SimulationSetup& setup,
+                                                const ForceKernelFactory<T>& factory);
+
 // Device bytes a run of `count` bodies needs beyond the bodies and accelerations (scratch).
 using ScratchBytes = std::function<std::size_t(std::size_t count)>;
 
@@ -213,8 +218,8 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
       // size_limit_reason checks the ordinal actually requested.
       .unavailable_reason = [] { return device_unavailable_reason(0); },
       .prepare =
-          [factory = std::move(factory)](std::span<const Body<double>> bodies, double softening,
-                                         const ExecutionOptions& options) {
+          [factory](std::span<const Body<double>> bodies, double softening,
+                    const ExecutionOptions& options) {
             return std::unique_ptr<PreparedRun>(
                 std::make_unique<GpuRun<T>>(bodies, softening, options, factory));
           },
@@ -231,6 +236,10 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
                                   (scratch_bytes ? scratch_bytes(count) : 0);
         return device_memory_limit_reason(options.gpu_device, bytes);
       },
+      .simulate =
+          [factory](const SimulationSetup& setup) {
+            return make_gpu_simulation<T>(setup, factory);
+          },
   };
 }
 

@@ -178,6 +178,36 @@ struct RunSummary {
   bool interrupted = false;
 };
 
+// One simulation (simulate), as the reports show it: time per step by phase and what the steps
+// kept of energy and the float64 trajectory.
+struct IntegrationRow {
+  std::string implementation;
+  std::size_t n = 0;
+  DeviceKind device = DeviceKind::cpu;
+  Precision precision = Precision::f32;
+  AccuracyClass accuracy_class = AccuracyClass::full;
+  Status status = Status::ok;
+  std::string reason;
+  std::int64_t steps = 0;
+  StepSplit per_step;
+  double application_step_s = 0;  // 1 / steps per second: a step with its share of diagnostics
+  double force_share = 0;         // force over the application step
+  double steps_per_second = 0;
+  double max_relative_energy_error = 0;
+  std::optional<TrajectoryDivergence> divergence;
+};
+
+// Best full-accuracy GPU against best full-accuracy CPU of one precision at one N, by whole
+// application step: what the force kernel's speedup becomes once a step includes integration,
+// diagnostics, launches and copies.
+struct ApplicationSpeedup {
+  Precision precision = Precision::f32;
+  std::size_t n = 0;
+  std::string cpu, gpu;            // the fastest by application step
+  double kernel_speedup = 0;       // CPU force seconds per step over GPU's
+  double application_speedup = 0;  // CPU application step over GPU's
+};
+
 struct Analysis {
   RunSummary summary;
   FairnessAudit audit;
@@ -189,6 +219,8 @@ struct Analysis {
   std::vector<EndToEndRow> end_to_end;
   std::vector<RepetitionSamples> repetitions;
   std::vector<SkippedGroup> skipped;
+  std::vector<IntegrationRow> integration;               // simulate: one per simulation
+  std::vector<ApplicationSpeedup> application_speedups;  // simulate: per precision and N
 };
 
 Analysis analyze(const ResultsDocument& document);

@@ -1,0 +1,13 @@
+#pragma once
+#include <string>
+
+namespace nbody {
+
+// Options a user can set for a run; each implementation uses those that apply to it.
+struct ExecutionOptions {
+  int threads = 0;     // CPU threads; 0 = all the machine has
+  std::string isa;     // CPU SIMD ISA to force ("sse4.2", "avx2", "avx512f"); empty = widest
+  int gpu_device = 0;  // CUDA device ordinal
+};
+
+}  // namespace nbody

@@ -1,0 +1,57 @@
+#pragma once
+// Time integration with a registered formulation as the force engine (`nbody-fair simulate`,
+// issue 14): the kick-drift-kick leapfrog of nbody/leapfrog.hpp, in the formulation's precision,
+// its state kept where its kernel runs (the GPU's memory for GPU formulations; the host, with the
+// formulation's threads, for CPU ones).
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "nbody/bodies.hpp"
+#include "nbody/execution_options.hpp"
+#include "nbody/leapfrog.hpp"
+
+namespace nbody {
+
+struct Implementation;
+
+// What a simulation starts from. The multi-device issue adds the slice of targets each device
+// owns here, so a formulation's simulation is created the same way for one device or several.
+struct SimulationSetup {
+  std::span<const Body<double>> bodies;      // positions and masses
+  std::span<const Vec3<double>> velocities;  // one per body
+  double softening = 0;
+  ExecutionOptions execution;
+};
+
+// Seconds of steps advanced, on the simulation's own clock (device events on the GPU, a steady
+// clock on the host). On the GPU `force` and `integration` are measured only when phases are asked
+// for, which brackets every kernel with events and launches them one by one, where the plain mode
+// launches whole steps as one CUDA graph; on the host they cost nothing and are always measured.
+struct StepSeconds {
+  double total = 0;
+  double force = 0;
+  double integration = 0;
+  bool phases = false;  // force and integration were measured (always on the host)
+};
+
+class Simulation {
+ public:
+  virtual ~Simulation() = default;
+  // Advances `steps` kick-drift-kick steps of `dt`. The first step's opening kick uses the
+  // accelerations computed when the simulation was created.
+  virtual StepSeconds advance(int steps, double dt, bool time_phases) = 0;
+  // The state now, promoted to float64 (a device-to-host copy on the GPU).
+  virtual PhaseSpaceState state() = 0;
+  // Facts a reader needs (the force run's details, how steps are launched).
+  virtual std::map<std::string, std::string> details() const { return {}; }
+};
+
+// The implementation's own simulation where it has one, else the host leapfrog around its
+// prepared run (PreparedRun::set_bodies), integrating in its precision with its threads. Throws
+// std::runtime_error where neither exists (a GPU formulation without a device simulation).
+std::unique_ptr<Simulation> make_simulation(const Implementation& implementation,
+                                            const SimulationSetup& setup);
+
+}  // namespace nbody
