@@ -347,11 +347,14 @@ std::string percent_of(double part, double whole) {
 
 void integration_table(std::string& out, const std::vector<IntegrationRow>& rows) {
   out +=
-      "## Time per step\n\nMicroseconds per step by phase. Force and integration come from the "
-      "first steps, timed phase by phase on the simulation's own clock; `step` from the others, "
-      "timed as whole steps (on the GPU one CUDA graph each); other = step − force − integration "
-      "(launches and gaps); diagnostics (state copied back, float64 sums on the host) and "
-      "snapshots on the wall clock, spread over all steps. Steps/s counts every cost.\n\n"
+      "## Time per step\n\nMicroseconds per step by phase, on the simulation's own clock. On "
+      "the host every step is timed by phase (force kernel; integration = kicks, drifts and "
+      "layout copies). On the GPU a step is one CUDA graph (kick+drift, force, kick); for the "
+      "first steps a graph of the force kernel alone is launched as often, and integration is "
+      "the step less that; other = the later steps' step time less the first steps' force and "
+      "integration (noise, around zero). Diagnostics (state copied back, float64 sums on the "
+      "host) and snapshots on the wall clock, spread over all steps. Steps/s counts every "
+      "cost.\n\n"
       "| implementation | N | steps | steps/s | step µs | force µs | integration µs | other µs | "
       "diagnostics µs | snapshots µs | force share | max \\|ΔE/E\\| | divergence x, v |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";

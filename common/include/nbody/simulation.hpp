@@ -26,9 +26,10 @@ struct SimulationSetup {
 };
 
 // Seconds of steps advanced, on the simulation's own clock (device events on the GPU, a steady
-// clock on the host). On the GPU `force` and `integration` are measured only when phases are asked
-// for, which brackets every kernel with events and launches them one by one, where the plain mode
-// launches whole steps as one CUDA graph; on the host they cost nothing and are always measured.
+// clock on the host). On the host `force` and `integration` cost nothing to measure and always
+// are. On the GPU, where every step is one CUDA graph launch, they are measured when phases are
+// asked for: the steps' graphs, then as many launches of a graph of the force kernel alone
+// (integration = the rest of the step).
 struct StepSeconds {
   double total = 0;
   double force = 0;
