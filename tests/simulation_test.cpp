@@ -148,26 +148,24 @@ TEST(Simulation, PlummerEnergyErrorIsWithinItsBoundForEveryFormulation) {
   }
 }
 
-// Timing by phase leaves the trajectory as whole steps make it (to the bit where the kernel is
-// deterministic; atomics may sum in another order), and its parts add up.
+// Timing by phase leaves the trajectory as whole steps make it (to the bit, but for symmetric
+// kernels' summation order), and its parts add up.
 TEST(Simulation, PhaseTimingDoesNotChangeTheTrajectory) {
   const PhaseSpaceState initial = plummer(257, 3);
   for (const Implementation* impl : runnable()) {
     SCOPED_TRACE(impl->info.name);
     auto whole = start(*impl, initial, 0.01);
-    auto again = start(*impl, initial, 0.01);
     auto phased = start(*impl, initial, 0.01);
     whole->advance(8, 1.0 / 128, false);
-    again->advance(8, 1.0 / 128, false);
     const StepSeconds seconds = phased->advance(8, 1.0 / 128, true);
     EXPECT_TRUE(seconds.phases);
     EXPECT_GT(seconds.force, 0);
     EXPECT_NEAR(seconds.force + seconds.integration, seconds.total, 1e-9);
-    const PhaseSpaceState a = whole->state(), b = phased->state(), c = again->state();
-    const bool deterministic = std::equal(
-        a.bodies.begin(), a.bodies.end(), c.bodies.begin(),
-        [](const Body<double>& p, const Body<double>& q) { return p.x == q.x && p.y == q.y; });
-    const double tolerance = deterministic ? 0.0 : 1e3 * unit_roundoff(*impl);
+    const PhaseSpaceState a = whole->state(), b = phased->state();
+    // Symmetric kernels add each pair's force from several threads (atomics on the GPU, per-thread
+    // accumulators on the CPU), so their sums may round differently from run to run.
+    const double tolerance =
+        impl->info.pairs == PairScheme::symmetric ? 1e3 * unit_roundoff(*impl) : 0.0;
     for (std::size_t i = 0; i < a.bodies.size(); ++i) {
       ASSERT_NEAR(a.bodies[i].x, b.bodies[i].x, tolerance) << "body " << i;
       ASSERT_NEAR(a.velocities[i].z, b.velocities[i].z, tolerance) << "body " << i;
