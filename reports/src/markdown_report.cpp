@@ -1,6 +1,7 @@
 #include "nbody/reports/markdown_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -337,8 +338,10 @@ void time_table(std::string& out, const ResultsDocument& doc) {
 
 }  // namespace
 
+// Microseconds to three digits; under a picosecond (the host's other = step - force -
+// integration, zero but for rounding) zero.
 std::string micro(double s) {
-  return fmt::format("{:.3g}", s * 1e6);
+  return std::abs(s) < 1e-12 ? std::string("0") : fmt::format("{:.3g}", s * 1e6);
 }
 
 std::string percent_of(double part, double whole) {
