@@ -605,8 +605,8 @@ TEST(CommandLine, UnknownCommandNamesTheCommands) {
   const CommandResult r = run_tool({"frob"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.stderr_text,
-            "nbody-fair: unknown command 'frob' (commands: list, validate, run, bench, report, "
-            "compare, peaks)\n");
+            "nbody-fair: unknown command 'frob' (commands: list, validate, run, simulate, bench, "
+            "report, compare, peaks)\n");
 }
 
 // report --in takes a results.json or its run folder; a folder without one, or a missing path, is

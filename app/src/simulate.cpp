@@ -78,8 +78,8 @@ std::int64_t chunk_end(std::int64_t done, const SimulateOptions& options) {
 
 struct SimulationInput {
   const PhaseSpaceState& initial;
-  const ConservedQuantities& initial_quantities;        // of the float64 initial state
   const std::optional<PhaseSpaceState>& reference_end;  // the float64 trajectory's last state
+  double reference_energy_error;  // of that last state against the initial one
 };
 
 SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions& options,
@@ -158,8 +158,8 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
       record.divergence = TrajectoryDivergence{
           .steps = done,
           .position = relative_rms<Body<double>>(state.bodies, input.reference_end->bodies),
-          .velocity =
-              relative_rms<Vec3<double>>(state.velocities, input.reference_end->velocities)};
+          .velocity = relative_rms<Vec3<double>>(state.velocities, input.reference_end->velocities),
+          .reference_energy_error = input.reference_energy_error};
     }
     diagnostics_s += seconds_since(start);
     return true;
@@ -284,9 +284,8 @@ ResultsDocument run_simulations(const SuiteContext& context, const SimulateOptio
            hash_to_hex(input_hash(initial.bodies)),
            hash_to_hex(input_hash(convert_precision<float, double>(initial.bodies)))});
     }
-    const ConservedQuantities initial_quantities =
-        conserved_quantities(initial.bodies, initial.velocities, options.suite.softening);
     std::optional<PhaseSpaceState> reference_end;
+    double reference_energy_error = 0;
     if (n <= options.divergence_up_to) {
       context.progress.update(step_index, total,
                               fmt::format("float64 trajectory N={}", format_size(n)));
@@ -294,13 +293,16 @@ ResultsDocument run_simulations(const SuiteContext& context, const SimulateOptio
       std::vector<Vec3<double>> accelerations;
       leapfrog(reference, options.dt, static_cast<int>(options.steps),
                reference_field(options.suite.softening), accelerations);
+      reference_energy_error = relative_energy_error(
+          conserved_quantities(reference.bodies, reference.velocities, options.suite.softening),
+          conserved_quantities(initial.bodies, initial.velocities, options.suite.softening));
       reference_end = std::move(reference);
     }
     for (const Implementation* impl : selected) {
       if (interrupt_requested()) break;
       SimulationRecord record;
       try {
-        record = simulate_one(*impl, options, {initial, initial_quantities, reference_end},
+        record = simulate_one(*impl, options, {initial, reference_end, reference_energy_error},
                               context.progress, step_index, total);
       } catch (const UsageError&) {
         throw;

@@ -197,6 +197,9 @@ struct TrajectoryDivergence {
   std::int64_t steps = 0;
   double position = 0;
   double velocity = 0;
+  // |E - E0| / |E0| of the float64 leapfrog at the same step: the integrator's own error, which
+  // the formulation's energy error is judged against.
+  double reference_energy_error = 0;
 };
 
 // Seconds per step, by phase (issue 14's Amdahl split): force and integration from steps timed
