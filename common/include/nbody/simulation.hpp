@@ -49,6 +49,13 @@ class Simulation {
   virtual std::map<std::string, std::string> details() const { return {}; }
 };
 
+// The largest relative energy error a full-accuracy formulation of unit roundoff `u` may show where
+// the float64 leapfrog of the same initial condition and steps shows `float64_error`
+// (docs/tolerances.md, "Time integration").
+inline double energy_error_bound(double float64_error, double unit_roundoff) {
+  return 2 * float64_error + 4 * unit_roundoff;
+}
+
 // The implementation's own simulation where it has one, else the host leapfrog around its
 // prepared run (PreparedRun::set_bodies), integrating in its precision with its threads. Throws
 // std::runtime_error where neither exists (a GPU formulation without a device simulation).
