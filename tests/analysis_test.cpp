@@ -306,5 +306,11 @@ TEST(Simulation, ApplicationAndKernelSpeedupsWhereBothSidesFinished) {
   EXPECT_TRUE(analyze(testing::simulation_document(false)).application_speedups.empty());
 }
 
+TEST(Simulation, MarkdownNamesTheChartsOfReportHtml) {
+  const std::string markdown = render_markdown(testing::simulation_document());
+  EXPECT_NE(markdown.find("relative energy error against time"), std::string::npos);
+  EXPECT_NE(markdown.find("report.html"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace nbody::reports
