@@ -1,9 +1,11 @@
 // The analysis layer on hand-made results: the headline and its intervals, the ladders, the
-// roofline's ceilings, the repetitions, and each rule of the fairness audit kept and broken.
+// roofline's ceilings, the repetitions, each rule of the fairness audit kept and broken, and a
+// simulate run's series (energy error against time, the step's split, the speedups).
 #include <gtest/gtest.h>
 
 #include "nbody/reports/analysis.hpp"
 #include "nbody/reports/markdown_report.hpp"
+#include "simulation_document.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -257,6 +259,57 @@ TEST(Audit, FilesWithoutConditionsCannotShowStatisticsKept) {
   const Analysis a = analyze(doc);
   EXPECT_EQ(rule(a, 5).verdict, RuleVerdict::cannot_tell);
   EXPECT_NE(a.audit.verdict.find("cannot tell: rule 5"), std::string::npos);
+}
+
+TEST(Simulation, EachRowHasItsEnergyErrorsAgainstTimeInStepOrder) {
+  ResultsDocument doc = testing::simulation_document();
+  // Out of order on purpose: the chart's line needs them by step.
+  std::swap(doc.simulations[0].conservation[1], doc.simulations[0].conservation[3]);
+  const Analysis a = analyze(doc);
+  ASSERT_EQ(a.integration.size(), 4u);
+  const IntegrationRow& cpu = a.integration[0];
+  ASSERT_EQ(cpu.energy_errors.size(), 5u);  // steps 0, 25, 50, 75, 100
+  for (std::size_t i = 0; i < cpu.energy_errors.size(); ++i) {
+    const EnergyErrorPoint& p = cpu.energy_errors[i];
+    EXPECT_EQ(p.step, static_cast<std::int64_t>(25 * i));
+    EXPECT_DOUBLE_EQ(p.time, 0.01 * static_cast<double>(p.step));
+    EXPECT_DOUBLE_EQ(p.relative_energy_error, 1.2345678901234567e-8 * static_cast<double>(p.step));
+  }
+  EXPECT_TRUE(a.integration[1].energy_errors.empty());  // skipped
+}
+
+TEST(Simulation, StepSharesAddToOneAndCountNoiseBelowZeroAsZero) {
+  const Analysis a = analyze(testing::simulation_document());
+  ASSERT_EQ(a.integration.size(), 4u);
+  const IntegrationRow& gpu = a.integration[2];
+  ASSERT_EQ(gpu.implementation, "gpu.tuned");
+  ASSERT_TRUE(gpu.shares.has_value());
+  const StepShares& s = *gpu.shares;
+  EXPECT_DOUBLE_EQ(s.total_s, 1.5e-5 + 6e-6 + 1e-5);  // other (-1 µs) left out
+  EXPECT_DOUBLE_EQ(s.force, 1.5e-5 / s.total_s);
+  EXPECT_DOUBLE_EQ(s.other, 0);
+  EXPECT_DOUBLE_EQ(s.snapshots, 0);
+  EXPECT_NEAR(s.force + s.integration + s.other + s.diagnostics + s.snapshots, 1, 1e-15);
+  EXPECT_FALSE(a.integration[1].shares.has_value());  // skipped: nothing timed
+}
+
+TEST(Simulation, ApplicationAndKernelSpeedupsWhereBothSidesFinished) {
+  const Analysis a = analyze(testing::simulation_document());
+  // N = 4096 has no CPU simulation that finished.
+  ASSERT_EQ(a.application_speedups.size(), 1u);
+  const ApplicationSpeedup& s = a.application_speedups[0];
+  EXPECT_EQ(s.n, 1024u);
+  EXPECT_EQ(s.cpu, "cpu.tbb");
+  EXPECT_EQ(s.gpu, "gpu.tuned");
+  EXPECT_NEAR(s.kernel_speedup, 60, 1e-9);
+  EXPECT_NEAR(s.application_speedup, 35, 1e-9);
+  EXPECT_TRUE(analyze(testing::simulation_document(false)).application_speedups.empty());
+}
+
+TEST(Simulation, MarkdownNamesTheChartsOfReportHtml) {
+  const std::string markdown = render_markdown(testing::simulation_document());
+  EXPECT_NE(markdown.find("relative energy error against time"), std::string::npos);
+  EXPECT_NE(markdown.find("report.html"), std::string::npos);
 }
 
 }  // namespace

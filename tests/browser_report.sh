@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # report.html in a real browser: a real run (and one with --no-counters), the H100 sample results
-# re-rendered, and a page written without Chart.js. Each page must build every chart it expects
+# re-rendered, a real simulate and the H100 simulate sample, and pages written without Chart.js. Each page must build every chart it expects
 # (the page's own script counts them into data-charts-built / data-charts-expected), raise no
 # JavaScript error and reference nothing over the network.
 #   tests/browser_report.sh NBODY_FAIR SOURCE_DIR WORK_DIR CONFIGURED_CHARTJS
@@ -75,6 +75,10 @@ NBODY_FAIR_CHARTJS="$work/no-such-chart.js" "$exe" report \
   --in "$source_dir/docs/sample-results/h100-2026-11-23/default-run/results.json" \
   --out "$work/no-chartjs" >/dev/null
 check_page "$work/no-chartjs/report.html" no-charts
+NBODY_FAIR_CHARTJS="$work/no-such-chart.js" "$exe" report \
+  --in "$source_dir/docs/sample-results/h100-2026-11-23b/simulate/results.json" \
+  --out "$work/simulate-no-chartjs" >/dev/null
+check_page "$work/simulate-no-chartjs/report.html" no-charts
 
 if [ ! -r "$chartjs" ]; then
   echo "browser_report: SKIPPED the chart checks: Chart.js not found at $chartjs (Debian:" \
@@ -99,6 +103,19 @@ check_page "$work/run-no-counters/report.html" charts
 check_page "$work/h100/report.html" charts
 grep -q 'GPU roofline' "$work/h100/report.html" || fail "the H100 page has no GPU roofline"
 grep -q 'GPU optimization ladder' "$work/h100/report.html" || fail "the H100 page has no GPU ladder"
+
+# simulate, a small real one checking conservation every 8 steps: energy-error curves, step splits.
+"$exe" simulate --impl '^cpu\.(soa|tbb)$' --sizes 256 --steps 32 --diag-every 8 \
+  --out "$work/simulate" >"$work/simulate.log" 2>&1 ||
+  { tail -20 "$work/simulate.log"; fail "nbody-fair simulate failed"; }
+check_page "$work/simulate/report.html" charts
+grep -q 'data-kind="energy"' "$work/simulate/report.html" || fail "the simulate page has no energy chart"
+# The H100 simulate sample (CPU and GPU): the speedups against N and a split at each N.
+"$exe" report --in "$source_dir/docs/sample-results/h100-2026-11-23b/simulate/results.json" \
+  --out "$work/h100-simulate" >/dev/null
+check_page "$work/h100-simulate/report.html" charts
+grep -q 'data-kind="speedups"' "$work/h100-simulate/report.html" ||
+  fail "the H100 simulate page has no speedup chart"
 
 [ "$failures" -eq 0 ] || { echo "browser_report: $failures failures" >&2; exit 1; }
 echo "browser_report: every page passed"

@@ -1,10 +1,14 @@
 // report.html's printer on hand-made data: strings cannot break out of the page's <script>
-// elements, and a page without Chart.js says why and still has its tables.
+// elements, a page without Chart.js says why and still has its tables, and a simulate run's page
+// has its charts (speedups, energy error, step split) or one line saying why each is absent.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "nbody/reports/html_report.hpp"
+#include "simulation_document.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -63,6 +67,83 @@ TEST(HtmlReport, ChartsWithoutDataSayWhy) {
   // Only the strip plot has data; the others are one line each under the grid.
   EXPECT_EQ(count(page, "<canvas"), 1u);
   EXPECT_NE(page.find("no chart, a ratio needs both a CPU and a GPU figure"), std::string::npos);
+}
+
+std::string simulation_page(const ResultsDocument& doc,
+                            const ChartJsSource& chartjs = {"var Chart;", ""}) {
+  return render_html(doc, analyze(doc), chartjs);
+}
+
+// The page's data island, parsed.
+nlohmann::json report_data(const std::string& page) {
+  const std::string open = "<script type=\"application/json\" id=\"report-data\">";
+  const std::size_t from = page.find(open);
+  EXPECT_NE(from, std::string::npos);
+  if (from == std::string::npos) return {};
+  const std::size_t start = from + open.size();
+  return nlohmann::json::parse(page.substr(start, page.find("</script>", start) - start));
+}
+
+TEST(HtmlReport, SimulationPageHasItsChartsAndTheirData) {
+  const std::string page = simulation_page(testing::simulation_document());
+  // The speedups, and at each of the two N the energy error and the step split.
+  EXPECT_EQ(count(page, "<canvas"), 5u);
+  EXPECT_EQ(count(page, "data-kind=\"speedups\""), 1u);
+  EXPECT_EQ(count(page, "data-kind=\"energy\""), 2u);
+  EXPECT_EQ(count(page, "data-kind=\"split\""), 2u);
+  EXPECT_EQ(page.find("class=\"absent\""), std::string::npos);
+  EXPECT_EQ(count(page, "<script"), 4u);  // error recorder, data, Chart.js, the page's own
+  // The tables stay.
+  EXPECT_NE(page.find("<section id=\"steps\">"), std::string::npos);
+  EXPECT_NE(page.find("<section id=\"application\">"), std::string::npos);
+
+  const nlohmann::json data = report_data(page);
+  ASSERT_EQ(data["speedups"].size(), 1u);
+  EXPECT_EQ(data["speedups"][0]["precision"], "f32");
+  EXPECT_NEAR(data["speedups"][0]["points"][0]["kernel"].get<double>(), 60, 1e-9);
+  EXPECT_NEAR(data["speedups"][0]["points"][0]["application"].get<double>(), 35, 1e-9);
+  ASSERT_EQ(data["energy"].size(), 2u);
+  const nlohmann::json& at_1k = data["energy"][0];
+  EXPECT_EQ(at_1k["n"], 1024);
+  ASSERT_EQ(at_1k["series"].size(), 2u);  // cpu.tbb and gpu.tuned
+  EXPECT_EQ(at_1k["series"][0]["name"], "cpu.tbb");
+  // Step 0's error is 0, which a log axis cannot show: four points of five.
+  ASSERT_EQ(at_1k["series"][0]["points"].size(), 4u);
+  EXPECT_EQ(at_1k["series"][0]["points"][0]["step"], 25);
+  EXPECT_DOUBLE_EQ(at_1k["series"][0]["points"][0]["t"].get<double>(), 0.25);
+  ASSERT_EQ(data["splits"].size(), 2u);
+  const nlohmann::json& split = data["splits"][0];
+  // Snapshots took no time at this N, and other is noise below zero: neither is in the legend.
+  EXPECT_EQ(split["phases"], nlohmann::json({"force", "integration", "diagnostics"}));
+  ASSERT_EQ(split["rows"].size(), 2u);
+  EXPECT_EQ(split["rows"][1]["shares"]["other"], 0);
+  EXPECT_DOUBLE_EQ(split["rows"][1]["seconds"]["other"].get<double>(), -1e-6);  // for the tooltip
+  EXPECT_EQ(data["splits"][1]["rows"].size(), 1u);  // N = 4096: the CPU one was skipped
+}
+
+TEST(HtmlReport, SimulationChartsWithoutDataSayWhy) {
+  // A CPU-only run: no speedup; conservation at the first and last step only: no curve.
+  const std::string page = simulation_page(testing::simulation_document(false, 0));
+  EXPECT_NE(page.find("GPU over CPU: application speedup and kernel speedup against N</b>: no "
+                      "chart, a speedup needs a CPU and a GPU simulation"),
+            std::string::npos);
+  // One line for the energy error, not one per N.
+  EXPECT_EQ(count(page, "Relative energy error against time"), 1u);
+  EXPECT_NE(page.find("no chart, conservation was checked only at the first and the last step"),
+            std::string::npos);
+  // The split at N = 1024; at 4096 the only simulation was skipped.
+  EXPECT_EQ(count(page, "<canvas"), 1u);
+  EXPECT_EQ(count(page, "data-kind=\"split\""), 1u);
+  EXPECT_NE(page.find("no chart, no simulation at this N was timed"), std::string::npos);
+}
+
+TEST(HtmlReport, SimulationPageWithoutChartJsKeepsItsTables) {
+  const std::string page = simulation_page(testing::simulation_document(),
+                                           {std::nullopt, "Chart.js was not found at /x"});
+  EXPECT_NE(page.find("No charts: Chart.js was not found at /x"), std::string::npos);
+  EXPECT_EQ(page.find("<canvas"), std::string::npos);
+  EXPECT_NE(page.find("<section id=\"steps\">"), std::string::npos);
+  EXPECT_EQ(count(page, "<script"), 3u);  // no Chart.js
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// results.csv: one row per result record, RFC 4180 quoting, empty cells for absent values.
+// results.csv: one row per result record (a simulate run's: per simulation), RFC 4180 quoting,
+// empty cells for absent values, numbers that read back as the same doubles.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -7,6 +8,7 @@
 
 #include "nbody/reports/csv_report.hpp"
 #include "nbody/results.hpp"
+#include "simulation_document.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -153,6 +155,80 @@ TEST(Csv, EmptyDocumentIsTheHeaderAlone) {
   const std::string text = render_csv(ResultsDocument{});
   EXPECT_EQ(parse_csv(text).size(), 1u);
   EXPECT_TRUE(text.ends_with("disturbances\r\n"));
+}
+
+TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {
+  const ResultsDocument doc = testing::simulation_document();
+  const std::string text = render_csv(doc);
+  const auto rows = parse_csv(text);
+  ASSERT_EQ(rows.size(), 1 + doc.simulations.size()) << text;
+  const std::vector<std::string>& header = rows[0];
+  EXPECT_EQ(header.size(), 25u);
+  EXPECT_EQ(header.front(), "implementation");
+  EXPECT_EQ(header.back(), "divergence_velocity");
+  EXPECT_EQ(std::find(header.begin(), header.end(), "median_s"), header.end());  // a run's
+  for (const auto& row : rows) EXPECT_EQ(row.size(), header.size()) << text;
+
+  // Every number reads back as the double results.json has.
+  for (std::size_t i = 0; i < doc.simulations.size(); ++i) {
+    const SimulationRecord& s = doc.simulations[i];
+    const auto& row = rows[i + 1];
+    SCOPED_TRACE(s.implementation + " " + std::to_string(s.n));
+    const auto cell = [&](const char* name) { return row[column(header, name)]; };
+    EXPECT_EQ(cell("implementation"), s.implementation);
+    EXPECT_EQ(cell("n"), std::to_string(s.n));
+    EXPECT_EQ(cell("status"), to_string(s.status));
+    EXPECT_EQ(cell("initial_condition"), "plummer");
+    EXPECT_EQ(cell("threads"), std::to_string(s.threads));
+    EXPECT_EQ(std::stod(cell("dt")), s.dt);
+    if (s.status == Status::skipped) continue;
+    EXPECT_EQ(cell("steps"), std::to_string(s.steps));
+    EXPECT_EQ(std::stod(cell("wall_seconds")), s.wall_seconds);
+    EXPECT_EQ(std::stod(cell("steps_per_second")), s.steps_per_second);
+    EXPECT_EQ(std::stod(cell("step_s")), s.per_step.step_s);
+    EXPECT_EQ(std::stod(cell("force_s")), s.per_step.force_s);
+    EXPECT_EQ(std::stod(cell("integration_s")), s.per_step.integration_s);
+    EXPECT_EQ(std::stod(cell("other_s")), s.per_step.other_s);
+    EXPECT_EQ(std::stod(cell("diagnostics_s")), s.per_step.diagnostics_s);
+    EXPECT_EQ(std::stod(cell("snapshots_s")), s.per_step.snapshots_s);
+    EXPECT_EQ(std::stod(cell("max_relative_energy_error")), s.max_relative_energy_error);
+    EXPECT_EQ(std::stod(cell("final_relative_energy_error")),
+              s.conservation.back().relative_energy_error);
+    if (s.divergence) {
+      EXPECT_EQ(cell("divergence_steps"), "100");
+      EXPECT_EQ(std::stod(cell("divergence_position")), s.divergence->position);
+      EXPECT_EQ(std::stod(cell("divergence_velocity")), s.divergence->velocity);
+    } else {
+      EXPECT_EQ(cell("divergence_position"), "");
+    }
+  }
+  const auto& cpu = rows[1];
+  EXPECT_EQ(cpu[column(header, "device")], "cpu");
+  EXPECT_EQ(cpu[column(header, "role")], "optimized");
+  EXPECT_EQ(cpu[column(header, "force_s")], "0.0009000000000000555");  // the shortest exact text
+  EXPECT_EQ(rows[3][column(header, "other_s")], "-1e-06");             // signed, as measured
+}
+
+// A skipped simulation ran no step: its zeros in results.json are no figures.
+TEST(Csv, SkippedSimulationHasEmptyFigures) {
+  const auto rows = parse_csv(render_csv(testing::simulation_document()));
+  const auto& header = rows[0];
+  const auto& skipped = rows[2];
+  EXPECT_EQ(skipped[column(header, "status")], "skipped");
+  EXPECT_EQ(skipped[column(header, "reason")],
+            "128 steps predicted to take 14 s, over the --max-seconds budget of 8 s");
+  for (std::size_t i = column(header, "steps"); i < header.size(); ++i) {
+    if (header[i] == "dt") continue;  // a setting, known before any step
+    EXPECT_EQ(skipped[i], "") << header[i];
+  }
+}
+
+TEST(Csv, SimulateRunWithoutSimulationsIsItsHeaderAlone) {
+  ResultsDocument doc;
+  doc.settings.command = "simulate";
+  const std::string text = render_csv(doc);
+  EXPECT_EQ(parse_csv(text).size(), 1u);
+  EXPECT_TRUE(text.ends_with("divergence_velocity\r\n"));
 }
 
 }  // namespace

@@ -759,6 +759,11 @@ TEST(CommandLine, SimulateWritesItsSplitAndConservation) {
   EXPECT_NE(markdown.find("## Time per step"), std::string::npos);
   EXPECT_NE(markdown.find("cpu.tbb"), std::string::npos);
   EXPECT_TRUE(fs::exists(out / "report.html"));
+  // results.csv: its own header and one row per simulation.
+  const std::string csv = read_and_remove(out / "results.csv");
+  EXPECT_TRUE(csv.starts_with("implementation,device,")) << csv;
+  EXPECT_NE(csv.find(",steps_per_second,step_s,force_s,"), std::string::npos) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5) << csv;
   fs::remove_all(dir);
 }
 

@@ -1,6 +1,7 @@
 #include "nbody/reports/analysis.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -669,6 +670,28 @@ const ImplementationRecord* find_implementation(const ResultsDocument& document,
   return nullptr;
 }
 
+namespace {
+
+std::optional<StepShares> step_shares(const StepSplit& p) {
+  // Under a picosecond is rounding (the host's other = step - force - integration), not time.
+  const auto part = [](double s) { return std::isfinite(s) && s > 1e-12 ? s : 0.0; };
+  StepShares shares{.force = part(p.force_s),
+                    .integration = part(p.integration_s),
+                    .other = part(p.other_s),
+                    .diagnostics = part(p.diagnostics_s),
+                    .snapshots = part(p.snapshots_s)};
+  shares.total_s =
+      shares.force + shares.integration + shares.other + shares.diagnostics + shares.snapshots;
+  if (!(shares.total_s > 0)) return std::nullopt;
+  for (double* share : {&shares.force, &shares.integration, &shares.other, &shares.diagnostics,
+                        &shares.snapshots}) {
+    *share /= shares.total_s;
+  }
+  return shares;
+}
+
+}  // namespace
+
 std::vector<IntegrationRow> make_integration_rows(const ResultsDocument& doc) {
   std::vector<IntegrationRow> rows;
   for (const SimulationRecord& r : doc.simulations) {
@@ -689,6 +712,13 @@ std::vector<IntegrationRow> make_integration_rows(const ResultsDocument& doc) {
       row.accuracy_class = impl->accuracy_class;
     }
     if (row.application_step_s > 0) row.force_share = r.per_step.force_s / row.application_step_s;
+    for (const ConservationSample& c : r.conservation) {
+      row.energy_errors.push_back(
+          {.step = c.step, .time = c.time, .relative_energy_error = c.relative_energy_error});
+    }
+    std::sort(row.energy_errors.begin(), row.energy_errors.end(),
+              [](const EnergyErrorPoint& x, const EnergyErrorPoint& y) { return x.step < y.step; });
+    row.shares = step_shares(r.per_step);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -43,6 +43,33 @@ constexpr const char* kColumns[] = {"implementation",
                                     "disturbed",
                                     "disturbances"};
 
+// simulate: one row per simulations[] record.
+constexpr const char* kSimulationColumns[] = {"implementation",
+                                              "device",
+                                              "precision",
+                                              "accuracy_class",
+                                              "role",
+                                              "initial_condition",
+                                              "n",
+                                              "status",
+                                              "reason",
+                                              "threads",
+                                              "steps",
+                                              "dt",
+                                              "wall_seconds",
+                                              "steps_per_second",
+                                              "step_s",
+                                              "force_s",
+                                              "integration_s",
+                                              "other_s",
+                                              "diagnostics_s",
+                                              "snapshots_s",
+                                              "max_relative_energy_error",
+                                              "final_relative_energy_error",
+                                              "divergence_steps",
+                                              "divergence_position",
+                                              "divergence_velocity"};
+
 std::string csv_field(std::string_view field) {
   if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
   std::string out = "\"";
@@ -97,9 +124,56 @@ void append_row(std::string& out, const std::vector<std::string>& cells) {
   out += "\r\n";
 }
 
+std::string render_simulation_csv(const ResultsDocument& doc) {
+  std::string out;
+  append_row(
+      out, std::vector<std::string>(std::begin(kSimulationColumns), std::end(kSimulationColumns)));
+  for (const SimulationRecord& r : doc.simulations) {
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    const auto property = [impl](auto member) {
+      return impl ? std::string(to_string(impl->*member)) : std::string();
+    };
+    // A skipped simulation ran no step: its zeros in results.json are no measurement, so its
+    // figures are empty cells, as a skipped measurement's are in a run's CSV.
+    const bool ran = r.status != Status::skipped;
+    const auto figure = [ran](double value) { return ran ? number(value) : std::string(); };
+    const StepSplit& p = r.per_step;
+    const std::optional<TrajectoryDivergence>& d = r.divergence;
+    std::vector<std::string> cells = {
+        r.implementation,
+        property(&ImplementationRecord::device),
+        property(&ImplementationRecord::precision),
+        property(&ImplementationRecord::accuracy_class),
+        property(&ImplementationRecord::role),
+        r.initial_condition,
+        std::to_string(r.n),
+        std::string(to_string(r.status)),
+        r.reason,
+        std::to_string(r.threads),
+        ran ? std::to_string(r.steps) : "",
+        number(r.dt),
+        figure(r.wall_seconds),
+        figure(r.steps_per_second),
+        figure(p.step_s),
+        figure(p.force_s),
+        figure(p.integration_s),
+        figure(p.other_s),
+        figure(p.diagnostics_s),
+        figure(p.snapshots_s),
+        r.conservation.empty() ? "" : number(r.max_relative_energy_error),
+        r.conservation.empty() ? "" : number(r.conservation.back().relative_energy_error),
+        d ? std::to_string(d->steps) : "",
+        d ? number(d->position) : "",
+        d ? number(d->velocity) : ""};
+    append_row(out, cells);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_csv(const ResultsDocument& doc) {
+  if (doc.settings.command == "simulate") return render_simulation_csv(doc);
   std::string out;
   append_row(out, std::vector<std::string>(std::begin(kColumns), std::end(kColumns)));
   for (const ResultRecord& r : doc.results) {

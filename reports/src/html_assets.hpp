@@ -58,6 +58,7 @@ table.ladders td:last-child { min-width: 30rem; }
 .grid { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 16px; }
 .card { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 10px;
   padding: 12px 14px 10px; min-width: 0; }
+.card.wide { grid-column: 1 / -1; }
 ul.absent { margin-top: 14px; color: var(--muted); }
 figcaption { font-weight: 600; font-size: 0.95rem; margin-bottom: 6px; }
 .plot { position: relative; height: 360px; width: 100%; }
@@ -480,6 +481,112 @@ inline constexpr const char* kReportScript = R"js(
         return d.r.name + " at N = " + size(d.r.n) + ", repetition " + d.k + ": " + si(d.v, "int/s") +
           " (" + (d.x >= 0 ? "+" : "") + d.x.toFixed(2) + "%)";
       } } } } } });
+  };
+
+  // ---- simulate ----
+  function duration(s) {
+    var a = Math.abs(s);
+    if (a < 1e-3) return Number((s * 1e6).toPrecision(3)) + " µs";
+    if (a < 1) return Number((s * 1e3).toPrecision(3)) + " ms";
+    return Number(s.toPrecision(3)) + " s";
+  }
+  // The label says where the point is; Chart.js's default title (the raw x value) would repeat it.
+  function noTitle() { return []; }
+  // "1e-6" at each decade; within spans of under three decades also 2e-6 and 5e-6.
+  function exponentTicks(min, max) {
+    var few = Math.log10(max / min) < 3.01;
+    return function (v) {
+      var e = Math.floor(Math.log10(v) + 1e-9), m = v / Math.pow(10, e);
+      if (Math.abs(m - 1) < 1e-6) return "1e" + e;
+      if (few && (Math.abs(m - 2) < 1e-6 || Math.abs(m - 5) < 1e-6)) return Math.round(m) + "e" + e;
+      return "";
+    };
+  }
+
+  builders.speedups = function (canvas) {
+    var sizes = [], values = [], datasets = [];
+    data.speedups.forEach(function (s) {
+      [["application", "#2b8a3e", "circle"], ["kernel", "#7048e8", "rectRot"]].forEach(function (k) {
+        var kind = k[0];
+        var points = s.points.map(function (p) {
+          sizes.push(p.n); values.push(p[kind]);
+          return { x: p.n, y: p[kind], p: p };
+        });
+        datasets.push({ label: kind + " speedup (" + s.precision + ")", kind: kind, data: points,
+          borderColor: k[1], backgroundColor: k[1], pointStyle: k[2], pointRadius: 4,
+          borderDash: s.precision === "f64" ? [7, 4] : [], borderWidth: 2,
+          pointText: function (j) { return times(points[j].y); } });
+      });
+    });
+    var yb = decades(values), ns = sortedSizes(sizes);
+    return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: {
+      scales: {
+        // Room either side, so the first and last points and their labels clear the edges.
+        x: axis("logarithmic", "N (bodies)", { min: ns[0] / 1.5, max: ns[ns.length - 1] * 1.5,
+          afterBuildTicks: sizeTicks(ns),
+          ticks: { callback: function (v) { return size(v); }, maxRotation: 0 } }),
+        y: axis("logarithmic", "GPU over CPU (×)", { min: yb.min, max: yb.max,
+          ticks: { callback: oneTwoFive(times) } }) },
+      plugins: { legend: { labels: { usePointStyle: true } }, tooltip: { callbacks: { title: noTitle, label: function (c) {
+        var p = c.raw.p;
+        return c.dataset.label + " at N = " + size(p.n) + ": " + times(c.raw.y) + " (" + p.gpu +
+          " over " + p.cpu + ")";
+      } } } } } });
+  };
+
+  builders.energy = function (canvas, index) {
+    var chart = data.energy[index], errors = [], instants = [];
+    var datasets = chart.series.map(function (s) {
+      var c = colour(s.device, s.name);
+      s.points.forEach(function (p) { errors.push(p.y); instants.push(p.t); });
+      return { label: s.name + (s.device === "gpu" ? " (GPU)" : " (CPU)") + (s.failed ? " ⚠ failed" : ""),
+        series: s, data: s.points.map(function (p) { return { x: p.t, y: p.y, p: p }; }),
+        borderColor: c, backgroundColor: c, borderDash: dash(s), borderWidth: 1.8,
+        pointStyle: s.device === "gpu" ? "rectRot" : "circle",
+        pointRadius: s.points.length > 40 ? 0 : 2.5, pointHitRadius: 6 };
+    });
+    growPlot(canvas, Math.ceil(datasets.length / 3), 20, 380);
+    var yb = decades(errors);
+    return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: {
+      scales: {
+        x: axis("linear", "time (N-body units)", { min: 0, max: Math.max.apply(null, instants),
+          ticks: { maxRotation: 0 } }),
+        y: axis("logarithmic", "relative energy error |ΔE/E₀|", { min: yb.min, max: yb.max,
+          ticks: { callback: exponentTicks(yb.min, yb.max) } }) },
+      plugins: { legend: { labels: { usePointStyle: true } }, tooltip: { callbacks: { title: noTitle, label: function (c) {
+        var p = c.raw.p;
+        return c.dataset.series.name + " at t = " + Number(p.t.toPrecision(4)) + " (step " + p.step +
+          "): " + p.y.toExponential(2);
+      } } } } } });
+  };
+
+  var phaseColours = { force: "#4263eb", integration: "#12b886", other: "#adb5bd",
+    diagnostics: "#f59f00", snapshots: "#d6336c" };
+  builders.split = function (canvas, index) {
+    var split = data.splits[index], rows = split.rows;
+    growPlot(canvas, rows.length, 24, 220);
+    var datasets = split.phases.map(function (phase) {
+      return { label: phase, data: rows.map(function (r) { return 100 * r.shares[phase]; }),
+        backgroundColor: phaseColours[phase], borderWidth: 0 };
+    });
+    return new Chart(canvas, { type: "bar", data: { datasets: datasets, labels: rows.map(function (r) {
+        return r.name + (r.failed ? " ⚠" : "") + " (" + duration(r.total_s) + ")"; }) },
+      options: { indexAxis: "y",
+        scales: {
+          x: axis("linear", "% of the application step", { stacked: true, min: 0, max: 100,
+            ticks: { callback: function (v) { return v + "%"; } } }),
+          y: axis("category", "", { stacked: true, title: { display: false },
+            ticks: { autoSkip: false, font: rowFont(canvas) } }) },
+        plugins: { tooltip: { mode: "index", callbacks: {
+          title: function (items) {
+            var r = rows[items[0].dataIndex];
+            return r.name + " at N = " + size(split.n) + ": " + duration(r.total_s) + " per step";
+          },
+          label: function (c) {
+            var s = rows[c.dataIndex].seconds[c.dataset.label];
+            return c.dataset.label + ": " + c.raw.toFixed(1) + "% (" + duration(s) +
+              (s < 0 ? ", below zero: noise, drawn as 0" : "") + ")";
+          } } } } } });
   };
 
   var built = 0;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -274,13 +275,15 @@ struct Chart {
   std::string id, kind, title, note;
   int index = 0;
   std::string absent;  // why there is no chart
+  bool wide = false;   // spans the grid's row
 };
 
 std::string chart_html(const Chart& c) {
   std::string out = fmt::format(
-      "<figure class=\"card\"><figcaption>{}</figcaption><div class=\"plot\"><canvas id=\"{}\" "
-      "data-kind=\"{}\" data-index=\"{}\" role=\"img\" aria-label=\"{}\"></canvas></div>",
-      html_escape(c.title), c.id, c.kind, c.index, html_escape(c.title));
+      "<figure class=\"card{}\"><figcaption>{}</figcaption><div class=\"plot\"><canvas "
+      "id=\"{}\" data-kind=\"{}\" data-index=\"{}\" role=\"img\" aria-label=\"{}\"></canvas>"
+      "</div>",
+      c.wide ? " wide" : "", html_escape(c.title), c.id, c.kind, c.index, html_escape(c.title));
   if (!c.note.empty()) out += fmt::format("<p class=\"note\">{}</p>", html_escape(c.note));
   return out + "</figure>\n";
 }
@@ -382,6 +385,186 @@ std::vector<Chart> plan_charts(const ResultsDocument& doc, const Analysis& a, co
                     "Repetitions at each implementation's largest N",
                     "One dot per repetition; the bar is the median.", 0,
                     data["repetitions"].empty() ? "no measurement was timed ok" : ""});
+  return charts;
+}
+
+std::string charts_section(const std::vector<Chart>& charts, const ChartJsSource& chartjs) {
+  std::string out = "<section id=\"charts\"><h2>Charts</h2>\n";
+  if (chartjs.source) {
+    out +=
+        "<p class=\"hint\">Hover or tap a point for its exact value.</p>\n<div class=\"grid\">\n";
+    std::string absent;
+    for (const Chart& c : charts) {
+      if (c.absent.empty()) {
+        out += chart_html(c);
+      } else {
+        absent += fmt::format("<li><b>{}</b>: no chart, {}.</li>", html_escape(c.title),
+                              html_escape(c.absent));
+      }
+    }
+    out += "</div>\n";
+    // Charts without data, one line each under the grid, so no card stands empty in it.
+    if (!absent.empty()) out += "<ul class=\"absent\">" + absent + "</ul>\n";
+  } else {
+    out += fmt::format("<p class=\"why\">No charts: {}. The tables below have every figure.</p>\n",
+                       html_escape(chartjs.missing_reason));
+  }
+  return out + "</section>\n";
+}
+
+// ---- simulate: the data island and the charts ----
+
+// What the page's colours, dashes and labels tell of a simulation.
+json simulation_series(const IntegrationRow& r) {
+  return {{"name", r.implementation},
+          {"device", to_string(r.device)},
+          {"precision", to_string(r.precision)},
+          {"accuracy_class", to_string(r.accuracy_class)},
+          {"failed", r.status == Status::failed}};
+}
+
+// The sizes of the simulations, ascending.
+std::vector<std::size_t> simulation_sizes(const Analysis& a) {
+  std::vector<std::size_t> sizes;
+  for (const IntegrationRow& r : a.integration) sizes.push_back(r.n);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+json speedup_data(const Analysis& a) {
+  std::map<Precision, json> by_precision;
+  for (const ApplicationSpeedup& s : a.application_speedups) {
+    json& points = by_precision[s.precision];
+    if (points.is_null()) points = json::array();
+    points.push_back({{"n", s.n},
+                      {"kernel", s.kernel_speedup},
+                      {"application", s.application_speedup},
+                      {"cpu", s.cpu},
+                      {"gpu", s.gpu}});
+  }
+  json series = json::array();
+  for (auto& [precision, points] : by_precision) {
+    series.push_back({{"precision", to_string(precision)}, {"points", std::move(points)}});
+  }
+  return series;
+}
+
+// Per N, each simulation's relative energy error against time. A log axis cannot show 0 (step 0,
+// by definition) or a non-finite error, so those samples are left out.
+json energy_data(const Analysis& a) {
+  json charts = json::array();
+  for (const std::size_t n : simulation_sizes(a)) {
+    json series = json::array();
+    std::size_t longest = 0;
+    for (const IntegrationRow& r : a.integration) {
+      if (r.n != n || r.status == Status::skipped) continue;
+      json points = json::array();
+      for (const EnergyErrorPoint& p : r.energy_errors) {
+        if (std::isfinite(p.relative_energy_error) && p.relative_energy_error > 0 &&
+            std::isfinite(p.time)) {
+          points.push_back({{"t", p.time}, {"y", p.relative_energy_error}, {"step", p.step}});
+        }
+      }
+      if (points.empty()) continue;
+      longest = std::max(longest, points.size());
+      json s = simulation_series(r);
+      s["points"] = std::move(points);
+      series.push_back(std::move(s));
+    }
+    charts.push_back({{"n", n}, {"longest", longest}, {"series", std::move(series)}});
+  }
+  return charts;
+}
+
+// Per N, each timed simulation's step split as shares (the analysis's), with the signed seconds
+// for the tooltips; the phases no simulation at that N spent time in are left out of the legend.
+json split_data(const Analysis& a) {
+  static constexpr const char* kPhases[] = {"force", "integration", "other", "diagnostics",
+                                            "snapshots"};
+  json charts = json::array();
+  for (const std::size_t n : simulation_sizes(a)) {
+    json rows = json::array();
+    std::set<std::string> spent;
+    for (const IntegrationRow& r : a.integration) {
+      if (r.n != n || r.status == Status::skipped || !r.shares) continue;
+      const StepShares& sh = *r.shares;
+      const StepSplit& p = r.per_step;
+      const double shares[] = {sh.force, sh.integration, sh.other, sh.diagnostics, sh.snapshots};
+      const double seconds[] = {p.force_s, p.integration_s, p.other_s, p.diagnostics_s,
+                                p.snapshots_s};
+      json row = simulation_series(r);
+      row["total_s"] = sh.total_s;
+      for (std::size_t i = 0; i < std::size(kPhases); ++i) {
+        row["shares"][kPhases[i]] = shares[i];
+        row["seconds"][kPhases[i]] = seconds[i];
+        if (shares[i] > 0) spent.insert(kPhases[i]);
+      }
+      rows.push_back(std::move(row));
+    }
+    json phases = json::array();
+    for (const char* phase : kPhases) {
+      if (spent.contains(phase)) phases.push_back(phase);
+    }
+    charts.push_back({{"n", n}, {"phases", std::move(phases)}, {"rows", std::move(rows)}});
+  }
+  return charts;
+}
+
+// The speedups across N (spanning the grid's row), then for each N its energy error (left) and its
+// step split (right), so at two columns each row of the grid is one N.
+std::vector<Chart> plan_simulation_charts(const ResultsDocument& doc, const json& data) {
+  std::vector<Chart> charts;
+  Chart speedups{"chart-speedups",
+                 "speedups",
+                 "GPU over CPU: application speedup and kernel speedup against N",
+                 "Fastest full-accuracy GPU over fastest full-accuracy CPU of one precision at "
+                 "each N. Kernel: force seconds per step; application: whole steps, diagnostics "
+                 "and snapshots included. Dashed: float64.",
+                 0,
+                 data["speedups"].empty()
+                     ? "a speedup needs a CPU and a GPU simulation of one precision that "
+                       "finished at the same N; this run has none"
+                     : ""};
+  speedups.wide = true;
+  charts.push_back(speedups);
+  const json& energy = data["energy"];
+  const bool any_curve = std::any_of(energy.begin(), energy.end(),
+                                     [](const json& e) { return e["longest"].get<int>() >= 2; });
+  if (!any_curve) {
+    // One line for the whole run, not one per N: the reason is the same at every N.
+    charts.push_back(
+        {"chart-energy", "energy", "Relative energy error against time", "", 0,
+         doc.settings.diag_every > 0
+             ? "no simulation has two conservation checks with a nonzero energy error"
+             : "conservation was checked only at the first and the last step (simulate "
+               "--diag-every K checks every K steps); the last step's error is the tables' "
+               "max |ΔE/E|"});
+  }
+  for (std::size_t i = 0; i < energy.size(); ++i) {
+    const std::string n = size_label(energy[i]["n"].get<std::size_t>());
+    if (any_curve) {
+      charts.push_back(
+          {fmt::format("chart-energy-{}", i), "energy",
+           fmt::format("Relative energy error against time, N = {} (log y)", n),
+           "|E − E₀| / |E₀| at each conservation check (step 0, where it is 0 by definition, is "
+           "not drawn); a sharp dip is the error changing sign. Blue: CPU; orange: GPU; dashed: "
+           "float64; dotted: approximate accuracy class. Lines that coincide hide each other: "
+           "hover for each.",
+           static_cast<int>(i),
+           energy[i]["longest"].get<int>() >= 2
+               ? ""
+               : "no simulation at this N has two conservation checks with a nonzero error"});
+    }
+    const json& split = data["splits"][i];
+    charts.push_back(
+        {fmt::format("chart-split-{}", i), "split",
+         fmt::format("Time per step by phase, N = {} (share of the step)", n),
+         "Each bar: one application step's parts as shares of their sum; in brackets that sum, "
+         "the time per step. Parts below zero (timing noise) count as zero; the table has the "
+         "signed figures.",
+         static_cast<int>(i), split["rows"].empty() ? "no simulation at this N was timed" : ""});
+  }
   return charts;
 }
 
@@ -809,11 +992,30 @@ std::string simulation_sections(const Analysis& a) {
   return out;
 }
 
-std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a) {
+namespace {
+
+// The page's end: the data island, Chart.js and the script that draws (both pages).
+std::string page_scripts(const json& data, const ChartJsSource& chartjs) {
+  std::string out = "<script type=\"application/json\" id=\"report-data\">" +
+                    script_safe_json(data) + "</script>\n";
+  if (chartjs.source) out += "<script>" + script_safe_js(*chartjs.source) + "</script>\n";
+  out += "<script>";
+  out += kReportScript;
+  return out + "</script>\n";
+}
+
+}  // namespace
+
+std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a,
+                                   const ChartJsSource& chartjs) {
+  const json data = {
+      {"speedups", speedup_data(a)}, {"energy", energy_data(a)}, {"splits", split_data(a)}};
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>nbody-fair simulation report</title>\n<style>";
+      "<title>nbody-fair simulation report</title>\n<script>";
+  out += kErrorScript;
+  out += "</script>\n<style>";
   out += kReportCss;
   out += "</style></head>\n<body><main>\n<header><h1>nbody-fair simulation report</h1>\n";
   const RunSettings& s = doc.settings;
@@ -826,16 +1028,18 @@ std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a
     out +=
         "<p class=\"warn\">This run was interrupted: what follows is what it had measured.</p>\n";
   }
-  out += "</header>\n" + simulation_sections(a);
+  out += "</header>\n";
+  out += charts_section(plan_simulation_charts(doc, data), chartjs);
+  out += simulation_sections(a);
   out += implementations_section(doc);
   out += machine_section(doc);
-  out += "</main></body></html>\n";
+  out += "</main>\n" + page_scripts(data, chartjs) + "</body></html>\n";
   return out;
 }
 
 std::string render_html(const ResultsDocument& doc, const Analysis& a,
                         const ChartJsSource& chartjs) {
-  if (doc.settings.command == "simulate") return render_simulation_html(doc, a);
+  if (doc.settings.command == "simulate") return render_simulation_html(doc, a, chartjs);
   json data = {{"throughput", throughput_data(doc)},
                {"ratios", ratio_data(a)},
                {"ladders", json::array()},
@@ -866,27 +1070,7 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   out += audit_section(a);
   out += headline_section(a);
 
-  out += "<section id=\"charts\"><h2>Charts</h2>\n";
-  if (chartjs.source) {
-    out +=
-        "<p class=\"hint\">Hover or tap a point for its exact value.</p>\n<div class=\"grid\">\n";
-    std::string absent;
-    for (const Chart& c : charts) {
-      if (c.absent.empty()) {
-        out += chart_html(c);
-      } else {
-        absent += fmt::format("<li><b>{}</b>: no chart, {}.</li>", html_escape(c.title),
-                              html_escape(c.absent));
-      }
-    }
-    out += "</div>\n";
-    // Charts without data, one line each under the grid, so no card stands empty in it.
-    if (!absent.empty()) out += "<ul class=\"absent\">" + absent + "</ul>\n";
-  } else {
-    out += fmt::format("<p class=\"why\">No charts: {}. The tables below have every figure.</p>\n",
-                       html_escape(chartjs.missing_reason));
-  }
-  out += "</section>\n";
+  out += charts_section(charts, chartjs);
 
   out += "<section id=\"tables\"><h2>Tables</h2>\n";
   out += results_section(doc, false);
@@ -907,13 +1091,7 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   out += machine_section(doc);
   out += inputs_section(doc);
   out += "</section>\n</main>\n";
-
-  out += "<script type=\"application/json\" id=\"report-data\">" + script_safe_json(data) +
-         "</script>\n";
-  if (chartjs.source) out += "<script>" + script_safe_js(*chartjs.source) + "</script>\n";
-  out += "<script>";
-  out += kReportScript;
-  out += "</script>\n</body></html>\n";
+  out += page_scripts(data, chartjs) + "</body></html>\n";
   return out;
 }
 

@@ -410,6 +410,10 @@ std::string render_simulation_markdown(const ResultsDocument& doc, const Analysi
       s.ic_file.empty() ? fmt::format(", seed {}", s.seed) : " (" + escape(s.ic_file) + ")",
       s.diag_every > 0 ? fmt::format("every {} steps", s.diag_every) : "at the first and last step",
       s.divergence_up_to);
+  out +=
+      "Charts of these figures (application and kernel speedup against N; at each N the relative "
+      "energy error against time and the time per step by phase as stacked bars) are in "
+      "report.html beside this file.\n\n";
   application_speedup_table(out, analysis.application_speedups);
   integration_table(out, analysis.integration);
   std::string skipped;

@@ -178,6 +178,26 @@ struct RunSummary {
   bool interrupted = false;
 };
 
+// The relative energy error of one conservation sample, for the error-against-time chart.
+struct EnergyErrorPoint {
+  std::int64_t step = 0;
+  double time = 0;
+  double relative_energy_error = 0;  // |E - E0| / |E0|; 0 at step 0 by definition
+};
+
+// A step's parts as shares of their sum, for the stacked-bar split: each part below a picosecond
+// (other, and on the GPU integration, are differences of two clocks and read slightly negative, or
+// at rounding level on the host, where they are noise) counts as zero, so the shares are each in
+// [0, 1] and add to 1.
+struct StepShares {
+  double force = 0;
+  double integration = 0;
+  double other = 0;
+  double diagnostics = 0;
+  double snapshots = 0;
+  double total_s = 0;  // the sum the shares are of: seconds per application step
+};
+
 // One simulation (simulate), as the reports show it: time per step by phase and what the steps
 // kept of energy and the float64 trajectory.
 struct IntegrationRow {
@@ -195,6 +215,8 @@ struct IntegrationRow {
   double steps_per_second = 0;
   double max_relative_energy_error = 0;
   std::optional<TrajectoryDivergence> divergence;
+  std::vector<EnergyErrorPoint> energy_errors;  // the conservation samples, in step order
+  std::optional<StepShares> shares;             // empty where no step was timed
 };
 
 // Best full-accuracy GPU against best full-accuracy CPU of one precision at one N, by whole

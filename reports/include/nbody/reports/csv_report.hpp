@@ -1,14 +1,15 @@
 #pragma once
-// results.csv: one row per result record with the figures people plot, for spreadsheets and
-// pandas. A printer: it reads results, never measures.
+// results.csv: one row per result record (a simulate run's: per simulation) with the figures
+// people plot, for spreadsheets and pandas. A printer: it reads results, never measures.
 #include <string>
 
 #include "nbody/results.hpp"
 
 namespace nbody::reports {
 
-// A header row and one row per result record, RFC 4180: CRLF line ends, a field holding a comma,
-// a quote or a line break quoted (quotes doubled). An absent value is an empty cell.
+// A header row and one row per result record, or for a simulate run (settings.command) per
+// simulation, with that header; RFC 4180: CRLF line ends, a field holding a comma, a quote or a
+// line break quoted (quotes doubled). An absent value is an empty cell.
 std::string render_csv(const ResultsDocument& document);
 
 }  // namespace nbody::reports
