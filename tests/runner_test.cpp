@@ -260,6 +260,27 @@ std::string load_error(const nlohmann::json& j) {
 
 // Values no measurement could produce are refused, naming the field; so are type errors (through
 // nlohmann's JSON_DIAGNOSTICS). A failed kernel's NaN errors stay valid (above).
+// A simulate results file (the H100 sample) loads; an impossible figure in it is refused by name.
+TEST(Results, ImpossibleSimulationValuesAreRefusedNamingTheField) {
+  std::ifstream in(fs::path(NBODY_SOURCE_DIR) /
+                   "docs/sample-results/h100-2026-11-23b/simulate/results.json");
+  const nlohmann::json sample = nlohmann::json::parse(in);
+  EXPECT_EQ(load_error(sample), "");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/simulations/2/steps_per_second",
+       "simulations[2].steps_per_second is -5; it must not be negative"},
+      {"/simulations/0/per_step/force_s",
+       "simulations[0].per_step.force_s is -5; it must not be negative"},
+      {"/simulations/1/n", "simulations[1].n is 0; it must be positive"},
+      {"/settings/dt", "settings.dt is -5; it must not be negative"},
+  };
+  for (const auto& [pointer, message] : cases) {
+    nlohmann::json j = sample;
+    j[nlohmann::json::json_pointer(pointer)] = message.find(" is 0;") != std::string::npos ? 0 : -5;
+    EXPECT_NE(load_error(j).find(message), std::string::npos) << pointer << ": " << load_error(j);
+  }
+}
+
 TEST(Results, ImpossibleValuesAreRefusedNamingTheField) {
   EXPECT_EQ(load_error(plausible_results()), "");
   const std::vector<std::pair<std::string, std::string>> cases = {

@@ -128,6 +128,34 @@ void check_result(const Fields& fields, const ResultRecord& r) {
   }
 }
 
+// A simulation's figures: integration and other may be slightly negative (timing noise around
+// zero, docs/results-schema.md); everything else that is a time, a rate or a count is not.
+void check_simulation(const Fields& fields, const SimulationRecord& r) {
+  fields.positive("n", r.n);
+  fields.non_negative("threads", r.threads);
+  fields.non_negative("steps", r.steps);
+  fields.non_negative("dt", r.dt);
+  fields.non_negative("wall_seconds", r.wall_seconds);
+  fields.non_negative("steps_per_second", r.steps_per_second);
+  fields.non_negative_or_nan("max_relative_energy_error", r.max_relative_energy_error);
+  const Fields split = fields.member("per_step");
+  split.non_negative("step_s", r.per_step.step_s);
+  split.non_negative("force_s", r.per_step.force_s);
+  split.non_negative("diagnostics_s", r.per_step.diagnostics_s);
+  split.non_negative("snapshots_s", r.per_step.snapshots_s);
+  for (std::size_t i = 0; i < r.conservation.size(); ++i) {
+    const Fields sample = fields.element("conservation", i);
+    sample.non_negative("step", r.conservation[i].step);
+    sample.non_negative_or_nan("relative_energy_error", r.conservation[i].relative_energy_error);
+  }
+  if (r.divergence) {
+    const Fields d = fields.member("divergence");
+    d.non_negative_or_nan("position", r.divergence->position);
+    d.non_negative_or_nan("velocity", r.divergence->velocity);
+    d.non_negative_or_nan("reference_energy_error", r.divergence->reference_energy_error);
+  }
+}
+
 void check_ceilings(const Fields& fields, const Ceilings& c) {
   for (std::size_t i = 0; i < c.entries.size(); ++i) {
     const Fields entry = fields.element("entries", i);
@@ -154,6 +182,11 @@ void check_settings(const Fields& fields, const RunSettings& s) {
   fields.non_negative("max_eval_seconds", s.max_eval_seconds);
   fields.non_negative("threads", s.threads);
   fields.non_negative("gpu_device", s.gpu_device);
+  fields.non_negative("dt", s.dt);
+  fields.non_negative("steps", s.steps);
+  fields.non_negative("diag_every", s.diag_every);
+  fields.non_negative("snapshot_every", s.snapshot_every);
+  fields.non_negative("phase_steps", s.phase_steps);
 }
 
 void check_machine(const Fields& fields, const MachineRecord& m) {
@@ -189,6 +222,9 @@ void check_results_values(const ResultsDocument& document) {
   }
   for (std::size_t i = 0; i < document.results.size(); ++i) {
     check_result(root.element("results", i), document.results[i]);
+  }
+  for (std::size_t i = 0; i < document.simulations.size(); ++i) {
+    check_simulation(root.element("simulations", i), document.simulations[i]);
   }
   check_phases(root, document.phase_seconds);
 }
