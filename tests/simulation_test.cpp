@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "nbody/app/runner.hpp"
 #include "nbody/app/simulate.hpp"
 #include "nbody/app/wiring.hpp"
 #include "nbody/diagnostics.hpp"
@@ -170,6 +171,64 @@ TEST(Simulation, PhaseTimingDoesNotChangeTheTrajectory) {
       ASSERT_NEAR(a.velocities[i].z, b.velocities[i].z, tolerance) << "body " << i;
     }
   }
+}
+
+// A force engine that goes bad: finite accelerations for its first evaluations, then NaN for one
+// body, as a kernel bug or an overflow would.
+class GoingBadRun final : public PreparedRun {
+ public:
+  explicit GoingBadRun(std::size_t n) : n_(n) {}
+  Seconds evaluate(Scope) override {
+    ++evaluations_;
+    return Seconds::kernel_only(1e-6);
+  }
+  std::vector<Vec3<double>> accelerations() override {
+    std::vector<Vec3<double>> a(n_, Vec3<double>{0, 0, 0});
+    if (evaluations_ > 4) a[5] = {std::nan(""), 0, 0};
+    return a;
+  }
+  void set_bodies(std::span<const Body<double>>) override {}
+
+ private:
+  std::size_t n_;
+  int evaluations_ = 0;
+};
+
+// A NaN appearing mid-run stops that simulation at the next check, naming the step and the body;
+// what it measured until then is kept.
+TEST(Simulation, NonFiniteStateStopsTheRunNamingStepAndBody) {
+  Registry registry;
+  registry.add({.info = {.name = "cpu.goes-bad", .description = "NaN after four evaluations"},
+                .unavailable_reason = [] { return std::optional<std::string>(); },
+                .prepare = [](std::span<const Body<double>> bodies, double,
+                              const ExecutionOptions&) -> std::unique_ptr<PreparedRun> {
+                  return std::make_unique<GoingBadRun>(bodies.size());
+                },
+                .threads_used = [](const ExecutionOptions&) { return 1; },
+                .size_limit_reason = {},
+                .simulate = {}});
+  const std::unique_ptr<ProgressSink> progress = make_silent_progress();
+  const SuiteContext context{.registry = registry,
+                             .counter_sources = {},
+                             .ceilings = std::nullopt,
+                             .ceilings_seconds = 0,
+                             .gpus = {},
+                             .gpu_observation = {},
+                             .progress = *progress,
+                             .checkpoint = {}};
+  SimulateOptions options;
+  options.suite.sizes = {16};
+  options.steps = 20;
+  options.diag_every = 2;
+  options.divergence_up_to = 0;
+  const ResultsDocument doc = run_simulations(context, options);
+  ASSERT_EQ(doc.simulations.size(), 1u);
+  const SimulationRecord& r = doc.simulations[0];
+  EXPECT_EQ(r.status, Status::failed);
+  // Evaluation 5 is the fourth step's; the check after it, at step 4, finds body 5's velocity.
+  EXPECT_EQ(r.reason, "step 4: body 5 has a non-finite velocity");
+  EXPECT_EQ(r.steps, 4);
+  EXPECT_EQ(r.conservation.size(), 2u);  // steps 0 and 2
 }
 
 }  // namespace
