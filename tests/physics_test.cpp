@@ -219,29 +219,6 @@ TEST(Diagnostics, ResultDoesNotDependOnTheThreadCount) {
   EXPECT_EQ(many.kinetic_energy, single.kinetic_energy);
 }
 
-// The potential's rows go eight at a time through vector code: the same bits as one row at a time
-// with a CompensatedSum, at sizes with partial blocks.
-TEST(Diagnostics, BlocksOfRowsGiveTheScalarPotentialsBits) {
-  for (const std::size_t n : {1u, 2u, 7u, 8u, 9u, 31u, 1000u, 4097u}) {
-    SCOPED_TRACE(n);
-    const Snapshot s = make_plummer(n, 40 + n);
-    const double softening_squared = 0.01 * 0.01;
-    CompensatedSum potential;
-    for (std::size_t i = 0; i < n; ++i) {
-      CompensatedSum row;
-      const Body<double>& bi = s.bodies[i];
-      for (std::size_t j = i + 1; j < n; ++j) {
-        const Body<double>& bj = s.bodies[j];
-        row.add(pair_potential<double>(bi.x, bi.y, bi.z, bi.m, bj.x, bj.y, bj.z, bj.m,
-                                       softening_squared));
-      }
-      potential.add(row.value());
-    }
-    EXPECT_EQ(conserved_quantities(s.bodies, s.velocities, 0.01).potential_energy,
-              potential.value());
-  }
-}
-
 // Plummer sphere in Henon units: virial ratio T/|W| = 1/2, total energy -1/4, and half-mass radius
 // a / sqrt(2^(2/3) - 1) with a = 3 pi / 16, i.e. about 0.769.
 TEST(InitialConditions, PlummerSphereIsInVirialEquilibriumInHenonUnits) {

@@ -13,7 +13,6 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "compensated_sum_block.hpp"
 #include "nbody/files.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/physics.hpp"
@@ -21,8 +20,26 @@
 namespace nbody {
 namespace {
 
+// Neumaier's improvement of Kahan summation, for kTargetBlock sums side by side: the error does
+// not grow with the number of terms. Written with selects rather than branches, and as arrays
+// indexed by target, so that the compiler vectorizes a block's sums; each sum's operations and
+// their order are those of one sum alone, so the results are bit-identical either way.
 constexpr std::size_t kTargetBlock = 8;
-using CompensatedSums = CompensatedSumBlock<kTargetBlock>;
+
+struct CompensatedSums {
+  std::array<double, kTargetBlock> sum{};
+  std::array<double, kTargetBlock> compensation{};
+
+  NBODY_FORCE_INLINE void add(std::size_t q, double value) {
+    const double t = sum[q] + value;
+    const bool sum_larger = std::abs(sum[q]) >= std::abs(value);
+    const double larger = sum_larger ? sum[q] : value;
+    const double smaller = sum_larger ? value : sum[q];
+    compensation[q] += (larger - t) + smaller;
+    sum[q] = t;
+  }
+  double value(std::size_t q) const { return sum[q] + compensation[q]; }
+};
 
 // The accelerations of kTargetBlock targets at (x[q], y[q], z[q]) from every body, exactly as one
 // target at a time would compute them. The inner loop over the block is what vectorizes: the
