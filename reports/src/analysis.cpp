@@ -672,9 +672,21 @@ const ImplementationRecord* find_implementation(const ResultsDocument& document,
 
 namespace {
 
+// A step's part under a picosecond is rounding (the host's other = step - force - integration),
+// not time: the rows carry it as zero.
+constexpr double kStepRoundingFloor_s = 1e-12;
+
+StepSplit without_rounding(StepSplit p) {
+  for (double* part :
+       {&p.step_s, &p.force_s, &p.integration_s, &p.other_s, &p.diagnostics_s, &p.snapshots_s}) {
+    if (std::abs(*part) < kStepRoundingFloor_s) *part = 0;
+  }
+  return p;
+}
+
 std::optional<StepShares> step_shares(const StepSplit& p) {
-  // Under a picosecond is rounding (the host's other = step - force - integration), not time.
-  const auto part = [](double s) { return std::isfinite(s) && s > 1e-12 ? s : 0.0; };
+  // Negative parts (timing noise around zero) take no share.
+  const auto part = [](double s) { return std::isfinite(s) && s > 0 ? s : 0.0; };
   StepShares shares{.force = part(p.force_s),
                     .integration = part(p.integration_s),
                     .other = part(p.other_s),
@@ -701,7 +713,7 @@ std::vector<IntegrationRow> make_integration_rows(const ResultsDocument& doc) {
                        .status = r.status,
                        .reason = r.reason,
                        .steps = r.steps,
-                       .per_step = r.per_step,
+                       .per_step = without_rounding(r.per_step),
                        .application_step_s = r.steps_per_second > 0 ? 1 / r.steps_per_second : 0,
                        .steps_per_second = r.steps_per_second,
                        .max_relative_energy_error = r.max_relative_energy_error,
@@ -718,7 +730,7 @@ std::vector<IntegrationRow> make_integration_rows(const ResultsDocument& doc) {
     }
     std::sort(row.energy_errors.begin(), row.energy_errors.end(),
               [](const EnergyErrorPoint& x, const EnergyErrorPoint& y) { return x.step < y.step; });
-    row.shares = step_shares(r.per_step);
+    row.shares = step_shares(row.per_step);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -929,9 +929,7 @@ std::string html_escape(std::string_view text) {
 
 // simulate: the kernel-against-application speedups and the time per step by phase.
 std::string simulation_sections(const Analysis& a) {
-  const auto micro = [](double s) {
-    return std::abs(s) < 1e-12 ? std::string("0") : fmt::format("{:.3g}", s * 1e6);
-  };
+  const auto micro = [](double s) { return fmt::format("{:.3g}", s * 1e6); };
   std::string out =
       "<section id=\"application\"><h2>Kernel speedup against application speedup</h2>\n"
       "<p>Fastest full-accuracy GPU against fastest full-accuracy CPU of the same precision, by "

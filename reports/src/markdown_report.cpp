@@ -338,10 +338,9 @@ void time_table(std::string& out, const ResultsDocument& doc) {
 
 }  // namespace
 
-// Microseconds to three digits; under a picosecond (the host's other = step - force -
-// integration, zero but for rounding) zero.
+// Microseconds to three digits (the analysis has zeroed rounding-level parts).
 std::string micro(double s) {
-  return std::abs(s) < 1e-12 ? std::string("0") : fmt::format("{:.3g}", s * 1e6);
+  return fmt::format("{:.3g}", s * 1e6);
 }
 
 std::string percent_of(double part, double whole) {
