@@ -23,6 +23,7 @@
 #include "nbody/results.hpp"
 #include "nbody/results_validation.hpp"
 #include "nbody/sizes.hpp"
+#include "stand_in_suite.hpp"
 
 extern char** environ;
 
@@ -518,29 +519,19 @@ class ShortKernelRun final : public PreparedRun {
 
 ResultRecord run_short_kernel_suite(double separate_kernel_timing_below_s) {
   Registry registry;
-  registry.add({.info = {.name = "gpu.short",
-                         .description = "a fixed-seconds stand-in",
-                         .device = DeviceKind::gpu,
-                         .precision = Precision::f64,
-                         .tolerance = {.unit_roundoff = kFloat64UnitRoundoff,
-                                       .relative_l2_coefficient = 1,
-                                       .max_relative_coefficient = 1}},
-                .unavailable_reason = [] { return std::optional<std::string>(); },
-                .prepare = [](std::span<const Body<double>> bodies, double softening,
-                              const ExecutionOptions&) -> std::unique_ptr<PreparedRun> {
-                  return std::make_unique<ShortKernelRun>(bodies, softening);
-                },
-                .threads_used = [](const ExecutionOptions&) { return 1; },
-                .size_limit_reason = {}});
+  registry.add(stand_in_implementation(
+      {.name = "gpu.short",
+       .description = "a fixed-seconds stand-in",
+       .device = DeviceKind::gpu,
+       .precision = Precision::f64,
+       .tolerance = {.unit_roundoff = kFloat64UnitRoundoff,
+                     .relative_l2_coefficient = 1,
+                     .max_relative_coefficient = 1}},
+      [](std::span<const Body<double>> bodies, double softening) -> std::unique_ptr<PreparedRun> {
+        return std::make_unique<ShortKernelRun>(bodies, softening);
+      }));
   const std::unique_ptr<ProgressSink> progress = make_silent_progress();
-  const SuiteContext context{.registry = registry,
-                             .counter_sources = {},
-                             .ceilings = std::nullopt,
-                             .ceilings_seconds = 0,
-                             .gpus = {},
-                             .gpu_observation = {},
-                             .progress = *progress,
-                             .checkpoint = {}};
+  const SuiteContext context = quiet_context(registry, *progress);
   SuiteOptions options;
   options.sizes = {64};
   options.counters = false;

@@ -14,6 +14,7 @@
 #include "nbody/diagnostics.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/simulation.hpp"
+#include "stand_in_suite.hpp"
 
 namespace nbody {
 namespace {
@@ -198,24 +199,13 @@ class GoingBadRun final : public PreparedRun {
 // what it measured until then is kept.
 TEST(Simulation, NonFiniteStateStopsTheRunNamingStepAndBody) {
   Registry registry;
-  registry.add({.info = {.name = "cpu.goes-bad", .description = "NaN after four evaluations"},
-                .unavailable_reason = [] { return std::optional<std::string>(); },
-                .prepare = [](std::span<const Body<double>> bodies, double,
-                              const ExecutionOptions&) -> std::unique_ptr<PreparedRun> {
-                  return std::make_unique<GoingBadRun>(bodies.size());
-                },
-                .threads_used = [](const ExecutionOptions&) { return 1; },
-                .size_limit_reason = {},
-                .simulate = {}});
+  registry.add(stand_in_implementation(
+      {.name = "cpu.goes-bad", .description = "NaN after four evaluations"},
+      [](std::span<const Body<double>> bodies, double) -> std::unique_ptr<PreparedRun> {
+        return std::make_unique<GoingBadRun>(bodies.size());
+      }));
   const std::unique_ptr<ProgressSink> progress = make_silent_progress();
-  const SuiteContext context{.registry = registry,
-                             .counter_sources = {},
-                             .ceilings = std::nullopt,
-                             .ceilings_seconds = 0,
-                             .gpus = {},
-                             .gpu_observation = {},
-                             .progress = *progress,
-                             .checkpoint = {}};
+  const SuiteContext context = quiet_context(registry, *progress);
   SimulateOptions options;
   options.suite.sizes = {16};
   options.steps = 20;
