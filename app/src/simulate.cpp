@@ -147,8 +147,10 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
       diagnostics_s += seconds_since(start);
       return false;
     }
+    const std::optional<double> potential = simulation->potential_energy();
     const ConservedQuantities q =
-        conserved_quantities(state.bodies, state.velocities, options.suite.softening);
+        potential ? conserved_quantities_given_potential(state.bodies, state.velocities, *potential)
+                  : conserved_quantities(state.bodies, state.velocities, options.suite.softening);
     // Errors are measured from the formulation's own rounded initial state.
     if (!initial_quantities) initial_quantities = q;
     record.conservation.push_back(sample_of(q, *initial_quantities, done, options.dt));

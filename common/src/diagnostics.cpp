@@ -11,12 +11,6 @@
 
 namespace nbody {
 
-void CompensatedSum::add(double value) {
-  const double t = sum_ + value;
-  compensation_ += std::abs(sum_) >= std::abs(value) ? (sum_ - t) + value : (value - t) + sum_;
-  sum_ = t;
-}
-
 double ConservedQuantities::virial_ratio() const {
   return potential_energy != 0 ? 2 * kinetic_energy / std::abs(potential_energy) : 0;
 }
@@ -24,22 +18,6 @@ double ConservedQuantities::virial_ratio() const {
 ConservedQuantities conserved_quantities(std::span<const Body<double>> bodies,
                                          std::span<const Vec3<double>> velocities,
                                          double softening) {
-  if (bodies.size() != velocities.size()) {
-    throw std::invalid_argument("conserved_quantities: one velocity per body");
-  }
-  ConservedQuantities q;
-  CompensatedSum kinetic, px, py, pz, lx, ly, lz;
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    const Body<double>& b = bodies[i];
-    const Vec3<double>& v = velocities[i];
-    kinetic.add(0.5 * b.m * (v.x * v.x + v.y * v.y + v.z * v.z));
-    px.add(b.m * v.x);
-    py.add(b.m * v.y);
-    pz.add(b.m * v.z);
-    lx.add(b.m * (b.y * v.z - b.z * v.y));
-    ly.add(b.m * (b.z * v.x - b.x * v.z));
-    lz.add(b.m * (b.x * v.y - b.y * v.x));
-  }
   // Each row i sums its pairs j > i; the rows are then added in order, so the result is the same
   // on any number of threads.
   const double softening_squared = softening * softening;
@@ -57,10 +35,36 @@ ConservedQuantities conserved_quantities(std::span<const Body<double>> bodies,
                         rows[i] = row.value();
                       }
                     });
+  return conserved_quantities_given_potential(bodies, velocities, potential_from_rows(rows));
+}
+
+double potential_from_rows(std::span<const double> rows) {
   CompensatedSum potential;
   for (const double row : rows) potential.add(row);
+  return potential.value();
+}
+
+ConservedQuantities conserved_quantities_given_potential(std::span<const Body<double>> bodies,
+                                                         std::span<const Vec3<double>> velocities,
+                                                         double potential_energy) {
+  if (bodies.size() != velocities.size()) {
+    throw std::invalid_argument("conserved_quantities: one velocity per body");
+  }
+  ConservedQuantities q;
+  CompensatedSum kinetic, px, py, pz, lx, ly, lz;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    const Body<double>& b = bodies[i];
+    const Vec3<double>& v = velocities[i];
+    kinetic.add(0.5 * b.m * (v.x * v.x + v.y * v.y + v.z * v.z));
+    px.add(b.m * v.x);
+    py.add(b.m * v.y);
+    pz.add(b.m * v.z);
+    lx.add(b.m * (b.y * v.z - b.z * v.y));
+    ly.add(b.m * (b.z * v.x - b.x * v.z));
+    lz.add(b.m * (b.x * v.y - b.y * v.x));
+  }
   q.kinetic_energy = kinetic.value();
-  q.potential_energy = potential.value();
+  q.potential_energy = potential_energy;
   q.momentum = {px.value(), py.value(), pz.value()};
   q.angular_momentum = {lx.value(), ly.value(), lz.value()};
   return q;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "nbody/leapfrog_updates.hpp"
 #include "nbody/reference.hpp"
 
 namespace nbody {
@@ -19,21 +20,12 @@ void leapfrog(PhaseSpaceState& state, double dt, int steps, const AccelerationFi
   const double half = 0.5 * dt;
   for (int step = 0; step < steps; ++step) {
     for (std::size_t i = 0; i < n; ++i) {
-      Vec3<double>& v = state.velocities[i];
-      v.x += half * accelerations[i].x;
-      v.y += half * accelerations[i].y;
-      v.z += half * accelerations[i].z;
-      Body<double>& b = state.bodies[i];
-      b.x += dt * v.x;
-      b.y += dt * v.y;
-      b.z += dt * v.z;
+      state.velocities[i] = kicked(state.velocities[i], accelerations[i], half);
+      state.bodies[i] = drifted(state.bodies[i], state.velocities[i], dt);
     }
     field(state.bodies, accelerations);
     for (std::size_t i = 0; i < n; ++i) {
-      Vec3<double>& v = state.velocities[i];
-      v.x += half * accelerations[i].x;
-      v.y += half * accelerations[i].y;
-      v.z += half * accelerations[i].z;
+      state.velocities[i] = kicked(state.velocities[i], accelerations[i], half);
     }
   }
 }

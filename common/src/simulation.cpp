@@ -9,6 +9,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "nbody/leapfrog_updates.hpp"
 #include "nbody/registry.hpp"
 
 namespace nbody {
@@ -49,21 +50,16 @@ class HostSimulation final : public Simulation {
     const auto start = Clock::now();
     for (int step = 0; step < steps; ++step) {
       for_each_body([&](std::size_t i) {
-        Vec3<T>& v = velocities_[i];
-        const Vec3<T>& a = accelerations_[i];
-        v = {v.x + half * a.x, v.y + half * a.y, v.z + half * a.z};
-        Body<T>& b = bodies_[i];
-        b = {b.x + full * v.x, b.y + full * v.y, b.z + full * v.z, b.m};
+        velocities_[i] = kicked(velocities_[i], accelerations_[i], half);
+        bodies_[i] = drifted(bodies_[i], velocities_[i], full);
+        const Body<T>& b = bodies_[i];
         staged_[i] = {b.x, b.y, b.z, b.m};
       });
       run_->set_bodies(staged_);
       seconds.force += run_->evaluate(PreparedRun::Scope::kernel).kernel;
       fetch_accelerations();
-      for_each_body([&](std::size_t i) {
-        Vec3<T>& v = velocities_[i];
-        const Vec3<T>& a = accelerations_[i];
-        v = {v.x + half * a.x, v.y + half * a.y, v.z + half * a.z};
-      });
+      for_each_body(
+          [&](std::size_t i) { velocities_[i] = kicked(velocities_[i], accelerations_[i], half); });
     }
     seconds.total = std::chrono::duration<double>(Clock::now() - start).count();
     // Everything but the kernel: kicks, drifts and the layout copies in and out of the run.

@@ -3,17 +3,24 @@
 // angular momentum, and the virial ratio, accumulated in float64 with compensated sums whatever
 // precision the bodies were integrated in, so that the diagnostics' own rounding stays far below
 // the integrator's error they measure.
+#include <cmath>
 #include <span>
 
 #include "nbody/bodies.hpp"
+#include "nbody/host_device.hpp"
 
 namespace nbody {
 
 // Neumaier's improvement of Kahan summation: the error does not grow with the number of terms.
+// Host and device (the GPU's potential rows sum exactly as the host's do).
 class CompensatedSum {
  public:
-  void add(double value);
-  double value() const { return sum_ + compensation_; }
+  NBODY_HOST_DEVICE void add(double value) {
+    const double t = sum_ + value;
+    compensation_ += fabs(sum_) >= fabs(value) ? (sum_ - t) + value : (value - t) + sum_;
+    sum_ = t;
+  }
+  NBODY_HOST_DEVICE double value() const { return sum_ + compensation_; }
 
  private:
   double sum_ = 0;
@@ -36,6 +43,17 @@ struct ConservedQuantities {
 ConservedQuantities conserved_quantities(std::span<const Body<double>> bodies,
                                          std::span<const Vec3<double>> velocities,
                                          double softening);
+
+// The same with the potential energy already summed elsewhere (a GPU simulation sums the same
+// rows on the device: Simulation::potential_energy).
+ConservedQuantities conserved_quantities_given_potential(std::span<const Body<double>> bodies,
+                                                         std::span<const Vec3<double>> velocities,
+                                                         double potential_energy);
+
+// The potential energy from its rows (row i: the compensated sum of pair_potential over j > i in
+// order of j), added in order with compensation,
+// so the result does not depend on where or on how many threads the rows were summed.
+double potential_from_rows(std::span<const double> rows);
 
 // |E - E0| / |E0|.
 double relative_energy_error(const ConservedQuantities& now, const ConservedQuantities& initial);
