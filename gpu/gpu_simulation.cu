@@ -1,13 +1,21 @@
 // The GPU's time integration: bodies, velocities and accelerations stay in device memory for the
-// whole run; a step is the opening kick and drift (one kernel), the formulation's force kernel and
-// the closing kick, captured once as a CUDA graph and launched as one.
+// whole run. Where the formulation's kernel fuses the leapfrog into its store
+// (ForceKernel::fuses_leapfrog), a step is that one kernel: it reads this step's positions and
+// writes the next step's into a second buffer, so blocks still reading the old ones never see new
+// ones. Otherwise a step is the opening kick and drift (one kernel), the force kernel and the
+// closing kick, captured once as a CUDA graph and launched as one.
+#include <array>
 #include <map>
 #include <memory>
-#include <stdexcept>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "nbody/diagnostics.hpp"
 #include "nbody/gpu/gpu_run.hpp"
+#include "nbody/gpu/leapfrog.cuh"
+#include "nbody/physics.hpp"
 
 namespace nbody::gpu {
 namespace {
@@ -19,76 +27,93 @@ __global__ void kick_drift(Body<T>* bodies, Vec3<T>* velocities, const Vec3<T>* 
                            int count, T half_dt, T dt) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
-  const Vec3<T> a = accelerations[i];
-  Vec3<T> v = velocities[i];
-  v = {v.x + half_dt * a.x, v.y + half_dt * a.y, v.z + half_dt * a.z};
+  const Vec3<T> v = kicked(velocities[i], accelerations[i], half_dt);
   velocities[i] = v;
-  Body<T> b = bodies[i];
-  bodies[i] = {b.x + dt * v.x, b.y + dt * v.y, b.z + dt * v.z, b.m};
+  bodies[i] = drifted(bodies[i], v, dt);
 }
 
 template <class T>
 __global__ void kick(Vec3<T>* velocities, const Vec3<T>* accelerations, int count, T half_dt) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
-  const Vec3<T> a = accelerations[i];
-  const Vec3<T> v = velocities[i];
-  velocities[i] = {v.x + half_dt * a.x, v.y + half_dt * a.y, v.z + half_dt * a.z};
+  velocities[i] = kicked(velocities[i], accelerations[i], half_dt);
+}
+
+constexpr int kPotentialBlock = 128;
+
+// rows[i] = the compensated sum of pair_potential over j > i in order of j, in float64: the rows
+// conserved_quantities sums on the host, from float64 terms (with the device's rsqrt). Bodies come
+// through shared memory a tile at a time; a block's rows start at its own tile (pairs j > i only).
+template <class T>
+__global__ void __launch_bounds__(kPotentialBlock)
+    potential_rows(const Body<T>* bodies, int count, double softening_squared, double* rows) {
+  __shared__ Body<double> tile[kPotentialBlock];
+  const int block_start = static_cast<int>(blockIdx.x) * kPotentialBlock;
+  const int i = block_start + static_cast<int>(threadIdx.x);
+  const auto promoted = [&](int k) {
+    const Body<T> b = bodies[k];
+    return Body<double>{b.x, b.y, b.z, b.m};
+  };
+  const Body<double> bi = i < count ? promoted(i) : Body<double>{0, 0, 0, 0};
+  CompensatedSum row;
+  for (int tile_start = block_start; tile_start < count; tile_start += kPotentialBlock) {
+    const int load = tile_start + static_cast<int>(threadIdx.x);
+    tile[threadIdx.x] = load < count ? promoted(load) : Body<double>{0, 0, 0, 0};
+    __syncthreads();
+    const int tile_size = min(kPotentialBlock, count - tile_start);
+    for (int k = 0; k < tile_size; ++k) {
+      if (tile_start + k > i) {
+        const Body<double>& bj = tile[k];
+        row.add(pair_potential<double, DeviceInvSqrt>(bi.x, bi.y, bi.z, bi.m, bj.x, bj.y, bj.z,
+                                                      bj.m, softening_squared));
+      }
+    }
+    __syncthreads();  // the tile is overwritten next
+  }
+  if (i < count) rows[i] = row.value();
 }
 
 template <class T>
 class GpuSimulation final : public Simulation {
  public:
   GpuSimulation(const SimulationSetup& setup, const ForceKernelFactory<T>& factory)
-      : device_(select_device(setup.execution.gpu_device)),
-        count_(static_cast<int>(setup.bodies.size())),
-        kernel_(factory(device_, count_)),
-        padded_count_(round_up(count_, kernel_->padding_multiple())),
-        host_bodies_(setup.bodies.size()),
-        host_velocities_(setup.bodies.size()),
-        device_bodies_(static_cast<std::size_t>(padded_count_)),
-        device_velocities_(setup.bodies.size()),
-        device_accelerations_(static_cast<std::size_t>(padded_count_)),
-        softening_squared_(static_cast<T>(setup.softening * setup.softening)),
-        grid_((count_ + kIntegrationBlock - 1) / kIntegrationBlock) {
-    if (setup.bodies.empty() || setup.bodies.size() > kMaxBodies) {
-      throw std::invalid_argument("GPU formulations take 1 to 2^30 bodies");
-    }
-    for (std::size_t i = 0; i < setup.bodies.size(); ++i) {
-      const Body<double>& b = setup.bodies[i];
-      host_bodies_[i] = {static_cast<T>(b.x), static_cast<T>(b.y), static_cast<T>(b.z),
-                         static_cast<T>(b.m)};
+      : plan_(setup.bodies, setup.softening, setup.execution.gpu_device, factory),
+        softening_(setup.softening),
+        fused_(plan_.kernel().fuses_leapfrog()),
+        bodies_{plan_.upload_padded(stream_),
+                fused_ ? plan_.upload_padded(stream_) : DeviceBuffer<Body<T>>()},
+        host_velocities_(setup.velocities.size()),
+        device_velocities_(setup.velocities.size()),
+        device_accelerations_(static_cast<std::size_t>(plan_.padded_count())),
+        grid_(static_cast<unsigned>((plan_.count() + kIntegrationBlock - 1) / kIntegrationBlock)),
+        potential_rows_(static_cast<std::size_t>(plan_.count())),
+        host_potential_rows_(static_cast<std::size_t>(plan_.count())) {
+    for (std::size_t i = 0; i < host_velocities_.size(); ++i) {
       const Vec3<double>& v = setup.velocities[i];
       host_velocities_[i] = {static_cast<T>(v.x), static_cast<T>(v.y), static_cast<T>(v.z)};
     }
-    // Padding bodies have zero mass at the origin and never move (the kernels skip them).
-    const std::vector<Body<T>> padding(static_cast<std::size_t>(padded_count_ - count_),
-                                       Body<T>{0, 0, 0, 0});
-    check_cuda(cudaMemcpyAsync(device_bodies_.data() + count_, padding.data(),
-                               padding.size() * sizeof(Body<T>), cudaMemcpyHostToDevice,
-                               stream_.get()));
-    check_cuda(cudaMemcpyAsync(device_bodies_.data(), host_bodies_.data(), host_bodies_.bytes(),
-                               cudaMemcpyHostToDevice, stream_.get()));
     check_cuda(cudaMemcpyAsync(device_velocities_.data(), host_velocities_.data(),
                                host_velocities_.bytes(), cudaMemcpyHostToDevice, stream_.get()));
-    kernel_->enqueue(arguments(), stream_.get());
+    plan_.kernel().enqueue(arguments(current_), stream_.get());  // the first opening kick's
     stream_.synchronize();
   }
 
   StepSeconds advance(int steps, double dt, bool time_phases) override {
-    check_cuda(cudaSetDevice(device_.ordinal));
+    check_cuda(cudaSetDevice(plan_.device().ordinal));
     StepSeconds seconds;
     if (steps <= 0) return seconds;
-    if (step_graph_.empty() || graph_dt_ != dt) {
-      step_graph_ = GraphExec::capture(stream_, [&] {
-        enqueue_kick_drift(dt);
-        kernel_->enqueue(arguments(), stream_.get());
-        enqueue_kick(dt);
-      });
-      graph_dt_ = dt;
-    }
+    if (graphs_dt_ != dt) capture_steps(dt);
     start_.record(stream_);
-    for (int step = 0; step < steps; ++step) step_graph_.launch(stream_);
+    if (fused_) {
+      enqueue_kick_drift(current_, dt);
+      for (int step = 0; step + 1 < steps; ++step) {
+        middle_steps_[current_].launch(stream_);
+        current_ = 1 - current_;
+      }
+      last_steps_[current_].launch(stream_);
+    } else {
+      for (int step = 0; step < steps; ++step) middle_steps_[0].launch(stream_);
+    }
     stop_.record(stream_);
     stop_.synchronize();
     seconds.total = stop_.seconds_since(start_);
@@ -97,12 +122,12 @@ class GpuSimulation final : public Simulation {
       // positions reached. Bracketing each kernel with events instead would add more than the
       // 1-2 us an integration kernel takes at small N. The recomputed accelerations are the
       // step's own (one atomic formulation aside, whose sums may round in another order).
-      if (force_graph_.empty()) {
-        force_graph_ =
-            GraphExec::capture(stream_, [&] { kernel_->enqueue(arguments(), stream_.get()); });
+      if (force_graphs_[current_].empty()) {
+        force_graphs_[current_] = GraphExec::capture(
+            stream_, [&] { plan_.kernel().enqueue(arguments(current_), stream_.get()); });
       }
       force_start_.record(stream_);
-      for (int step = 0; step < steps; ++step) force_graph_.launch(stream_);
+      for (int step = 0; step < steps; ++step) force_graphs_[current_].launch(stream_);
       force_stop_.record(stream_);
       force_stop_.synchronize();
       seconds.force = force_stop_.seconds_since(force_start_);
@@ -113,17 +138,18 @@ class GpuSimulation final : public Simulation {
   }
 
   PhaseSpaceState state() override {
-    check_cuda(cudaSetDevice(device_.ordinal));
-    check_cuda(cudaMemcpyAsync(host_bodies_.data(), device_bodies_.data(), host_bodies_.bytes(),
+    check_cuda(cudaSetDevice(plan_.device().ordinal));
+    PinnedBuffer<Body<T>>& host_bodies = plan_.host_bodies();
+    check_cuda(cudaMemcpyAsync(host_bodies.data(), bodies_[current_].data(), host_bodies.bytes(),
                                cudaMemcpyDeviceToHost, stream_.get()));
     check_cuda(cudaMemcpyAsync(host_velocities_.data(), device_velocities_.data(),
                                host_velocities_.bytes(), cudaMemcpyDeviceToHost, stream_.get()));
     stream_.synchronize();
     PhaseSpaceState state;
-    state.bodies.resize(host_bodies_.size());
+    state.bodies.resize(host_bodies.size());
     state.velocities.resize(host_velocities_.size());
-    for (std::size_t i = 0; i < host_bodies_.size(); ++i) {
-      const Body<T>& b = host_bodies_[i];
+    for (std::size_t i = 0; i < host_bodies.size(); ++i) {
+      const Body<T>& b = host_bodies[i];
       state.bodies[i] = {b.x, b.y, b.z, b.m};
       const Vec3<T>& v = host_velocities_[i];
       state.velocities[i] = {v.x, v.y, v.z};
@@ -131,55 +157,93 @@ class GpuSimulation final : public Simulation {
     return state;
   }
 
+  std::optional<double> potential_energy() override {
+    check_cuda(cudaSetDevice(plan_.device().ordinal));
+    const unsigned grid =
+        static_cast<unsigned>((plan_.count() + kPotentialBlock - 1) / kPotentialBlock);
+    potential_rows<T><<<grid, kPotentialBlock, 0, stream_.get()>>>(
+        bodies_[current_].data(), plan_.count(), softening_ * softening_, potential_rows_.data());
+    check_launch();
+    check_cuda(cudaMemcpyAsync(host_potential_rows_.data(), potential_rows_.data(),
+                               potential_rows_.bytes(), cudaMemcpyDeviceToHost, stream_.get()));
+    stream_.synchronize();
+    return potential_from_rows(
+        std::span<const double>(host_potential_rows_.data(), host_potential_rows_.size()));
+  }
+
   std::map<std::string, std::string> details() const override {
-    const LaunchDescription launch = kernel_->describe();
-    std::map<std::string, std::string> details = launch.extra;
-    details["device"] = device_.properties.name;
-    details["grid"] = to_string(launch.grid);
-    details["block"] = to_string(launch.block);
+    std::map<std::string, std::string> details = plan_.details();
+    details["potential_energy"] =
+        "on the device: float64 terms (device rsqrt), rows of pairs j > i compensated, added in "
+        "order on the host";
     details["integration"] =
-        "on the device: kick+drift kernel, force kernel, kick kernel; one CUDA graph per step";
+        fused_ ? "on the device, fused into the force kernel's store: one kernel per step, "
+                 "positions double-buffered (plus one kick+drift kernel per advance)"
+               : "on the device: kick+drift kernel, force kernel, kick kernel; one CUDA graph "
+                 "per step";
     return details;
   }
 
  private:
-  ForceArgs<T> arguments() const {
-    return {device_bodies_.data(), device_accelerations_.data(), count_, padded_count_,
-            softening_squared_};
+  ForceArgs<T> arguments(int buffer) const {
+    return plan_.arguments(bodies_[buffer], device_accelerations_);
   }
 
-  void enqueue_kick_drift(double dt) {
+  // The graphs of one step for `dt`: fused, one per position buffer read (and one for a run's
+  // last step, which only closes with a half kick); otherwise the three kernels in one graph.
+  void capture_steps(double dt) {
+    const T half_dt = static_cast<T>(0.5 * dt);
+    if (fused_) {
+      for (int buffer = 0; buffer < 2; ++buffer) {
+        LeapfrogArgs<T> leapfrog{device_velocities_.data(), bodies_[1 - buffer].data(), half_dt,
+                                 static_cast<T>(dt)};
+        middle_steps_[buffer] = GraphExec::capture(stream_, [&] {
+          plan_.kernel().enqueue_with_leapfrog(arguments(buffer), leapfrog, stream_.get());
+        });
+        leapfrog.next_bodies = nullptr;
+        last_steps_[buffer] = GraphExec::capture(stream_, [&] {
+          plan_.kernel().enqueue_with_leapfrog(arguments(buffer), leapfrog, stream_.get());
+        });
+      }
+    } else {
+      middle_steps_[0] = GraphExec::capture(stream_, [&] {
+        enqueue_kick_drift(0, dt);
+        plan_.kernel().enqueue(arguments(0), stream_.get());
+        kick<T><<<grid_, kIntegrationBlock, 0, stream_.get()>>>(
+            device_velocities_.data(), device_accelerations_.data(), plan_.count(), half_dt);
+        check_launch();
+      });
+    }
+    graphs_dt_ = dt;
+  }
+
+  void enqueue_kick_drift(int buffer, double dt) {
     kick_drift<T><<<grid_, kIntegrationBlock, 0, stream_.get()>>>(
-        device_bodies_.data(), device_velocities_.data(), device_accelerations_.data(), count_,
-        static_cast<T>(0.5 * dt), static_cast<T>(dt));
+        bodies_[buffer].data(), device_velocities_.data(), device_accelerations_.data(),
+        plan_.count(), static_cast<T>(0.5 * dt), static_cast<T>(dt));
     check_launch();
   }
 
-  void enqueue_kick(double dt) {
-    kick<T><<<grid_, kIntegrationBlock, 0, stream_.get()>>>(
-        device_velocities_.data(), device_accelerations_.data(), count_, static_cast<T>(0.5 * dt));
-    check_launch();
-  }
-
-  DeviceContext device_;
-  int count_;
-  std::unique_ptr<ForceKernel<T>> kernel_;
-  int padded_count_;
-  PinnedBuffer<Body<T>> host_bodies_;
+  KernelPlan<T> plan_;  // first: it selects the device everything below is made on
+  Stream stream_;
+  double softening_;
+  bool fused_;
+  std::array<DeviceBuffer<Body<T>>, 2> bodies_;  // the second only when fused
+  int current_ = 0;                              // the buffer holding the positions now
   PinnedBuffer<Vec3<T>> host_velocities_;
-  DeviceBuffer<Body<T>> device_bodies_;
   DeviceBuffer<Vec3<T>> device_velocities_;
   DeviceBuffer<Vec3<T>> device_accelerations_;
-  T softening_squared_;
   unsigned grid_;
-  Stream stream_;
   Event start_;
   Event force_start_;
   Event force_stop_;
   Event stop_;
-  GraphExec step_graph_;
-  GraphExec force_graph_;
-  double graph_dt_ = 0;
+  std::array<GraphExec, 2> middle_steps_;
+  std::array<GraphExec, 2> last_steps_;
+  std::array<GraphExec, 2> force_graphs_;
+  double graphs_dt_ = 0;
+  DeviceBuffer<double> potential_rows_;  // one per body: made here, not in a timed diagnostic
+  PinnedBuffer<double> host_potential_rows_;
 };
 
 }  // namespace

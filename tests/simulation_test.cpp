@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "nbody/app/wiring.hpp"
 #include "nbody/diagnostics.hpp"
 #include "nbody/initial_conditions.hpp"
+#include "nbody/leapfrog_updates.hpp"
 #include "nbody/simulation.hpp"
 #include "stand_in_suite.hpp"
 
@@ -170,6 +172,104 @@ TEST(Simulation, PhaseTimingDoesNotChangeTheTrajectory) {
     for (std::size_t i = 0; i < a.bodies.size(); ++i) {
       ASSERT_NEAR(a.bodies[i].x, b.bodies[i].x, tolerance) << "body " << i;
       ASSERT_NEAR(a.velocities[i].z, b.velocities[i].z, tolerance) << "body " << i;
+    }
+  }
+}
+
+// The leapfrog driven by hand in the formulation's precision T: a fresh prepared run per force
+// evaluation, kicks and drifts on the host. What every simulation must reproduce, whether it
+// integrates on the host, in device kernels, or fused into a force kernel's store.
+template <class T>
+PhaseSpaceState leapfrog_by_hand(const Implementation& impl, const PhaseSpaceState& initial,
+                                 double softening, double dt, int steps) {
+  const auto rounded = [](const auto& v) { return static_cast<double>(static_cast<T>(v)); };
+  std::vector<Body<double>> bodies;  // float64 holding values of T
+  std::vector<Vec3<T>> velocities;
+  for (std::size_t i = 0; i < initial.bodies.size(); ++i) {
+    const Body<double>& b = initial.bodies[i];
+    bodies.push_back({rounded(b.x), rounded(b.y), rounded(b.z), rounded(b.m)});
+    const Vec3<double>& v = initial.velocities[i];
+    velocities.push_back({static_cast<T>(v.x), static_cast<T>(v.y), static_cast<T>(v.z)});
+  }
+  const auto forces = [&] {
+    auto run = impl.prepare(bodies, softening, {});
+    run->evaluate(PreparedRun::Scope::kernel);
+    std::vector<Vec3<T>> a;
+    for (const Vec3<double>& ai : run->accelerations()) {
+      a.push_back({static_cast<T>(ai.x), static_cast<T>(ai.y), static_cast<T>(ai.z)});
+    }
+    return a;
+  };
+  const T half = static_cast<T>(0.5 * dt), full = static_cast<T>(dt);
+  std::vector<Vec3<T>> a = forces();
+  for (int step = 0; step < steps; ++step) {
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      velocities[i] = kicked(velocities[i], a[i], half);
+      const Body<double>& b = bodies[i];
+      const Body<T> moved = drifted(Body<T>{static_cast<T>(b.x), static_cast<T>(b.y),
+                                            static_cast<T>(b.z), static_cast<T>(b.m)},
+                                    velocities[i], full);
+      bodies[i] = {moved.x, moved.y, moved.z, moved.m};
+    }
+    a = forces();
+    for (std::size_t i = 0; i < bodies.size(); ++i)
+      velocities[i] = kicked(velocities[i], a[i], half);
+  }
+  PhaseSpaceState end{bodies, {}};
+  for (const Vec3<T>& v : velocities) end.velocities.push_back({v.x, v.y, v.z});
+  return end;
+}
+
+// Every formulation's simulation, advanced in chunks (each chunk's first and last steps are where
+// a fused GPU step differs from a middle one), follows the leapfrog driven by hand with its own
+// forces, at awkward sizes. Kicks may round differently (FMA contraction differs between host and
+// device), so to a few units of roundoff, far below a missing or doubled kick (dt a / 2 ~ 1e-3).
+TEST(Simulation, StepsFollowTheLeapfrogOfTheFormulationsOwnForces) {
+  print_gpu_skip_reason_once();
+  const double dt = 1.0 / 128, softening = 0.05;
+  for (const std::size_t n : {1, 2, 7, 1000, 4097}) {
+    const PhaseSpaceState initial = plummer(n, 100 + n);
+    for (const Implementation* impl : runnable()) {
+      SCOPED_TRACE(impl->info.name + " N=" + std::to_string(n));
+      auto sim = start(*impl, initial, softening);
+      sim->advance(1, dt, false);
+      sim->advance(3, dt, true);
+      sim->advance(2, dt, false);
+      const PhaseSpaceState got = sim->state();
+      const bool f64 = impl->info.precision == Precision::f64;
+      const PhaseSpaceState want = f64 ? leapfrog_by_hand<double>(*impl, initial, softening, dt, 6)
+                                       : leapfrog_by_hand<float>(*impl, initial, softening, dt, 6);
+      const double tolerance = 64 * unit_roundoff(*impl);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto close = [&](double a, double b) {
+          return std::abs(a - b) <= tolerance * (1 + std::abs(b));
+        };
+        ASSERT_TRUE(close(got.bodies[i].x, want.bodies[i].x) &&
+                    close(got.bodies[i].z, want.bodies[i].z))
+            << "body " << i << " x " << got.bodies[i].x << " want " << want.bodies[i].x;
+        ASSERT_TRUE(close(got.velocities[i].y, want.velocities[i].y))
+            << "body " << i << " vy " << got.velocities[i].y << " want " << want.velocities[i].y;
+      }
+    }
+  }
+}
+
+// Where a simulation sums the potential beside its state (the GPU), it is the host's float64 sum
+// of the same rows, to the last few bits (FMA contraction may differ between host and device).
+TEST(Simulation, PotentialSummedBesideTheStateIsTheHostSum) {
+  print_gpu_skip_reason_once();
+  for (const std::size_t n : {1, 2, 7, 1000, 4097}) {
+    const PhaseSpaceState initial = plummer(n, 200 + n);
+    for (const Implementation* impl : runnable()) {
+      SCOPED_TRACE(impl->info.name + " N=" + std::to_string(n));
+      auto sim = start(*impl, initial, 0.01);
+      sim->advance(2, 1.0 / 256, false);
+      const std::optional<double> potential = sim->potential_energy();
+      if (!potential) continue;  // the caller sums it on the host
+      const PhaseSpaceState state = sim->state();
+      const double host =
+          conserved_quantities(state.bodies, state.velocities, 0.01).potential_energy;
+      EXPECT_NEAR(*potential, host, 1e-13 * std::abs(host)) << "device " << *potential;
     }
   }
 }

@@ -16,10 +16,14 @@
 //   - this file is compiled with -ftz=true, so rsqrtf is MUFU.RSQ alone (without it the compiler
 //     adds a denormal fix-up of 3 instructions around it);
 //   - split-j: when there are too few blocks of i bodies to fill every SM (small N), or the last
-//     wave of blocks would leave SMs idle, the j range is split across blockIdx.y and the partial
-//     sums are added by a second small kernel in a fixed order (deterministic). The split count
-//     comes from the SM count and the occupancy the device reports for the kernel, not from
-//     constants.
+//     wave of blocks would leave SMs idle, the j range is split across blockIdx.y; the partial
+//     sums are added in split order (deterministic) by a second kernel or, where there are few,
+//     by the last block of an i range to finish (no second launch). The split count comes from the
+//     SM count and the occupancy the device reports for the kernel, not from constants;
+//   - a second, smaller shape for small N, where even split-j leaves the large shape blocks for
+//     fewer than half the SMs (choose_shape);
+//   - the leapfrog fused into the final store (nbody/gpu/leapfrog.cuh), so a time step of
+//     `simulate` is one kernel.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -29,6 +33,7 @@
 
 #include "nbody/gpu/formulations.hpp"
 #include "nbody/gpu/gpu_run.hpp"
+#include "nbody/gpu/leapfrog.cuh"
 
 namespace nbody::gpu {
 
@@ -61,7 +66,6 @@ namespace {
 constexpr int kSaturatingWarpsPerSm = 16;
 // Upper bound on the partial-sum scratch (bytes); large N never needs many splits.
 constexpr std::size_t kMaxPartialBytes = std::size_t{256} << 20;
-constexpr int kReduceBlockSize = 256;
 
 template <class T>
 struct alignas(4 * sizeof(T)) MassFirstBody {
@@ -70,10 +74,80 @@ struct alignas(4 * sizeof(T)) MassFirstBody {
 
 // The kernel takes the shape's fields one by one: nvcc's host stubs cannot name a class-type
 // template argument.
+// Split-j's scratch: one row of partial sums per split and, where the last block adds them, per
+// block of i bodies a count of the splits done (zero between launches: the last block resets it).
+template <class T>
+struct SplitScratch {
+  Vec3<T>* partials;
+  unsigned* arrivals;
+  int tiles_per_split;
+};
+
+// The end of a block's work: its sums stored (and integrated, where the leapfrog is fused); under
+// split-j, its partial sums stored and then either added by sum_partials, a second kernel, or
+// (split.arrivals set) by the last block of the i range to arrive, in split order (the same sums,
+// bit for bit, whichever block that is). Out of line, taking
+// the sums from local memory: inlined, this code changed the register allocation of the kernel's
+// inner loop and cost 1.6% at N = 1M (docs/perf-notes.md, "Time integration").
+template <class T, int kBodiesPerThread, int kBlockSize>
+__device__ __noinline__ void finish_block(const ForceArgs<T>& args, const LeapfrogArgs<T>& leapfrog,
+                                          const SplitScratch<T>& split, int first_i,
+                                          const T (&ax)[kBodiesPerThread],
+                                          const T (&ay)[kBodiesPerThread],
+                                          const T (&az)[kBodiesPerThread]) {
+  if (gridDim.y == 1) {
+#pragma unroll
+    for (int b = 0; b < kBodiesPerThread; ++b) {
+      store_with_leapfrog(args, leapfrog, first_i + b * kBlockSize, {ax[b], ay[b], az[b]});
+    }
+    return;
+  }
+  const auto row = [&](unsigned s) {
+    return split.partials +
+           static_cast<std::size_t>(s) * static_cast<std::size_t>(args.padded_count);
+  };
+  Vec3<T>* mine = row(blockIdx.y);
+#pragma unroll
+  for (int b = 0; b < kBodiesPerThread; ++b) mine[first_i + b * kBlockSize] = {ax[b], ay[b], az[b]};
+  if (split.arrivals == nullptr) return;  // sum_partials adds them
+  __shared__ bool last_to_arrive;
+  __threadfence();  // this block's partial sums are visible to every block before it counts
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last_to_arrive = atomicAdd(&split.arrivals[blockIdx.x], 1u) == gridDim.y - 1;
+  }
+  __syncthreads();
+  if (!last_to_arrive) return;
+  __threadfence();
+  T sx[kBodiesPerThread] = {}, sy[kBodiesPerThread] = {}, sz[kBodiesPerThread] = {};
+  // Unrolled so that several splits' loads are in flight at once (48 registers' worth per thread:
+  // more would raise the kernel's register count, which counts this function's): one split at a
+  // time, the kernel's tail was one L2 latency per split (about 10 us for 32 splits).
+  constexpr int kRegistersPerSplit = kBodiesPerThread * static_cast<int>(sizeof(T) / 4);
+  constexpr int kSplitsInFlight = kRegistersPerSplit >= 16 ? 1 : 16 / kRegistersPerSplit;
+#pragma unroll kSplitsInFlight
+  for (unsigned s = 0; s < gridDim.y; ++s) {
+    const Vec3<T>* partial = row(s);
+#pragma unroll
+    for (int b = 0; b < kBodiesPerThread; ++b) {
+      // Around L1, which may hold nothing of this launch's rows but must not serve stale lines.
+      const Vec3<T>* p = partial + first_i + b * kBlockSize;
+      sx[b] += __ldcg(&p->x);
+      sy[b] += __ldcg(&p->y);
+      sz[b] += __ldcg(&p->z);
+    }
+  }
+#pragma unroll
+  for (int b = 0; b < kBodiesPerThread; ++b) {
+    store_with_leapfrog(args, leapfrog, first_i + b * kBlockSize, {sx[b], sy[b], sz[b]});
+  }
+  if (threadIdx.x == 0) split.arrivals[blockIdx.x] = 0;  // ready for the next launch
+}
+
 template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks,
           bool kPrefetch, bool kMassFirstTile>
 __global__ void __launch_bounds__(kBlockSize, kMinBlocks)
-    tuned_forces(ForceArgs<T> args, Vec3<T>* partials, int tiles_per_split) {
+    tuned_forces(ForceArgs<T> args, LeapfrogArgs<T> leapfrog, SplitScratch<T> split) {
   constexpr int kBodiesPerBlock = kBlockSize * kBodiesPerThread;
   using TileBody = std::conditional_t<kMassFirstTile, MassFirstBody<T>, Body<T>>;
   __shared__ TileBody tile[kBlockSize];
@@ -99,8 +173,8 @@ __global__ void __launch_bounds__(kBlockSize, kMinBlocks)
     }
   };
   const int tile_count = args.padded_count / kBlockSize;
-  const int first_tile = static_cast<int>(blockIdx.y) * tiles_per_split;
-  const int end_tile = min(first_tile + tiles_per_split, tile_count);
+  const int first_tile = static_cast<int>(blockIdx.y) * split.tiles_per_split;
+  const int end_tile = min(first_tile + split.tiles_per_split, tile_count);
   for (int t = first_tile; t < end_tile; ++t) {
     __syncthreads();  // everyone is done with the previous tile
     const Body<T> loaded = args.bodies[t * kBlockSize + static_cast<int>(threadIdx.x)];
@@ -125,17 +199,18 @@ __global__ void __launch_bounds__(kBlockSize, kMinBlocks)
       for (int k = 0; k < kBlockSize; ++k) interact_all(tile[k]);  // a broadcast: same address
     }
   }
-  Vec3<T>* out = gridDim.y == 1 ? args.accelerations
-                                : partials + static_cast<std::size_t>(blockIdx.y) *
-                                                 static_cast<std::size_t>(args.padded_count);
-#pragma unroll
-  for (int b = 0; b < kBodiesPerThread; ++b) out[first_i + b * kBlockSize] = {ax[b], ay[b], az[b]};
+  finish_block<T, kBodiesPerThread, kBlockSize>(args, leapfrog, split, first_i, ax, ay, az);
 }
 
-// accelerations[i] = sum over splits of partials[split][i], in split order.
+constexpr int kReduceBlockSize = 256;
+
+// accelerations[i] = the sum over splits of partials[split][i], in split order (then integrated,
+// where the leapfrog is fused): split-j's second kernel, where the last block would have too many
+// partial sums to add (TunedKernel).
 template <class T>
 __global__ void __launch_bounds__(kReduceBlockSize)
-    sum_partials(const Vec3<T>* __restrict__ partials, int splits, ForceArgs<T> args) {
+    sum_partials(ForceArgs<T> args, LeapfrogArgs<T> leapfrog, const Vec3<T>* __restrict__ partials,
+                 int splits) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= args.count) return;
   T sx = 0, sy = 0, sz = 0;
@@ -145,7 +220,7 @@ __global__ void __launch_bounds__(kReduceBlockSize)
     sy += p.y;
     sz += p.z;
   }
-  args.accelerations[i] = {sx, sy, sz};
+  store_with_leapfrog(args, leapfrog, i, {sx, sy, sz});
 }
 
 struct SplitPlan {
@@ -184,73 +259,143 @@ SplitPlan plan_splits(int i_blocks, int tiles, int sm_count, int blocks_per_sm, 
   return candidates.front().first;
 }
 
-template <class T, TunedShape kShape>
-class TunedKernel final : public ForceKernel<T> {
- public:
-  static constexpr int kBlockSize = kShape.block_size;
-  static constexpr int kBodiesPerBlock = kBlockSize * kShape.bodies_per_thread;
+template <class T>
+using TunedKernelFunction = void (*)(ForceArgs<T>, LeapfrogArgs<T>, SplitScratch<T>);
 
-  TunedKernel(const DeviceContext& device, int count) {
-    const int padded = round_up(count, kBodiesPerBlock);
-    const int i_blocks = padded / kBodiesPerBlock;
-    const int tiles = padded / kBlockSize;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks_per_sm_,
-        tuned_forces<T, kShape.bodies_per_thread, kShape.block_size, kShape.unroll,
-                     kShape.min_blocks, kShape.prefetch, kShape.mass_first_tile>,
-        kBlockSize, 0));
+// A shape and its kernel, a candidate of TunedKernel's choice.
+template <class T>
+struct ShapeCandidate {
+  TunedShape shape;
+  TunedKernelFunction<T> kernel;
+};
+
+template <class T, TunedShape kShape>
+ShapeCandidate<T> candidate() {
+  return {kShape, tuned_forces<T, kShape.bodies_per_thread, kShape.block_size, kShape.unroll,
+                               kShape.min_blocks, kShape.prefetch, kShape.mass_first_tile>};
+}
+
+// One launch plan for one body count: the shape, its split of the j range and its grid.
+template <class T>
+struct ShapePlan {
+  ShapeCandidate<T> candidate;
+  int blocks_per_sm = 0;
+  SplitPlan split;
+  dim3 grid;
+
+  ShapePlan(const ShapeCandidate<T>& shape, const DeviceContext& device, int count)
+      : candidate(shape) {
+    const int bodies_per_block = shape.shape.block_size * shape.shape.bodies_per_thread;
+    const int padded = round_up(count, bodies_per_block);
+    const int i_blocks = padded / bodies_per_block;
+    const int tiles = padded / shape.shape.block_size;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, shape.kernel,
+                                                             shape.shape.block_size, 0));
     const std::size_t split_bytes = static_cast<std::size_t>(padded) * sizeof(Vec3<T>);
     const int max_splits =
         static_cast<int>(std::max<std::size_t>(1, kMaxPartialBytes / split_bytes));
-    plan_ = plan_splits(i_blocks, tiles, device.properties.multiProcessorCount,
-                        std::max(1, blocks_per_sm_), kBlockSize / 32, max_splits,
-                        kShape.exact_waves ? 0.005 : 0.03);
-    grid_ = dim3(static_cast<unsigned>(i_blocks), static_cast<unsigned>(plan_.splits));
-    if (plan_.splits > 1) {
-      partials_ = DeviceBuffer<Vec3<T>>(static_cast<std::size_t>(plan_.splits) *
-                                        static_cast<std::size_t>(padded));
-    }
-    reduce_grid_ = static_cast<unsigned>((count + kReduceBlockSize - 1) / kReduceBlockSize);
+    split = plan_splits(i_blocks, tiles, device.properties.multiProcessorCount,
+                        std::max(1, blocks_per_sm), shape.shape.block_size / 32, max_splits,
+                        shape.shape.exact_waves ? 0.005 : 0.03);
+    grid = dim3(static_cast<unsigned>(i_blocks), static_cast<unsigned>(split.splits));
   }
 
-  int padding_multiple() const override { return kBodiesPerBlock; }
+  int padding_multiple() const {
+    return candidate.shape.block_size * candidate.shape.bodies_per_thread;
+  }
+  long long blocks() const { return static_cast<long long>(grid.x) * grid.y; }
+};
+
+// The first shape whose plan gives at least half the SMs a block; where none does (the smallest
+// N), the one with the most blocks. Shapes come largest first: more bodies per thread hide more
+// latency (at N = 4096 on 132 SMs the large shape's 128 blocks beat the small shape's 1024,
+// docs/perf-notes.md, "Time integration").
+template <class T>
+ShapePlan<T> choose_shape(const std::vector<ShapeCandidate<T>>& shapes, const DeviceContext& device,
+                          int count) {
+  std::optional<ShapePlan<T>> most_blocks;
+  for (const ShapeCandidate<T>& shape : shapes) {
+    ShapePlan<T> plan(shape, device, count);
+    if (2 * plan.blocks() >= device.properties.multiProcessorCount) return plan;
+    if (!most_blocks || plan.blocks() > most_blocks->blocks()) most_blocks = plan;
+  }
+  return *most_blocks;
+}
+
+// Partial sums a thread of the last block may add (splits x bodies per thread) before a second
+// kernel, whose threads take one body each, is faster: on the H100 the fused sum cost 11.5 us in
+// all at N = 1024 (16 x 2), but 7 us more than sum_partials at N = 4096 (32 x 8).
+constexpr int kMaxPartialSumsPerThreadInLastBlock = 32;
+
+template <class T>
+class TunedKernel final : public ForceKernel<T> {
+ public:
+  TunedKernel(const DeviceContext& device, int count, const std::vector<ShapeCandidate<T>>& shapes)
+      : plan_(choose_shape(shapes, device, count)),
+        count_(count),
+        last_block_adds_(plan_.split.splits * plan_.candidate.shape.bodies_per_thread <=
+                         kMaxPartialSumsPerThreadInLastBlock) {
+    if (plan_.split.splits > 1) {
+      const std::size_t padded = static_cast<std::size_t>(round_up(count, padding_multiple()));
+      partials_ = DeviceBuffer<Vec3<T>>(static_cast<std::size_t>(plan_.split.splits) * padded);
+      if (last_block_adds_) {
+        arrivals_ = DeviceBuffer<unsigned>(plan_.grid.x);
+        check_cuda(cudaMemset(arrivals_.data(), 0, arrivals_.bytes()));
+        check_cuda(cudaDeviceSynchronize());  // before any stream, blocking or not, uses them
+      }
+    }
+  }
+
+  int padding_multiple() const override { return plan_.padding_multiple(); }
 
   void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
-    tuned_forces<T, kShape.bodies_per_thread, kShape.block_size, kShape.unroll, kShape.min_blocks,
-                 kShape.prefetch, kShape.mass_first_tile>
-        <<<grid_, kBlockSize, 0, stream>>>(args, partials_.data(), plan_.tiles_per_split);
+    enqueue_with_leapfrog(args, LeapfrogArgs<T>{}, stream);
+  }
+
+  bool fuses_leapfrog() const override { return true; }
+
+  void enqueue_with_leapfrog(const ForceArgs<T>& args, const LeapfrogArgs<T>& leapfrog,
+                             cudaStream_t stream) override {
+    plan_.candidate.kernel<<<plan_.grid, plan_.candidate.shape.block_size, 0, stream>>>(
+        args, leapfrog, {partials_.data(), arrivals_.data(), plan_.split.tiles_per_split});
     check_launch();
-    if (plan_.splits > 1) {
-      sum_partials<T>
-          <<<reduce_grid_, kReduceBlockSize, 0, stream>>>(partials_.data(), plan_.splits, args);
+    if (plan_.split.splits > 1 && !last_block_adds_) {
+      const unsigned grid =
+          static_cast<unsigned>((count_ + kReduceBlockSize - 1) / kReduceBlockSize);
+      sum_partials<T><<<grid, kReduceBlockSize, 0, stream>>>(args, leapfrog, partials_.data(),
+                                                             plan_.split.splits);
       check_launch();
     }
   }
 
   LaunchDescription describe() const override {
+    const TunedShape& shape = plan_.candidate.shape;
     LaunchDescription launch;
-    launch.grid = grid_;
-    launch.block = dim3(kBlockSize);
-    launch.bodies_per_thread = kShape.bodies_per_thread;
-    launch.threads_per_body = plan_.splits;
-    launch.shared_memory_bytes = kBlockSize * sizeof(Body<T>);
-    launch.extra = {{"j_splits", std::to_string(plan_.splits)},
-                    {"tiles_per_split", std::to_string(plan_.tiles_per_split)},
-                    {"blocks_per_sm", std::to_string(blocks_per_sm_)},
-                    {"shape", kShape.name()},
-                    {"reduce_grid", plan_.splits > 1 ? std::to_string(reduce_grid_) : "none"}};
+    launch.grid = plan_.grid;
+    launch.block = dim3(static_cast<unsigned>(shape.block_size));
+    launch.bodies_per_thread = shape.bodies_per_thread;
+    launch.threads_per_body = plan_.split.splits;
+    launch.shared_memory_bytes = static_cast<std::size_t>(shape.block_size) * sizeof(Body<T>);
+    const char* reduction = plan_.split.splits == 1 ? "none"
+                            : last_block_adds_ ? "the last block of each i range, in split order"
+                                               : "a second kernel, in split order";
+    launch.extra = {{"j_splits", std::to_string(plan_.split.splits)},
+                    {"tiles_per_split", std::to_string(plan_.split.tiles_per_split)},
+                    {"blocks_per_sm", std::to_string(plan_.blocks_per_sm)},
+                    {"shape", shape.name()},
+                    {"reduction", reduction}};
     return launch;
   }
 
  private:
-  int blocks_per_sm_ = 0;
-  SplitPlan plan_;
-  dim3 grid_;
-  unsigned reduce_grid_ = 0;
+  ShapePlan<T> plan_;
+  int count_;
+  bool last_block_adds_;
   DeviceBuffer<Vec3<T>> partials_;
+  DeviceBuffer<unsigned> arrivals_;  // only where the last block adds the partial sums
 };
 
-template <class T, TunedShape kShape>
+template <class T, TunedShape kShape, TunedShape... kSmallerShapes>
 ImplementationInfo tuned_info(std::string name, std::string description) {
   const bool f32 = std::is_same_v<T, float>;
   std::vector<std::string> optimizations = {
@@ -259,6 +404,12 @@ ImplementationInfo tuned_info(std::string name, std::string description) {
       "unrolled x" + std::to_string(kShape.unroll),
       f32 ? "rsqrtf (MUFU.RSQ), -ftz=true" : "rsqrt (float64)",
       "split-j for small N (splits from SM count and occupancy)"};
+  ((optimizations.push_back("small N: " + std::to_string(kSmallerShapes.bodies_per_thread) +
+                            " bodies per thread, blocks of " +
+                            std::to_string(kSmallerShapes.block_size) +
+                            " where the large shape cannot give every SM a block")),
+   ...);
+  optimizations.push_back("leapfrog fused into the final store (simulate: one kernel per step)");
   if (kShape.min_blocks == 1) {
     optimizations.push_back("__launch_bounds__ min 1 block: registers for ILP over occupancy");
   }
@@ -276,12 +427,16 @@ ImplementationInfo tuned_info(std::string name, std::string description) {
           .tolerance = f32 ? gpu_float32_tolerance() : gpu_float64_tolerance()};
 }
 
-template <class T, TunedShape kShape>
+// gpu.tuned with the shapes it may choose from, largest first (choose_shape).
+template <class T, TunedShape kShape, TunedShape... kSmallerShapes>
 Implementation make_tuned(std::string name, std::string description) {
   return make_gpu_implementation<T>(
-      tuned_info<T, kShape>(std::move(name), std::move(description)),
+      tuned_info<T, kShape, kSmallerShapes...>(std::move(name), std::move(description)),
       [](const DeviceContext& device, int count) {
-        return std::make_unique<TunedKernel<T, kShape>>(device, count);
+        return std::make_unique<TunedKernel<T>>(
+            device, count,
+            std::vector<ShapeCandidate<T>>{candidate<T, kShape>(),
+                                           candidate<T, kSmallerShapes>()...});
       },
       // The partial sums of split-j.
       [](std::size_t) { return kMaxPartialBytes; });
@@ -309,12 +464,25 @@ constexpr TunedShape kFloatShape{.bodies_per_thread = 8,
 constexpr TunedShape kDoubleShape{
     .bodies_per_thread = 4, .block_size = 128, .unroll = 4, .min_blocks = 0, .prefetch = false};
 
+// For small N: fewer bodies per thread and smaller blocks give 8-16 times as many blocks of the
+// same work (docs/perf-notes.md, "Time integration").
+constexpr TunedShape kSmallFloatShape{.bodies_per_thread = 2,
+                                      .block_size = 64,
+                                      .unroll = 4,
+                                      .min_blocks = 0,
+                                      .prefetch = false,
+                                      .exact_waves = true,
+                                      .mass_first_tile = true};
+constexpr TunedShape kSmallDoubleShape{
+    .bodies_per_thread = 2, .block_size = 64, .unroll = 4, .min_blocks = 0, .prefetch = false};
+
 }  // namespace
 
 void register_gpu_tuned(Registry& registry) {
-  registry.add(make_tuned<float, kFloatShape>(
+  registry.add(make_tuned<float, kFloatShape, kSmallFloatShape>(
       "gpu.tuned", "several bodies per thread, broadcast tiles, split-j for small N, sm_90"));
-  registry.add(make_tuned<double, kDoubleShape>("gpu.tuned.f64", "gpu.tuned in float64"));
+  registry.add(
+      make_tuned<double, kDoubleShape, kSmallDoubleShape>("gpu.tuned.f64", "gpu.tuned in float64"));
   // Other shapes (bodies per thread, block size, unroll, ...), named "gpu.tuned[8x128u4]", for the
   // tuning tool (`nbody-fair bench --variants`); left out of runs and reports.
   std::vector<Implementation> variants;
@@ -336,6 +504,15 @@ void register_gpu_tuned(Registry& registry) {
   variants.push_back(make_tuned_variant<float, TunedShape{8, 32, 4, 16, false, true, true}>());
   variants.push_back(make_tuned_variant<float, TunedShape{8, 64, 4, 8, false, true, true}>());
   variants.push_back(make_tuned_variant<float, TunedShape{12, 128, 2, 1, false, true, true}>());
+  // Small-N shapes (with exact waves and the mass-first tile), against which kSmallFloatShape was
+  // chosen.
+  variants.push_back(make_tuned_variant<float, TunedShape{1, 64, 4, 0, false, true, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{1, 128, 4, 0, false, true, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{2, 64, 4, 0, false, true, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{2, 128, 4, 0, false, true, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{4, 64, 4, 0, false, true, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{4, 128, 4, 0, false, true, true}>());
+  variants.push_back(make_tuned_variant<float, TunedShape{8, 64, 4, 0, false, true, true}>());
   variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 4, 1, false}>());
   for (Implementation& variant : variants) registry.add(std::move(variant));
 }

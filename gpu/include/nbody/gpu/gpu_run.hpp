@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,18 @@ struct ForceArgs {
   T softening_squared;
 };
 
+// The leapfrog fused into a force kernel's store (ForceKernel::fuses_leapfrog): once body i's
+// acceleration a is final, its closing half kick v += a dt/2 and, unless `next_bodies` is null (a
+// run's last step), the next step's opening half kick and drift, written to the other position
+// buffer (other blocks still read this step's positions). Arithmetic of store_with_leapfrog.
+template <class T>
+struct LeapfrogArgs {
+  Vec3<T>* velocities = nullptr;  // count entries, on the device; null: no integration
+  Body<T>* next_bodies = nullptr;
+  T half_dt = 0;
+  T dt = 0;
+};
+
 // The launch configuration, as a reader of the results needs it (PreparedRun::details).
 struct LaunchDescription {
   dim3 grid{1, 1, 1};
@@ -57,6 +70,16 @@ class ForceKernel {
   // part of it and timed with it) and checks the launch.
   virtual void enqueue(const ForceArgs<T>& args, cudaStream_t stream) = 0;
   virtual LaunchDescription describe() const = 0;
+  // Whether enqueue_with_leapfrog integrates in the kernel's store (one launch per step);
+  // otherwise the simulation launches kick and drift kernels around enqueue.
+  virtual bool fuses_leapfrog() const { return false; }
+  virtual void enqueue_with_leapfrog(const ForceArgs<T>& args, const LeapfrogArgs<T>& leapfrog,
+                                     cudaStream_t stream) {
+    static_cast<void>(args);
+    static_cast<void>(leapfrog);
+    static_cast<void>(stream);
+    throw std::logic_error("this force kernel does not fuse the leapfrog");
+  }
 };
 
 template <class T>
@@ -74,74 +97,59 @@ inline std::string to_string(const dim3& d) {
 // Largest body count the int-indexed kernels accept (padding included).
 inline constexpr std::size_t kMaxBodies = std::size_t{1} << 30;
 
+// What a run and a simulation of one formulation on one device share: the device, the body count,
+// the formulation's launch plan for it, the padding the plan asks for and the bodies rounded to T.
 template <class T>
-class GpuRun final : public PreparedRun {
+class KernelPlan {
  public:
-  GpuRun(std::span<const Body<double>> bodies, double softening, const ExecutionOptions& options,
-         const ForceKernelFactory<T>& factory)
-      : device_(select_device(options.gpu_device)),
-        count_(checked_count(bodies.size())),
+  KernelPlan(std::span<const Body<double>> bodies, double softening, int gpu_device,
+             const ForceKernelFactory<T>& factory)
+      : device_(select_device(gpu_device)),
+        count_(checked_count(bodies.size())),  // before the factory sees the count
         kernel_(factory(device_, count_)),
         padded_count_(round_up(count_, kernel_->padding_multiple())),
         host_bodies_(bodies.size()),
-        host_accelerations_(bodies.size()),
-        device_bodies_(static_cast<std::size_t>(padded_count_)),
-        device_accelerations_(static_cast<std::size_t>(padded_count_)),
         softening_squared_(static_cast<T>(softening * softening)) {
     for (std::size_t i = 0; i < bodies.size(); ++i) {
       host_bodies_[i] = {static_cast<T>(bodies[i].x), static_cast<T>(bodies[i].y),
                          static_cast<T>(bodies[i].z), static_cast<T>(bodies[i].m)};
     }
-    // The padding is written once; end-to-end evaluations copy only the real bodies.
+  }
+
+  const DeviceContext& device() const { return device_; }
+  int count() const { return count_; }
+  int padded_count() const { return padded_count_; }
+  ForceKernel<T>& kernel() const { return *kernel_; }
+  // The bodies in T, pinned: the source of every upload, and a staging area for downloads.
+  PinnedBuffer<Body<T>>& host_bodies() { return host_bodies_; }
+
+  ForceArgs<T> arguments(const DeviceBuffer<Body<T>>& bodies,
+                         const DeviceBuffer<Vec3<T>>& accelerations) const {
+    return {bodies.data(), accelerations.data(), count_, padded_count_, softening_squared_};
+  }
+
+  // A device buffer of padded_count bodies: the real ones from host_bodies(), then the padding
+  // (zero mass at the origin, written once: the kernels never move it).
+  DeviceBuffer<Body<T>> upload_padded(const Stream& stream) {
+    DeviceBuffer<Body<T>> bodies(static_cast<std::size_t>(padded_count_));
     const std::vector<Body<T>> padding(static_cast<std::size_t>(padded_count_ - count_),
                                        Body<T>{0, 0, 0, 0});
-    check_cuda(cudaMemcpyAsync(device_bodies_.data() + count_, padding.data(),
+    check_cuda(cudaMemcpyAsync(bodies.data() + count_, padding.data(),
                                padding.size() * sizeof(Body<T>), cudaMemcpyHostToDevice,
-                               stream_.get()));
-    // Kernel scope times the force computation with the inputs already resident.
-    copy_bodies_to_device();
-    stream_.synchronize();
+                               stream.get()));
+    upload(bodies, stream);
+    stream.synchronize();  // `padding` is a pageable temporary
+    return bodies;
   }
 
-  Seconds evaluate(Scope scope) override {
-    check_cuda(cudaSetDevice(device_.ordinal));
-    // Poison (all-ones bytes are NaN in float and double): an element the kernel fails to write
-    // fails validation. Outside the timed region.
-    check_cuda(cudaMemsetAsync(device_accelerations_.data(), 0xFF, device_accelerations_.bytes(),
-                               stream_.get()));
-    if (scope == Scope::kernel) {
-      kernel_start_.record(stream_);
-      kernel_->enqueue(arguments(), stream_.get());
-      kernel_stop_.record(stream_);
-      kernel_stop_.synchronize();
-      accelerations_on_host_ = false;
-      return Seconds::kernel_only(kernel_stop_.seconds_since(kernel_start_));
-    }
-    start_.record(stream_);
-    copy_bodies_to_device();
-    kernel_start_.record(stream_);
-    kernel_->enqueue(arguments(), stream_.get());
-    kernel_stop_.record(stream_);
-    copy_accelerations_to_host();
-    stop_.record(stream_);
-    stop_.synchronize();
-    accelerations_on_host_ = true;
-    return {.total = stop_.seconds_since(start_),
-            .kernel = kernel_stop_.seconds_since(kernel_start_)};
+  // host_bodies() into the real bodies of `bodies`.
+  void upload(const DeviceBuffer<Body<T>>& bodies, const Stream& stream) {
+    check_cuda(cudaMemcpyAsync(bodies.data(), host_bodies_.data(), host_bodies_.bytes(),
+                               cudaMemcpyHostToDevice, stream.get()));
   }
 
-  std::vector<Vec3<double>> accelerations() override {
-    if (!accelerations_on_host_) {
-      check_cuda(cudaSetDevice(device_.ordinal));
-      copy_accelerations_to_host();
-      stream_.synchronize();
-      accelerations_on_host_ = true;
-    }
-    return promote(
-        std::span<const Vec3<T>>(host_accelerations_.data(), host_accelerations_.size()));
-  }
-
-  std::map<std::string, std::string> details() const override {
+  // The launch and the device, as details() reports them.
+  std::map<std::string, std::string> details() const {
     const LaunchDescription launch = kernel_->describe();
     std::map<std::string, std::string> details = launch.extra;
     details["device"] = device_.properties.name;
@@ -165,31 +173,76 @@ class GpuRun final : public PreparedRun {
     return static_cast<int>(count);
   }
 
-  ForceArgs<T> arguments() const {
-    return {device_bodies_.data(), device_accelerations_.data(), count_, padded_count_,
-            softening_squared_};
-  }
-
-  void copy_bodies_to_device() {
-    check_cuda(cudaMemcpyAsync(device_bodies_.data(), host_bodies_.data(), host_bodies_.bytes(),
-                               cudaMemcpyHostToDevice, stream_.get()));
-  }
-
-  void copy_accelerations_to_host() {
-    check_cuda(cudaMemcpyAsync(host_accelerations_.data(), device_accelerations_.data(),
-                               host_accelerations_.bytes(), cudaMemcpyDeviceToHost, stream_.get()));
-  }
-
   DeviceContext device_;
   int count_;
   std::unique_ptr<ForceKernel<T>> kernel_;
   int padded_count_;
   PinnedBuffer<Body<T>> host_bodies_;
-  PinnedBuffer<Vec3<T>> host_accelerations_;
-  DeviceBuffer<Body<T>> device_bodies_;
-  DeviceBuffer<Vec3<T>> device_accelerations_;
   T softening_squared_;
+};
+
+template <class T>
+class GpuRun final : public PreparedRun {
+ public:
+  GpuRun(std::span<const Body<double>> bodies, double softening, const ExecutionOptions& options,
+         const ForceKernelFactory<T>& factory)
+      : plan_(bodies, softening, options.gpu_device, factory),
+        device_bodies_(plan_.upload_padded(stream_)),  // kernel scope finds the inputs resident
+        host_accelerations_(bodies.size()),
+        device_accelerations_(static_cast<std::size_t>(plan_.padded_count())) {}
+
+  Seconds evaluate(Scope scope) override {
+    check_cuda(cudaSetDevice(plan_.device().ordinal));
+    // Poison (all-ones bytes are NaN in float and double): an element the kernel fails to write
+    // fails validation. Outside the timed region.
+    check_cuda(cudaMemsetAsync(device_accelerations_.data(), 0xFF, device_accelerations_.bytes(),
+                               stream_.get()));
+    const ForceArgs<T> args = plan_.arguments(device_bodies_, device_accelerations_);
+    if (scope == Scope::kernel) {
+      kernel_start_.record(stream_);
+      plan_.kernel().enqueue(args, stream_.get());
+      kernel_stop_.record(stream_);
+      kernel_stop_.synchronize();
+      accelerations_on_host_ = false;
+      return Seconds::kernel_only(kernel_stop_.seconds_since(kernel_start_));
+    }
+    start_.record(stream_);
+    plan_.upload(device_bodies_, stream_);
+    kernel_start_.record(stream_);
+    plan_.kernel().enqueue(args, stream_.get());
+    kernel_stop_.record(stream_);
+    copy_accelerations_to_host();
+    stop_.record(stream_);
+    stop_.synchronize();
+    accelerations_on_host_ = true;
+    return {.total = stop_.seconds_since(start_),
+            .kernel = kernel_stop_.seconds_since(kernel_start_)};
+  }
+
+  std::vector<Vec3<double>> accelerations() override {
+    if (!accelerations_on_host_) {
+      check_cuda(cudaSetDevice(plan_.device().ordinal));
+      copy_accelerations_to_host();
+      stream_.synchronize();
+      accelerations_on_host_ = true;
+    }
+    return promote(
+        std::span<const Vec3<T>>(host_accelerations_.data(), host_accelerations_.size()));
+  }
+
+  std::map<std::string, std::string> details() const override { return plan_.details(); }
+
+ private:
+  void copy_accelerations_to_host() {
+    check_cuda(cudaMemcpyAsync(host_accelerations_.data(), device_accelerations_.data(),
+                               host_accelerations_.bytes(), cudaMemcpyDeviceToHost, stream_.get()));
+  }
+
+  KernelPlan<T> plan_;  // first: it selects the device the stream and buffers are made on
   Stream stream_;
+  DeviceBuffer<Body<T>> device_bodies_;
+  PinnedBuffer<Vec3<T>> host_accelerations_;
+  DeviceBuffer<Vec3<T>> device_accelerations_;
   Event start_;
   Event kernel_start_;
   Event kernel_stop_;

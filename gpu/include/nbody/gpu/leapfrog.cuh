@@ -1,0 +1,27 @@
+#pragma once
+// The device's leapfrog updates: the kick and kick+drift kernels of the simulation, and the store
+// a force kernel that fuses the leapfrog (ForceKernel::fuses_leapfrog) ends with. One arithmetic
+// (nbody/leapfrog_updates.hpp) for both, so a fused step rounds as the separate kernels do.
+#include "nbody/gpu/gpu_run.hpp"
+#include "nbody/leapfrog_updates.hpp"
+
+namespace nbody::gpu {
+
+// Stores body i's final acceleration `a` and, where `leapfrog` asks for it (real bodies only),
+// integrates: v += a dt/2 closes this step; unless it is the last one, v += a dt/2 and
+// x' = x + v dt open the next, into leapfrog.next_bodies.
+template <class T>
+__device__ __forceinline__ void store_with_leapfrog(const ForceArgs<T>& args,
+                                                    const LeapfrogArgs<T>& leapfrog, int i,
+                                                    const Vec3<T>& a) {
+  args.accelerations[i] = a;
+  if (leapfrog.velocities == nullptr || i >= args.count) return;
+  Vec3<T> v = kicked(leapfrog.velocities[i], a, leapfrog.half_dt);
+  if (leapfrog.next_bodies != nullptr) {
+    v = kicked(v, a, leapfrog.half_dt);
+    leapfrog.next_bodies[i] = drifted(args.bodies[i], v, leapfrog.dt);
+  }
+  leapfrog.velocities[i] = v;
+}
+
+}  // namespace nbody::gpu
