@@ -40,27 +40,41 @@ __global__ void kick(Vec3<T>* velocities, const Vec3<T>* accelerations, int coun
 }
 
 constexpr int kPotentialBlock = 128;
+// Terms of a row one thread adds in sequence: the kernel's longest dependent chain. Whole rows
+// (one thread each) took 11 ms at N = 65536, where block 0's rows alone are 65536 terms long.
+constexpr int kPotentialChunk = 2048;
 
-// rows[i] = the compensated sum of pair_potential over j > i in order of j, in float64: the rows
-// conserved_quantities sums on the host, from float64 terms (with the device's rsqrt). Bodies come
-// through shared memory a tile at a time; a block's rows start at its own tile (pairs j > i only).
+int potential_chunks(int count) {
+  return (count + kPotentialChunk - 1) / kPotentialChunk;
+}
+
+// partials[c][i] = the compensated sum of pair_potential over j > i in chunk c of the j range, in
+// float64 (with the device's rsqrt). Written for every row i whose pairs reach into chunk c (c at
+// least (i + 1) / kPotentialChunk); blocks whose rows all lie beyond the chunk have nothing to do.
 template <class T>
 __global__ void __launch_bounds__(kPotentialBlock)
-    potential_rows(const Body<T>* bodies, int count, double softening_squared, double* rows) {
+    potential_partials(const Body<T>* bodies, int count, double softening_squared,
+                       double* partials) {
   __shared__ Body<double> tile[kPotentialBlock];
   const int block_start = static_cast<int>(blockIdx.x) * kPotentialBlock;
+  const int chunk = static_cast<int>(blockIdx.y);
+  if (chunk < (block_start + 1) / kPotentialChunk) return;  // uniform across the block
   const int i = block_start + static_cast<int>(threadIdx.x);
   const auto promoted = [&](int k) {
     const Body<T> b = bodies[k];
     return Body<double>{b.x, b.y, b.z, b.m};
   };
   const Body<double> bi = i < count ? promoted(i) : Body<double>{0, 0, 0, 0};
+  const int chunk_end = min(count, (chunk + 1) * kPotentialChunk);
+  // Tiles wholly at or below the block's first row hold no j > i for any of its rows.
+  const int first_tile =
+      max(chunk * kPotentialChunk, block_start / kPotentialBlock * kPotentialBlock);
   CompensatedSum row;
-  for (int tile_start = block_start; tile_start < count; tile_start += kPotentialBlock) {
+  for (int tile_start = first_tile; tile_start < chunk_end; tile_start += kPotentialBlock) {
     const int load = tile_start + static_cast<int>(threadIdx.x);
-    tile[threadIdx.x] = load < count ? promoted(load) : Body<double>{0, 0, 0, 0};
+    tile[threadIdx.x] = load < chunk_end ? promoted(load) : Body<double>{0, 0, 0, 0};
     __syncthreads();
-    const int tile_size = min(kPotentialBlock, count - tile_start);
+    const int tile_size = min(kPotentialBlock, chunk_end - tile_start);
     for (int k = 0; k < tile_size; ++k) {
       if (tile_start + k > i) {
         const Body<double>& bj = tile[k];
@@ -70,7 +84,18 @@ __global__ void __launch_bounds__(kPotentialBlock)
     }
     __syncthreads();  // the tile is overwritten next
   }
-  if (i < count) rows[i] = row.value();
+  if (i < count) partials[static_cast<std::size_t>(chunk) * count + i] = row.value();
+}
+
+// rows[i] = the compensated sum of row i's chunk sums, in chunk order.
+__global__ void potential_rows(const double* partials, int count, int chunks, double* rows) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= count) return;
+  CompensatedSum row;
+  for (int chunk = (i + 1) / kPotentialChunk; chunk < chunks; ++chunk) {
+    row.add(partials[static_cast<std::size_t>(chunk) * count + i]);
+  }
+  rows[i] = row.value();
 }
 
 template <class T>
@@ -86,6 +111,8 @@ class GpuSimulation final : public Simulation {
         device_velocities_(setup.velocities.size()),
         device_accelerations_(static_cast<std::size_t>(plan_.padded_count())),
         grid_(static_cast<unsigned>((plan_.count() + kIntegrationBlock - 1) / kIntegrationBlock)),
+        potential_partials_(static_cast<std::size_t>(potential_chunks(plan_.count())) *
+                            static_cast<std::size_t>(plan_.count())),
         potential_rows_(static_cast<std::size_t>(plan_.count())),
         host_potential_rows_(static_cast<std::size_t>(plan_.count())) {
     for (std::size_t i = 0; i < host_velocities_.size(); ++i) {
@@ -159,10 +186,15 @@ class GpuSimulation final : public Simulation {
 
   std::optional<double> potential_energy() override {
     check_cuda(cudaSetDevice(plan_.device().ordinal));
-    const unsigned grid =
-        static_cast<unsigned>((plan_.count() + kPotentialBlock - 1) / kPotentialBlock);
-    potential_rows<T><<<grid, kPotentialBlock, 0, stream_.get()>>>(
-        bodies_[current_].data(), plan_.count(), softening_ * softening_, potential_rows_.data());
+    const int count = plan_.count();
+    const unsigned row_blocks =
+        static_cast<unsigned>((count + kPotentialBlock - 1) / kPotentialBlock);
+    const dim3 grid(row_blocks, static_cast<unsigned>(potential_chunks(count)));
+    potential_partials<T><<<grid, kPotentialBlock, 0, stream_.get()>>>(
+        bodies_[current_].data(), count, softening_ * softening_, potential_partials_.data());
+    check_launch();
+    potential_rows<<<row_blocks, kPotentialBlock, 0, stream_.get()>>>(
+        potential_partials_.data(), count, potential_chunks(count), potential_rows_.data());
     check_launch();
     check_cuda(cudaMemcpyAsync(host_potential_rows_.data(), potential_rows_.data(),
                                potential_rows_.bytes(), cudaMemcpyDeviceToHost, stream_.get()));
@@ -174,8 +206,8 @@ class GpuSimulation final : public Simulation {
   std::map<std::string, std::string> details() const override {
     std::map<std::string, std::string> details = plan_.details();
     details["potential_energy"] =
-        "on the device: float64 terms (device rsqrt), rows of pairs j > i compensated, added in "
-        "order on the host";
+        "on the device: float64 terms (device rsqrt), compensated sums of pairs j > i in chunks of "
+        "2048 j, then per row, then (on the host) over rows";
     details["integration"] =
         fused_ ? "on the device, fused into the force kernel's store: one kernel per step, "
                  "positions double-buffered (plus one kick+drift kernel per advance)"
@@ -242,7 +274,9 @@ class GpuSimulation final : public Simulation {
   std::array<GraphExec, 2> last_steps_;
   std::array<GraphExec, 2> force_graphs_;
   double graphs_dt_ = 0;
-  DeviceBuffer<double> potential_rows_;  // one per body: made here, not in a timed diagnostic
+  // Made here, not in a timed diagnostic.
+  DeviceBuffer<double> potential_partials_;  // a row's sum per chunk of j (potential_partials)
+  DeviceBuffer<double> potential_rows_;
   PinnedBuffer<double> host_potential_rows_;
 };
 

@@ -46,9 +46,10 @@ class Simulation {
   virtual StepSeconds advance(int steps, double dt, bool time_phases) = 0;
   // The state now, promoted to float64 (a device-to-host copy on the GPU).
   virtual PhaseSpaceState state() = 0;
-  // The softened potential energy of the state now, summed as conserved_quantities sums it (the
-  // same float64 rows, added in order), where the simulation can sum it beside its state: the
-  // GPU, where the host's O(N^2) sum would cost hundreds of steps. Empty: the caller sums it.
+  // The softened potential energy of the state now, in float64 with compensated sums as
+  // conserved_quantities sums it, where the simulation can sum it beside its state: the GPU, where
+  // the host's O(N^2) sum would cost hundreds of steps (its terms use the device's rsqrt and add
+  // in chunks: the host's figure to about 1e-16). Empty: the caller sums it.
   virtual std::optional<double> potential_energy() { return std::nullopt; }
   // Facts a reader needs (the force run's details, how steps are launched).
   virtual std::map<std::string, std::string> details() const { return {}; }
