@@ -952,10 +952,11 @@ std::string simulation_sections(const Analysis& a) {
   out += "</section>\n";
   out +=
       "<section id=\"steps\"><h2>Time per step</h2>\n<p>Microseconds per step by phase: on the "
-      "host every step timed by phase; on the GPU each step is one CUDA graph, and for the "
-      "first steps a graph of the force kernel alone is launched as often (integration = the "
-      "step less that); other = later steps less the first steps' force and integration; "
-      "diagnostics and snapshots on the wall clock, spread over all steps.</p>\n<div "
+      "host every step timed by phase; on the GPU each step is one kernel (leapfrog fused "
+      "into the force kernel) or one CUDA graph, and for the first steps a graph of the force "
+      "kernel alone is launched as often (integration = the step less that; these shares are "
+      "applied to the later steps' time); other = what neither covers; diagnostics and "
+      "snapshots on the wall clock, spread over all steps.</p>\n<div "
       "class=\"scroll\"><table>"
       "<thead><tr><th>implementation</th><th>N</th><th>steps</th><th>steps/s</th><th>step</th>"
       "<th>force</th><th>integration</th><th>other</th><th>diagnostics</th><th>snapshots</th>"
