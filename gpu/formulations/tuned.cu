@@ -72,8 +72,6 @@ struct alignas(4 * sizeof(T)) MassFirstBody {
   T m, x, y, z;
 };
 
-// The kernel takes the shape's fields one by one: nvcc's host stubs cannot name a class-type
-// template argument.
 // Split-j's scratch: one row of partial sums per split and, where the last block adds them, per
 // block of i bodies a count of the splits done (zero between launches: the last block resets it).
 template <class T>
@@ -86,9 +84,9 @@ struct SplitScratch {
 // The end of a block's work: its sums stored (and integrated, where the leapfrog is fused); under
 // split-j, its partial sums stored and then either added by sum_partials, a second kernel, or
 // (split.arrivals set) by the last block of the i range to arrive, in split order (the same sums,
-// bit for bit, whichever block that is). Out of line, taking
-// the sums from local memory: inlined, this code changed the register allocation of the kernel's
-// inner loop and cost 1.6% at N = 1M (docs/perf-notes.md, "Time integration").
+// bit for bit, whichever block that is). Out of line, taking the sums through the stack: inlined,
+// this code changed the register allocation of the kernel's inner loop and cost 1.6-2% at N = 1M
+// (docs/perf-notes.md, "Time integration, second pass").
 template <class T, int kBodiesPerThread, int kBlockSize>
 __device__ __noinline__ void finish_block(const ForceArgs<T>& args, const LeapfrogArgs<T>& leapfrog,
                                           const SplitScratch<T>& split, int first_i,
@@ -144,6 +142,8 @@ __device__ __noinline__ void finish_block(const ForceArgs<T>& args, const Leapfr
   if (threadIdx.x == 0) split.arrivals[blockIdx.x] = 0;  // ready for the next launch
 }
 
+// The kernel takes the shape's fields one by one: nvcc's host stubs cannot name a class-type
+// template argument.
 template <class T, int kBodiesPerThread, int kBlockSize, int kUnroll, int kMinBlocks,
           bool kPrefetch, bool kMassFirstTile>
 __global__ void __launch_bounds__(kBlockSize, kMinBlocks)
@@ -309,7 +309,7 @@ struct ShapePlan {
 // The first shape whose plan gives at least half the SMs a block; where none does (the smallest
 // N), the one with the most blocks. Shapes come largest first: more bodies per thread hide more
 // latency (at N = 4096 on 132 SMs the large shape's 128 blocks beat the small shape's 1024,
-// docs/perf-notes.md, "Time integration").
+// docs/perf-notes.md, "Time integration, second pass").
 template <class T>
 ShapePlan<T> choose_shape(const std::vector<ShapeCandidate<T>>& shapes, const DeviceContext& device,
                           int count) {
@@ -407,7 +407,7 @@ ImplementationInfo tuned_info(std::string name, std::string description) {
   ((optimizations.push_back("small N: " + std::to_string(kSmallerShapes.bodies_per_thread) +
                             " bodies per thread, blocks of " +
                             std::to_string(kSmallerShapes.block_size) +
-                            " where the large shape cannot give every SM a block")),
+                            " where the large shape gives blocks to fewer than half the SMs")),
    ...);
   optimizations.push_back("leapfrog fused into the final store (simulate: one kernel per step)");
   if (kShape.min_blocks == 1) {
@@ -465,7 +465,7 @@ constexpr TunedShape kDoubleShape{
     .bodies_per_thread = 4, .block_size = 128, .unroll = 4, .min_blocks = 0, .prefetch = false};
 
 // For small N: fewer bodies per thread and smaller blocks give 8-16 times as many blocks of the
-// same work (docs/perf-notes.md, "Time integration").
+// same work (docs/perf-notes.md, "Time integration, second pass").
 constexpr TunedShape kSmallFloatShape{.bodies_per_thread = 2,
                                       .block_size = 64,
                                       .unroll = 4,
