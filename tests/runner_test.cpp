@@ -607,6 +607,12 @@ TEST(CommandLine, VersionNamesTheBuildsFeatures) {
   EXPECT_NE(r.stdout_text.find("CUDA: built without CUDA"), std::string::npos) << r.stdout_text;
 #endif
   EXPECT_NE(r.stdout_text.find("CUPTI: "), std::string::npos) << r.stdout_text;
+#if defined(NBODY_HAVE_MPI)
+  EXPECT_NE(r.stdout_text.find("): runs decompose under mpirun"), std::string::npos)
+      << r.stdout_text;
+#else
+  EXPECT_NE(r.stdout_text.find("MPI: not in: "), std::string::npos) << r.stdout_text;
+#endif
   EXPECT_NE(r.stdout_text.find("CPU SIMD kernels: sse4.2, avx2, avx512f; widest on this CPU: "),
             std::string::npos)
       << r.stdout_text;

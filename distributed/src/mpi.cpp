@@ -79,6 +79,26 @@ void Communicator::max_in_place(std::span<double> values) {
             "MPI_Allreduce");
 }
 
+void Communicator::sum_in_place(std::span<double> values) {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), as_count(values.size(), "values"),
+                          MPI_DOUBLE, MPI_SUM, comm_),
+            "MPI_Allreduce");
+}
+
+std::unique_ptr<Communicator> Communicator::host_ranks() {
+  MPI_Comm host = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host),
+            "MPI_Comm_split_type");
+  try {
+    auto ranks = std::make_unique<Communicator>(host);
+    MPI_Comm_free(&host);
+    return ranks;
+  } catch (...) {
+    MPI_Comm_free(&host);
+    throw;
+  }
+}
+
 void Communicator::broadcast(std::string& text, int root) {
   unsigned long long length = text.size();
   check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, comm_), "MPI_Bcast");
@@ -137,7 +157,7 @@ std::string MpiSession::library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;
   if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) return {};
-  std::string version(text, static_cast<std::size_t>(length));
+  const std::string version(text);  // up to its terminating zero, which `length` may count
   return version.substr(0, version.find_first_of("\r\n"));
 }
 

@@ -42,10 +42,13 @@ class PreparedRun {
   //               Identical to `kernel` on the CPU, where nothing moves.
   enum class Scope { kernel, end_to_end };
   // Seconds of one evaluation: all of it, and the force computation alone within it (its own
-  // device events on the GPU), so that one end-to-end timing yields both figures.
+  // device events on the GPU), so that one end-to-end timing yields both figures. A run decomposed
+  // over ranks or devices (issue 15) adds the all-gather of the slices to `total` and says how
+  // long it took in `communication`; its `kernel` is the slowest slice's.
   struct Seconds {
     double total = 0;
     double kernel = 0;
+    double communication = 0;  // within total: the all-gather of the slices; 0 in one process
     // Where nothing but the kernel was timed (kernel scope, the CPU).
     static Seconds kernel_only(double seconds) { return {seconds, seconds}; }
   };

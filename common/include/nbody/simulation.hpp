@@ -36,6 +36,9 @@ struct StepSeconds {
   double total = 0;
   double force = 0;
   double integration = 0;
+  // Decomposed over ranks (issue 15): the agreements and the all-gathers of positions, waiting
+  // for slower ranks included; 0 in one process.
+  double communication = 0;
   bool phases = false;  // force and integration were measured (always on the host)
 };
 

@@ -74,8 +74,13 @@ class Communicator {
   // every rank, in place: records[slices[rank()]] is this rank's contribution. The slices must
   // cover the records in rank order (balanced_slice).
   void all_gather_slices(void* records, const Datatype& type, std::span<const TargetRange> slices);
-  // The elementwise largest of every rank's `values` (the same count on every rank), in place.
+  // The elementwise largest, or sum, of every rank's `values` (the same count on every rank), in
+  // place.
   void max_in_place(std::span<double> values);
+  void sum_in_place(std::span<double> values);
+  // The ranks of this communicator that share this rank's host (its shared memory), in a
+  // communicator of their own. A collective.
+  std::unique_ptr<Communicator> host_ranks();
   // `text` from rank `root` to every rank.
   void broadcast(std::string& text, int root);
   // Every rank's `text`, in rank order, on every rank.
