@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -218,6 +219,7 @@ std::vector<std::string> disturbances(const MeasurementConditions& c) {
 Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
                          const RepetitionSettings& options, const GpuObservation* gpu) {
   std::optional<Timings> kept;
+  double kept_disturbance = 0;
   for (int attempt = 1; attempt <= std::max(1, options.max_attempts); ++attempt) {
     const bool sample_gpu = gpu != nullptr && gpu->sample_gpu;
     const std::optional<GpuSample> gpu_before =
@@ -242,12 +244,16 @@ Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t
     }
     timings.total.conditions = timings.kernel.conditions = conditions;
     if (timings.communication) timings.communication->conditions = conditions;
-    // The least disturbed attempt is kept.
-    const std::optional<MeasurementConditions>& kept_conditions =
-        kept ? kept->total.conditions : std::nullopt;
-    if (!kept || !kept_conditions ||
-        (conditions && disturbance(*conditions) < disturbance(*kept_conditions))) {
+    // The least disturbed attempt is kept (one whose conditions could not be read counts as the
+    // most disturbed); decomposed, by its most disturbed process, so that all keep the same one.
+    double attempt_disturbance =
+        conditions ? disturbance(*conditions) : std::numeric_limits<double>::infinity();
+    if (options.max_over_processes) {
+      attempt_disturbance = options.max_over_processes(attempt_disturbance);
+    }
+    if (!kept || std::isinf(kept_disturbance) || attempt_disturbance < kept_disturbance) {
       kept = std::move(timings);
+      kept_disturbance = attempt_disturbance;
     }
     for (TimingStatistics* stats : {&kept->total, &kept->kernel}) {
       if (stats->conditions) stats->conditions->attempts = attempt;
