@@ -1,13 +1,14 @@
 // The MPI layer (distributed/include/nbody/distributed/mpi.hpp), run under mpirun on 2 or more
 // ranks (tests/mpirun.sh): the in-place all-gather of slices, positions-only included, the
 // reductions and broadcasts, and MPI errors turned into exceptions. Every rank runs every test;
-// rank 0 alone prints.
+// rank 0 prints, the others their failures alone.
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "mpi_test_support.hpp"
 #include "nbody/bodies.hpp"
 #include "nbody/distributed/mpi.hpp"
 
@@ -114,9 +115,6 @@ int main(int argc, char** argv) {
   nbody::distributed::MpiSession session(argc, argv);
   ::testing::InitGoogleTest(&argc, argv);
   nbody::distributed::Mpi::world = &session.world();
-  if (session.world().rank() != 0) {
-    ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
+  nbody::testing::print_failures_of_every_rank(session.world().rank());
   return RUN_ALL_TESTS();
 }
