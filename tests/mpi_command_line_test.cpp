@@ -136,6 +136,8 @@ class MpiCommandLine : public ::testing::Test {
   fs::path dir_;
 };
 
+#if NBODY_HAVE_MPI
+
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
   return args;
@@ -159,8 +161,6 @@ const std::vector<std::string> kRun = {"run",
 const std::vector<std::string> kSimulate = {
     "simulate", "--sizes", "7,200",        "--impl", "^cpu\\.(soa|simd|tbb)$", "--threads", "1",
     "--steps",  "24",      "--diag-every", "8",      "--phase-steps",          "24"};
-
-#if NBODY_HAVE_MPI
 
 // Each rank runs in its own folder with the same relative --out: rank 1's stays empty.
 TEST_F(MpiCommandLine, RunValidatesAsOneProcessAndRankZeroAloneWrites) {
