@@ -139,13 +139,19 @@ AccelerationsView PaddedAccelerations::view() {
   return {.x = storage_.x.data(), .y = storage_.y.data(), .z = storage_.z.data()};
 }
 
-std::vector<Vec3<double>> PaddedAccelerations::promoted(std::size_t count) const {
-  std::vector<Vec3<double>> out(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    out[i] = {static_cast<double>(storage_.x[i]), static_cast<double>(storage_.y[i]),
+std::vector<Vec3<double>> PaddedAccelerations::promoted(TargetRange targets) const {
+  std::vector<Vec3<double>> out(targets.size());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const std::size_t i = targets.begin + k;
+    out[k] = {static_cast<double>(storage_.x[i]), static_cast<double>(storage_.y[i]),
               static_cast<double>(storage_.z[i])};
   }
   return out;
+}
+
+TargetRange kernel_bounds(TargetRange targets, std::size_t step) {
+  if (targets.size() == 0) return {0, 0};
+  return {targets.begin / step * step, (targets.end + step - 1) / step * step};
 }
 
 int tbb_threads(const ExecutionOptions& options) {

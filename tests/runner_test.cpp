@@ -316,6 +316,37 @@ TEST(Results, ImpossibleValuesAreRefusedNamingTheField) {
       << load_error(wrong_type);
 }
 
+// Version 5's decomposition over ranks: older files read as one process; impossible values (no
+// rank, a host list that does not match the ranks, an unknown scheme, a negative all-gather) are
+// refused by name.
+TEST(Results, DecompositionOverRanksIsReadAndChecked) {
+  nlohmann::json old = plausible_results();
+  old["settings"].erase("ranks");
+  old["settings"].erase("decomposition");
+  old["settings"].erase("rank_hosts");
+  EXPECT_EQ(load_error(old), "");
+  nlohmann::json decomposed = plausible_results();
+  decomposed["settings"]["ranks"] = 2;
+  decomposed["settings"]["decomposition"] = "target_range";
+  decomposed["settings"]["rank_hosts"] = {"a", "b"};
+  decomposed["results"][1]["communication"] = decomposed["results"][1]["kernel"];
+  EXPECT_EQ(load_error(decomposed), "");
+  const std::vector<std::pair<std::pair<std::string, nlohmann::json>, std::string>> cases = {
+      {{"/settings/ranks", 0}, "settings.ranks is 0; it must be positive"},
+      {{"/settings/rank_hosts", nlohmann::json::array({"a", "b", "c"})},
+       "settings.rank_hosts is 3 long; it must have one per rank"},
+      {{"/settings/decomposition", "rows"},
+       "settings.decomposition is 'rows'; it must be one of none, target_range"},
+      {{"/results/1/communication/median_s", -5},
+       "results[1].communication.median_s is -5; it must be positive"},
+  };
+  for (const auto& [change, message] : cases) {
+    nlohmann::json j = decomposed;
+    j[nlohmann::json::json_pointer(change.first)] = change.second;
+    EXPECT_NE(load_error(j).find(message), std::string::npos) << load_error(j);
+  }
+}
+
 // The report says what the median's interval is and what its bracketed coverage means.
 TEST(Report, ExplainsTheMediansIntervalAndItsCoverage) {
   ResultsDocument doc = plausible_results().get<ResultsDocument>();
@@ -327,6 +358,24 @@ TEST(Report, ExplainsTheMediansIntervalAndItsCoverage) {
   EXPECT_NE(report.find("[min, max], covering 1 − 2^(1−K) of K repetitions: 93.75% for 5"),
             std::string::npos);
   EXPECT_NE(report.find("(94%)"), std::string::npos);
+}
+
+// A run decomposed over ranks says so, and how; one in one process says nothing of it.
+TEST(Report, SaysHowARunWasDecomposedOverRanks) {
+  ResultsDocument doc = plausible_results().get<ResultsDocument>();
+  doc.implementations.push_back({.name = "cpu.soa"});
+  EXPECT_EQ(reports::render_markdown(doc).find("MPI ranks"), std::string::npos);
+  doc.settings.ranks = 3;
+  doc.settings.decomposition = "target_range";
+  doc.settings.rank_hosts = {"b", "a", "b"};
+  const std::string report = reports::render_markdown(doc);
+  EXPECT_NE(report.find("Decomposed over 3 MPI ranks on 2 hosts (a, b) by target range: each rank "
+                        "computes a slice of the bodies from all N, and the slices are "
+                        "all-gathered after every evaluation (the accelerations); a kernel time "
+                        "is the slowest rank's computation, an end-to-end time adds the "
+                        "all-gather."),
+            std::string::npos)
+      << report;
 }
 
 TEST(Results, LoadRejectsOtherFiles) {
@@ -607,6 +656,12 @@ TEST(CommandLine, VersionNamesTheBuildsFeatures) {
   EXPECT_NE(r.stdout_text.find("CUDA: built without CUDA"), std::string::npos) << r.stdout_text;
 #endif
   EXPECT_NE(r.stdout_text.find("CUPTI: "), std::string::npos) << r.stdout_text;
+#if defined(NBODY_HAVE_MPI)
+  EXPECT_NE(r.stdout_text.find("): runs decompose under mpirun"), std::string::npos)
+      << r.stdout_text;
+#else
+  EXPECT_NE(r.stdout_text.find("MPI: not in: "), std::string::npos) << r.stdout_text;
+#endif
   EXPECT_NE(r.stdout_text.find("CPU SIMD kernels: sse4.2, avx2, avx512f; widest on this CPU: "),
             std::string::npos)
       << r.stdout_text;

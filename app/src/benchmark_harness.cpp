@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -73,6 +74,9 @@ class CaptureReporter final : public benchmark::BenchmarkReporter {
 // The counter through which an end-to-end timing carries the kernel's own seconds per evaluation;
 // Google Benchmark aggregates counters with every statistic it computes for the time.
 constexpr const char* kKernelSecondsCounter = "kernel_s";
+// And the seconds of the all-gather per evaluation of a run decomposed over ranks, which carries
+// the kernel's seconds the same way (its total holds both).
+constexpr const char* kCommunicationSecondsCounter = "communication_s";
 
 // The statistics of one figure of every captured run: `value` reads it from an iteration or an
 // aggregate run, `cv` from the coefficient-of-variation aggregate (a ratio, not a time).
@@ -138,13 +142,22 @@ Timings time_once(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
   timings.total = statistics_of(
       reporter.captured, [](const Run& r) { return r.GetAdjustedRealTime(); },
       [](const Run& r) { return r.real_accumulated_time; }, options);
-  if (scope == PreparedRun::Scope::kernel) {
+  const bool decomposed = !reporter.captured.empty() &&
+                          reporter.captured.front().counters.contains(kCommunicationSecondsCounter);
+  if (scope == PreparedRun::Scope::kernel && !decomposed) {
     timings.kernel = timings.total;
   } else {
     const auto kernel_seconds = [](const Run& r) {
       return static_cast<double>(r.counters.at(kKernelSecondsCounter));
     };
     timings.kernel = statistics_of(reporter.captured, kernel_seconds, kernel_seconds, options);
+  }
+  if (decomposed) {
+    const auto communication_seconds = [](const Run& r) {
+      return static_cast<double>(r.counters.at(kCommunicationSecondsCounter));
+    };
+    timings.communication =
+        statistics_of(reporter.captured, communication_seconds, communication_seconds, options);
   }
   return timings;
 }
@@ -206,13 +219,19 @@ std::vector<std::string> disturbances(const MeasurementConditions& c) {
 Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
                          const RepetitionSettings& options, const GpuObservation* gpu) {
   std::optional<Timings> kept;
+  double kept_disturbance = 0;
   for (int attempt = 1; attempt <= std::max(1, options.max_attempts); ++attempt) {
     const bool sample_gpu = gpu != nullptr && gpu->sample_gpu;
     const std::optional<GpuSample> gpu_before =
         sample_gpu ? gpu->sample_gpu() : std::optional<GpuSample>{};
     const std::optional<CpuActivity> before = sample_cpu_activity();
     Timings timings = time_once(run, scope, n, options);
-    const std::optional<CpuActivity> after = sample_cpu_activity();
+    std::optional<CpuActivity> after = sample_cpu_activity();
+    if (options.job_cpu_seconds_on_host) {  // every process calls it, sampled or not
+      const double own = before && after ? after->own_seconds - before->own_seconds : 0;
+      const double job = options.job_cpu_seconds_on_host(own);
+      if (before && after) after->own_seconds = before->own_seconds + job;
+    }
     std::optional<MeasurementConditions> conditions;
     if (before && after) {
       conditions = conditions_between(*before, *after);
@@ -224,20 +243,29 @@ Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t
       conditions->disturbances = disturbances(*conditions);
     }
     timings.total.conditions = timings.kernel.conditions = conditions;
-    // The least disturbed attempt is kept.
-    const std::optional<MeasurementConditions>& kept_conditions =
-        kept ? kept->total.conditions : std::nullopt;
-    if (!kept || !kept_conditions ||
-        (conditions && disturbance(*conditions) < disturbance(*kept_conditions))) {
+    if (timings.communication) timings.communication->conditions = conditions;
+    // The least disturbed attempt is kept (one whose conditions could not be read counts as the
+    // most disturbed); decomposed, by its most disturbed process, so that all keep the same one.
+    double attempt_disturbance =
+        conditions ? disturbance(*conditions) : std::numeric_limits<double>::infinity();
+    if (options.max_over_processes) {
+      attempt_disturbance = options.max_over_processes(attempt_disturbance);
+    }
+    if (!kept || std::isinf(kept_disturbance) || attempt_disturbance < kept_disturbance) {
       kept = std::move(timings);
+      kept_disturbance = attempt_disturbance;
     }
     for (TimingStatistics* stats : {&kept->total, &kept->kernel}) {
       if (stats->conditions) stats->conditions->attempts = attempt;
     }
-    if (!kept->total.conditions || kept->total.conditions->disturbances.empty() ||
-        interrupt_requested()) {
-      break;
+    if (kept->communication && kept->communication->conditions) {
+      kept->communication->conditions->attempts = attempt;
     }
+    bool again = kept->total.conditions && !kept->total.conditions->disturbances.empty() &&
+                 !interrupt_requested();
+    // Decomposed, every process times again when any was disturbed: they evaluate together.
+    if (options.max_over_processes) again = options.max_over_processes(again ? 1 : 0) > 0;
+    if (!again) break;
   }
   return *kept;
 }
@@ -259,7 +287,7 @@ benchmark::internal::Benchmark* register_evaluation(EvaluationBenchmark evaluati
                  state.SkipWithError(e.what());
                  return;
                }
-               double kernel_seconds = 0;
+               double kernel_seconds = 0, communication_seconds = 0;
                for (auto _ : state) {
                  if (interrupt_requested()) {
                    state.SkipWithError("interrupted");
@@ -268,10 +296,16 @@ benchmark::internal::Benchmark* register_evaluation(EvaluationBenchmark evaluati
                  const PreparedRun::Seconds seconds = run->evaluate(evaluation.scope);
                  state.SetIterationTime(seconds.total);
                  kernel_seconds += seconds.kernel;
+                 communication_seconds += seconds.communication;
                }
-               if (evaluation.scope == PreparedRun::Scope::end_to_end) {
+               if (evaluation.scope == PreparedRun::Scope::end_to_end ||
+                   communication_seconds > 0) {
                  state.counters[kKernelSecondsCounter] =
                      benchmark::Counter(kernel_seconds, benchmark::Counter::kAvgIterations);
+               }
+               if (communication_seconds > 0) {
+                 state.counters[kCommunicationSecondsCounter] =
+                     benchmark::Counter(communication_seconds, benchmark::Counter::kAvgIterations);
                }
                const double interactions =
                    static_cast<double>(evaluation.n) * static_cast<double>(evaluation.n);

@@ -13,6 +13,9 @@
 
 #include "nbody/build_info.hpp"
 #include "nbody/cpu/simd_runs.hpp"
+#if NBODY_HAVE_MPI
+#include "nbody/distributed/mpi.hpp"
+#endif
 
 namespace nbody {
 
@@ -36,6 +39,9 @@ BuildRecord describe_build() {
       {"CLI11", CLI11_VERSION},
       {"benchmark", build_info::kBenchmarkVersion},
   };
+#if NBODY_HAVE_MPI
+  build.libraries["MPI"] = distributed::MpiSession::library_version();
+#endif
   return build;
 }
 
@@ -51,12 +57,24 @@ std::string describe_version() {
   }
   text += build_info::kHaveCupti ? "CUPTI: in (GPU hardware counters)\n"
                                  : "CUPTI: not in (no GPU hardware counters)\n";
+  if (std::string_view(build_info::kMpiStandard).empty()) {
+    text += fmt::format("MPI: not in: {} (one process only)\n", build_info::kMpiUnavailableReason);
+  } else {
+#if NBODY_HAVE_MPI
+    text += fmt::format("MPI: {} (MPI {}): runs decompose under mpirun\n",
+                        distributed::MpiSession::library_version(), build_info::kMpiStandard);
+#endif
+  }
   std::vector<std::string_view> isas;
   for (const simd::Isa isa : simd::kAllIsas) isas.push_back(simd::isa_name(isa));
   const std::optional<simd::Isa> widest = simd::widest_isa();
   text += fmt::format("CPU SIMD kernels: {}; widest on this CPU: {}", fmt::join(isas, ", "),
                       widest ? simd::isa_name(*widest) : "none (they need SSE4.2)");
   return text;
+}
+
+std::string mpi_unavailable_reason() {
+  return build_info::kMpiUnavailableReason;
 }
 
 }  // namespace nbody

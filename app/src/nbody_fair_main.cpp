@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "nbody/app/bench_command.hpp"
 #include "nbody/app/build_description.hpp"
 #include "nbody/app/ceilings.hpp"
+#include "nbody/app/launcher.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/simulate.hpp"
 #include "nbody/app/wiring.hpp"
@@ -37,6 +39,9 @@
 #include "nbody/reports/markdown_report.hpp"
 #include "nbody/reports/report_files.hpp"
 #include "nbody/sizes.hpp"
+#if NBODY_HAVE_MPI
+#include "nbody/distributed/decomposed.hpp"
+#endif
 
 namespace {
 
@@ -50,17 +55,67 @@ constexpr int kExitInterrupted = 130;
 // then says so. timeout(1) delivers its signal twice at once (to the process and to its group), so
 // only a signal a second or more after the first ends the program at once, keeping the results
 // of the last checkpoint. Function-local static: a handler can reach nothing else.
-void on_interrupt(int) {
+void on_signal(std::atomic<bool>& flag) {
   static std::atomic<std::int64_t> first_signal_ns{0};
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   const std::int64_t now_ns = now.tv_sec * 1'000'000'000LL + now.tv_nsec;
   std::int64_t first_ns = 0;
   if (first_signal_ns.compare_exchange_strong(first_ns, now_ns)) {
-    nbody::interrupt_requested() = true;
+    flag = true;
   } else if (now_ns - first_ns > 1'000'000'000LL) {
     _exit(kExitInterrupted);
   }
+}
+
+// A rank of a decomposed run stops only with the others: its handler sets this, and the ranks'
+// next agreement sets the suite's interrupt_requested() on all of them at once.
+std::atomic<bool>& signal_received() {
+  static std::atomic<bool> received{false};
+  return received;
+}
+
+void on_interrupt(int) {
+  on_signal(nbody::interrupt_requested());
+}
+void on_interrupt_in_rank(int) {
+  on_signal(signal_received());
+}
+
+void handle_interrupts(bool decomposed) {
+  for (const int signal : {SIGINT, SIGTERM}) {
+    std::signal(signal, decomposed ? on_interrupt_in_rank : on_interrupt);
+  }
+}
+
+// This process's part in a suite decomposed over the ranks of mpirun (issue 15), as run_main
+// needs it; run_main gets none in one process. Built over nbody_distributed by main.
+struct RankPart {
+  int rank = 0;
+  int ranks = 1;
+  // The first agreement of the ranks, once each has checked its command line: every rank the
+  // same arguments; then each rank's host, in rank order.
+  std::function<std::vector<std::string>()> start;
+  // The registry whose runs and simulations are decomposed over the ranks.
+  std::function<nbody::Registry(const nbody::Registry&)> decompose;
+  std::function<double(double)> max_over_ranks;
+  std::function<double(double)> sum_on_host;
+  // Runs `work` on rank 0 alone, then the ranks agree: its failure (an unwritable --out) becomes
+  // every rank's.
+  std::function<void(const std::function<void()>& work)> on_rank_zero;
+
+  bool writes() const { return rank == 0; }  // rank 0 alone prints progress and writes results
+};
+
+// What a decomposed suite's ranks share beyond the registry: silence but on rank 0, no counters
+// (each rank's would be of its own slice), the agreement the timings decide through, the record.
+void decompose_suite(const RankPart& part, nbody::SuiteOptions& suite,
+                     std::optional<nbody::ProcessDecomposition>& decomposition) {
+  suite.counters = false;
+  suite.timing.max_over_processes = part.max_over_ranks;
+  suite.timing.job_cpu_seconds_on_host = part.sum_on_host;
+  decomposition = nbody::ProcessDecomposition{
+      .ranks = part.ranks, .scheme = "target_range", .hosts = part.start()};
 }
 
 // Creates the output folder and proves it writable before anything is measured, so a bad --out
@@ -206,7 +261,8 @@ int exit_code(const nbody::ResultsDocument& doc) {
   return 0;
 }
 
-int run_main(int argc, char** argv) {
+// `part`: this process's part in a suite decomposed over ranks (mpirun), null in one process.
+int run_main(int argc, char** argv, const RankPart* part) {
   CLI::App app{"nbody-fair: a fair CPU-versus-GPU all-pairs N-body benchmark"};
   app.require_subcommand(1);
   app.set_version_flag("--version", nbody::describe_version,
@@ -383,8 +439,14 @@ int run_main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (part != nullptr) throw UsageError(e.what());  // the ranks agree on it (main)
     fmt::print(stderr, "nbody-fair: {}\n", e.what());
     return kExitUsage;
+  }
+  if (part != nullptr && !*run && !*validate && !*simulate) {
+    throw UsageError(fmt::format(
+        "{} runs in one process: under mpirun only run, validate and simulate are decomposed",
+        app.get_subcommands().front()->get_name()));
   }
 
   if (*list) {
@@ -405,8 +467,7 @@ int run_main(int argc, char** argv) {
       bench_options.scopes.push_back(scope == "kernel" ? nbody::PreparedRun::Scope::kernel
                                                        : nbody::PreparedRun::Scope::end_to_end);
     }
-    std::signal(SIGINT, on_interrupt);
-    std::signal(SIGTERM, on_interrupt);
+    handle_interrupts(false);
     return nbody::run_bench(registry, bench_options);
   }
   if (*report) {
@@ -462,32 +523,49 @@ int run_main(int argc, char** argv) {
       nbody::SnapshotData data = nbody::read_snapshot(simulate_options.ic_file);
       simulate_options.initial_state = std::move(data.state);
     }
+    if (part != nullptr && simulate_options.snapshot_every > 0) {
+      throw UsageError("--snapshot-every: not under mpirun yet (run it in one process)");
+    }
     const auto selected = registry.select(simulate_options.suite.implementation_pattern);
     for (const std::size_t n : simulate_options.suite.sizes) nbody::check_memory(selected, n);
-    prepare_output_directory(simulate_out);
+    std::optional<nbody::ProcessDecomposition> decomposition;
+    std::optional<nbody::Registry> decomposed;
+    if (part == nullptr) {
+      prepare_output_directory(simulate_out);
+    } else {  // every rank's input was good before rank 0 touches the output folder
+      decompose_suite(*part, simulate_options.suite, decomposition);
+      part->on_rank_zero([&] { prepare_output_directory(simulate_out); });
+      decomposed = part->decompose(registry);
+    }
     simulate_options.snapshot_dir = simulate_out / "snapshots";
-    const auto progress = nbody::make_stderr_progress();
+    const bool writes = part == nullptr || part->writes();
+    const auto progress = writes ? nbody::make_stderr_progress() : nbody::make_silent_progress();
     std::vector<std::filesystem::path> reports_written;
-    const nbody::SuiteContext context{.registry = registry,
+    std::function<void(const nbody::ResultsDocument&)> checkpoint;
+    if (writes) {
+      checkpoint = [&](const nbody::ResultsDocument& doc) {
+        nbody::save_results(doc, simulate_out / "results.json");
+        reports_written = nbody::reports::write_report_files(doc, simulate_out);
+      };
+    }
+    const nbody::SuiteContext context{.registry = decomposed ? *decomposed : registry,
                                       .counter_sources = {},
                                       .ceilings = std::nullopt,
                                       .ceilings_seconds = 0,
                                       .gpus = nbody::describe_gpus(),
                                       .gpu_observation = {},
                                       .progress = *progress,
-                                      .checkpoint = [&](const nbody::ResultsDocument& doc) {
-                                        nbody::save_results(doc, simulate_out / "results.json");
-                                        reports_written =
-                                            nbody::reports::write_report_files(doc, simulate_out);
-                                      }};
-    std::signal(SIGINT, on_interrupt);
-    std::signal(SIGTERM, on_interrupt);
+                                      .checkpoint = checkpoint,
+                                      .decomposition = decomposition};
+    handle_interrupts(part != nullptr);
     const nbody::ResultsDocument doc = nbody::run_simulations(context, simulate_options);
-    context.checkpoint(doc);
-    fmt::print("{}", nbody::reports::render_summary(doc));
-    fmt::print("\nwrote {}", (simulate_out / "results.json").string());
-    for (const std::filesystem::path& file : reports_written) fmt::print(", {}", file.string());
-    fmt::print("\n");
+    if (writes) {
+      context.checkpoint(doc);
+      fmt::print("{}", nbody::reports::render_summary(doc));
+      fmt::print("\nwrote {}", (simulate_out / "results.json").string());
+      for (const std::filesystem::path& file : reports_written) fmt::print(", {}", file.string());
+      fmt::print("\n");
+    }
     if (doc.interrupted) return kExitInterrupted;
     for (const nbody::SimulationRecord& r : doc.simulations) {
       if (r.status == nbody::Status::failed) return kExitFailed;
@@ -515,37 +593,59 @@ int run_main(int argc, char** argv) {
       }
     }
   }
-  const auto counter_sources = nbody::make_counter_sources();
-  const auto progress = nbody::make_stderr_progress();
-  nbody::SuiteContext context{
-      .registry = registry,
-      .counter_sources = counter_sources,
-      .ceilings = std::nullopt,
-      .gpus = nbody::describe_gpus(),
-      .gpu_observation = nbody::observe_gpu(options.suite.execution.gpu_device),
-      .progress = *progress,
-      .checkpoint = {}};
+  const bool writes = part == nullptr || part->writes();
+  std::optional<nbody::Ceilings> ceilings;
+  double ceilings_seconds = 0;
+  std::function<void(const nbody::ResultsDocument&)> checkpoint;
   std::vector<std::filesystem::path> reports_written;
   if (is_run) {
     // Every check that can fail on bad input runs before the output folder is touched.
     const auto selected = registry.select(options.suite.implementation_pattern);
     for (const std::size_t n : options.suite.sizes) nbody::check_memory(selected, n);
-    prepare_output_directory(out_dir);
-    if (options.suite.counters) {
+  }
+  // Decomposed, every rank's input was good before rank 0 touches the output folder.
+  std::optional<nbody::ProcessDecomposition> decomposition;
+  if (part != nullptr) decompose_suite(*part, options.suite, decomposition);
+  if (is_run) {
+    const auto prepare_output = [&out_dir] { prepare_output_directory(out_dir); };
+    if (part == nullptr) {
+      prepare_output();
+    } else {
+      part->on_rank_zero(prepare_output);
+    }
+    if (options.suite.counters && part == nullptr) {
       const auto started = std::chrono::steady_clock::now();
-      context.ceilings = nbody::measure_ceilings(false);
-      context.ceilings_seconds =
+      ceilings = nbody::measure_ceilings(false);
+      ceilings_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }
-    context.checkpoint = [&out_dir, &reports_written](const nbody::ResultsDocument& doc) {
-      nbody::save_results(doc, out_dir / "results.json");
-      reports_written = nbody::reports::write_report_files(doc, out_dir);
-    };
+    if (writes) {
+      checkpoint = [&out_dir, &reports_written](const nbody::ResultsDocument& doc) {
+        nbody::save_results(doc, out_dir / "results.json");
+        reports_written = nbody::reports::write_report_files(doc, out_dir);
+      };
+    }
   }
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
+  std::optional<nbody::Registry> decomposed;
+  if (part != nullptr) decomposed = part->decompose(registry);
+  const auto counter_sources = part == nullptr
+                                   ? nbody::make_counter_sources()
+                                   : std::vector<std::unique_ptr<nbody::CounterSource>>{};
+  const auto progress = writes ? nbody::make_stderr_progress() : nbody::make_silent_progress();
+  const nbody::SuiteContext context{
+      .registry = decomposed ? *decomposed : registry,
+      .counter_sources = counter_sources,
+      .ceilings = ceilings,
+      .ceilings_seconds = ceilings_seconds,
+      .gpus = nbody::describe_gpus(),
+      .gpu_observation = nbody::observe_gpu(options.suite.execution.gpu_device),
+      .progress = *progress,
+      .checkpoint = checkpoint,
+      .decomposition = decomposition};
+  handle_interrupts(part != nullptr);
   const nbody::ResultsDocument doc = nbody::run_suite(
       context, options.suite, is_run ? nbody::SuiteMode::run : nbody::SuiteMode::validate);
+  if (!writes) return exit_code(doc);
   if (is_run) {
     fmt::print("{}", nbody::reports::render_summary(doc));
     fmt::print("\nwrote {}", (out_dir / "results.json").string());
@@ -559,13 +659,10 @@ int run_main(int argc, char** argv) {
   return exit_code(doc);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // `bench` passes Google Benchmark's own flags through: Initialize takes them out of argv.
-  if (argc > 1 && std::string_view(argv[1]) == "bench") benchmark::Initialize(&argc, argv);
+// run_main in one process: bad input is one line and exit 2, any other error exit 1.
+int run_in_one_process(int argc, char** argv) {
   try {
-    return run_main(argc, argv);
+    return run_main(argc, argv, nullptr);
   } catch (const UsageError& e) {
     fmt::print(stderr, "nbody-fair: {}\n", e.what());
     return kExitUsage;
@@ -573,4 +670,106 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "nbody-fair: error: {}\n", e.what());
     return kExitFailed;
   }
+}
+
+#if NBODY_HAVE_MPI
+namespace distributed = nbody::distributed;
+
+// An error every rank raised together: rank 0 says it, in one line; every rank exits alike.
+int agreed_exit(const std::exception& e, int rank) {
+  const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
+  if (rank == 0) fmt::print(stderr, "nbody-fair: {}{}\n", usage ? "" : "error: ", e.what());
+  return usage ? kExitUsage : kExitFailed;
+}
+
+// run_main on every rank of mpirun, decomposed. A failure before the ranks' first agreement (bad
+// input on any rank, even on one alone) is brought to that agreement, so that every rank exits 2
+// (or 1) with its message printed once. A failure after it that no agreement caught (one rank's
+// alone) ends the job, since the other ranks cannot be met again: the rank says why and aborts.
+int run_decomposed(int argc, char** argv) {
+  std::optional<distributed::MpiSession> session;
+  try {
+    session.emplace(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "nbody-fair: error: {}\n", e.what());
+    return kExitFailed;
+  }
+  distributed::Communicator& world = session->world();
+  if (world.size() == 1) return run_in_one_process(argc, argv);
+  distributed::Decomposition decomposition(world, signal_received(), nbody::interrupt_requested());
+  const std::uint64_t arguments = distributed::arguments_hash(argc, argv);
+  const RankPart part{
+      .rank = world.rank(),
+      .ranks = world.size(),
+      .start =
+          [&] {
+            decomposition.agree_on_start(nullptr, arguments);
+            char host[256] = {};
+            if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+            return world.all_strings(host);
+          },
+      .decompose =
+          [&](const nbody::Registry& local) {
+            return distributed::decomposed_registry(local, decomposition);
+          },
+      .max_over_ranks = [&](double value) { return decomposition.max_over_ranks(value); },
+      .sum_on_host = [&](double value) { return decomposition.sum_on_host(value); },
+      .on_rank_zero =
+          [&](const std::function<void()>& work) {
+            std::exception_ptr failure;
+            if (world.rank() == 0) {
+              try {
+                work();
+              } catch (...) {
+                failure = std::current_exception();
+              }
+            }
+            decomposition.agree(distributed::AgreementPoint::decision, failure);
+          }};
+  try {
+    const int code = run_main(argc, argv, &part);
+    // A rank that finished without meeting the others (--help) meets them now.
+    if (!decomposition.started()) decomposition.agree_on_start(nullptr, arguments);
+    return code;
+  } catch (const distributed::AgreedUsageError& e) {
+    return agreed_exit(e, world.rank());
+  } catch (const distributed::AgreedError& e) {
+    return agreed_exit(e, world.rank());
+  } catch (const std::exception& e) {
+    if (!decomposition.started()) {
+      try {
+        decomposition.agree_on_start(std::current_exception(), arguments);
+      } catch (const distributed::AgreedUsageError& agreed) {
+        return agreed_exit(agreed, world.rank());
+      } catch (const distributed::AgreedError& agreed) {
+        return agreed_exit(agreed, world.rank());
+      }
+    }
+    const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
+    fmt::print(stderr, "nbody-fair: rank {}: {}{}\n", world.rank(),
+               usage ? "" : "error: ", e.what());
+    std::fflush(stderr);
+    world.abort(usage ? kExitUsage : kExitFailed);
+  }
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // `bench` passes Google Benchmark's own flags through: Initialize takes them out of argv.
+  if (argc > 1 && std::string_view(argv[1]) == "bench") benchmark::Initialize(&argc, argv);
+  // MPI only under a launcher, and only for more than one rank: otherwise a plain process.
+  const std::optional<nbody::LauncherWorld> launched = nbody::mpi_launcher_world();
+  if (!launched || launched->size == 1) return run_in_one_process(argc, argv);
+#if NBODY_HAVE_MPI
+  return run_decomposed(argc, argv);
+#else
+  if (launched->rank == 0) {
+    fmt::print(stderr, "nbody-fair: started by an MPI launcher on {} ranks, but {}\n",
+               launched->size > 0 ? std::to_string(launched->size) : "several",
+               nbody::mpi_unavailable_reason());
+  }
+  return kExitUsage;
+#endif
 }

@@ -220,6 +220,9 @@ ResultsDocument make_document(const SuiteContext& context, const SuiteOptions& o
   s.threads = options.execution.threads;
   s.isa = options.execution.isa;
   s.gpu_device = options.execution.gpu_device;
+  s.ranks = context.decomposition ? context.decomposition->ranks : 1;
+  s.decomposition = context.decomposition ? context.decomposition->scheme : "none";
+  if (context.decomposition) s.rank_hosts = context.decomposition->hosts;
   doc.machine.gpus = context.gpus;
   for (const Implementation* impl : selected) {
     doc.implementations.push_back(describe(*impl, options.execution));
@@ -346,6 +349,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
                                                      timing, &context.gpu_observation);
             record.kernel = timings.kernel;
             record.end_to_end = timings.total;
+            record.communication = timings.communication;
             if (timings.kernel.median_s < options.separate_kernel_timing_below_s) {
               record.kernel = time_repetitions(*run, PreparedRun::Scope::kernel, n, timing,
                                                &context.gpu_observation)
@@ -353,7 +357,13 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
             }
             record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
           } else {
-            record.kernel = time_repetitions(*run, PreparedRun::Scope::kernel, n, timing).kernel;
+            const Timings timings = time_repetitions(*run, PreparedRun::Scope::kernel, n, timing);
+            record.kernel = timings.kernel;
+            if (timings.communication) {  // decomposed over ranks: the all-gather included
+              record.end_to_end = timings.total;
+              record.communication = timings.communication;
+              record.end_to_end_rate = rates(timings.total, record.interactions_credited);
+            }
           }
           timing_timer.reset();
           record.kernel_rate = rates(*record.kernel, record.interactions_credited);
@@ -369,10 +379,13 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
               break;
             }
           } else if (!options.counters) {
-            record.counters = CounterReadout{.source = "none",
-                                             .unavailable_reason = "disabled by --no-counters",
-                                             .metrics = {},
-                                             .derived = {}};
+            record.counters =
+                CounterReadout{.source = "none",
+                               .unavailable_reason = context.decomposition
+                                                         ? "not read in runs decomposed over ranks"
+                                                         : "disabled by --no-counters",
+                               .metrics = {},
+                               .derived = {}};
           }
         }
       } catch (const std::exception& e) {

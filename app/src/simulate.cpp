@@ -117,7 +117,11 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
   std::unique_ptr<Simulation> simulation = make_simulation(impl, setup);
   // Preparing computed the first accelerations: one force evaluation, setup included, bounds a
   // step's cost from above for the time budget.
-  const double first_force_s = seconds_since(prepare_start);
+  double first_force_s = seconds_since(prepare_start);
+  // Decomposed over processes, every one skips, or not, on the slowest one's figure.
+  if (const auto& max_over = options.suite.timing.max_over_processes) {
+    first_force_s = max_over(first_force_s);
+  }
   const double predicted = first_force_s * static_cast<double>(options.steps);
   if (predicted > options.max_seconds) {
     record.status = Status::skipped;
@@ -131,6 +135,7 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
 
   double diagnostics_s = 0, snapshots_s = 0;
   double stepped_s = 0, whole_s = 0, phase_total_s = 0, phase_force_s = 0, phase_integration_s = 0;
+  double phase_communication_s = 0;
   std::int64_t whole_steps = 0, phase_steps = 0;
   std::optional<ConservedQuantities> initial_quantities;
   int snapshot_index = 0;
@@ -199,6 +204,7 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
       phase_total_s += seconds.total;
       phase_force_s += seconds.force;
       phase_integration_s += seconds.integration;
+      phase_communication_s += seconds.communication;
       phase_steps += count;
     }
     if (!time_phases) {
@@ -230,6 +236,7 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
       const double scale = split.step_s / (phase_total_s / static_cast<double>(phase_steps));
       split.force_s = scale * phase_force_s / static_cast<double>(phase_steps);
       split.integration_s = scale * phase_integration_s / static_cast<double>(phase_steps);
+      split.communication_s = scale * phase_communication_s / static_cast<double>(phase_steps);
     }
     split.other_s = split.step_s - split.force_s - split.integration_s;
     split.diagnostics_s = diagnostics_s / static_cast<double>(done);

@@ -75,8 +75,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RateFigures, interactions_per_se
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultRecord, implementation, initial_condition, n,
                                                 status, reason, input_hash, pairs_evaluated,
                                                 interactions_credited, threads, details, accuracy,
-                                                kernel, end_to_end, kernel_rate, end_to_end_rate,
-                                                counters, phase_seconds)
+                                                kernel, end_to_end, communication, kernel_rate,
+                                                end_to_end_rate, counters, phase_seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ImplementationRecord, name, description, device,
                                                 layout, precision, accuracy_class, pairs, role,
                                                 multithreaded, optimizations, unit_roundoff,
@@ -96,14 +96,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     RunSettings, command, initial_condition, seed, softening, sizes, implementation_pattern,
     repetitions, min_time_s, warmup_s, separate_kernel_timing_below_s, max_eval_seconds,
     validation_bodies, counters, counter_sizes, threads, isa, gpu_device, dt, steps, diag_every,
-    snapshot_every, phase_steps, divergence_up_to, ic_file)
+    snapshot_every, phase_steps, divergence_up_to, ic_file, ranks, decomposition, rank_hosts)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ConservationSample, step, time, kinetic_energy,
                                                 potential_energy, relative_energy_error, momentum,
                                                 angular_momentum, virial_ratio)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrajectoryDivergence, steps, position, velocity,
                                                 reference_energy_error)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepSplit, step_s, force_s, integration_s, other_s,
-                                                diagnostics_s, snapshots_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepSplit, step_s, force_s, integration_s,
+                                                communication_s, other_s, diagnostics_s,
+                                                snapshots_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SimulationRecord, implementation, initial_condition,
                                                 n, status, reason, input_hash, threads, steps, dt,
                                                 wall_seconds, steps_per_second, per_step,
@@ -138,8 +139,8 @@ ResultsDocument load_results(const std::filesystem::path& path) {
                                  path.string(), j.value("schema_version", 0),
                                  kResultsSchemaVersion));
   }
-  // Versions 2 to 4 only added fields (measurement conditions, simulations), absent from older
-  // files.
+  // Versions 2 to 5 only added fields (measurement conditions, simulations, decomposition over
+  // ranks), absent from older files.
   if (j.value("schema_version", 0) < 2) upgrade_from_version_1(j);
   j["schema_version"] = kResultsSchemaVersion;
   ResultsDocument document;

@@ -1,6 +1,7 @@
 #include "nbody/results_validation.hpp"
 
 #include <cmath>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -40,6 +41,20 @@ class Fields {
   void fraction(std::string_view name, double value) const {
     finite(name, value);
     if (value < 0 || value > 1) refuse(name, value, "it must be between 0 and 1");
+  }
+  void one_of(std::string_view name, const std::string& value,
+              std::initializer_list<std::string_view> spellings) const {
+    for (const std::string_view spelling : spellings) {
+      if (value == spelling) return;
+    }
+    refuse(name, fmt::format("'{}'", value),
+           fmt::format("it must be one of {}", fmt::join(spellings, ", ")));
+  }
+  void count(std::string_view name, std::size_t count, std::size_t expected,
+             std::string_view of) const {
+    if (count != expected) {
+      refuse(name, fmt::format("{} long", count), fmt::format("it must have one per {}", of));
+    }
   }
 
  private:
@@ -116,6 +131,7 @@ void check_result(const Fields& fields, const ResultRecord& r) {
   if (r.accuracy) check_accuracy(fields.member("accuracy"), *r.accuracy);
   if (r.kernel) check_timing(fields.member("kernel"), *r.kernel);
   if (r.end_to_end) check_timing(fields.member("end_to_end"), *r.end_to_end);
+  if (r.communication) check_timing(fields.member("communication"), *r.communication);
   if (r.kernel_rate) check_rates(fields.member("kernel_rate"), *r.kernel_rate);
   if (r.end_to_end_rate) check_rates(fields.member("end_to_end_rate"), *r.end_to_end_rate);
   check_phases(fields, r.phase_seconds);
@@ -141,6 +157,7 @@ void check_simulation(const Fields& fields, const SimulationRecord& r) {
   const Fields split = fields.member("per_step");
   split.non_negative("step_s", r.per_step.step_s);
   split.non_negative("force_s", r.per_step.force_s);
+  split.non_negative("communication_s", r.per_step.communication_s);
   split.non_negative("diagnostics_s", r.per_step.diagnostics_s);
   split.non_negative("snapshots_s", r.per_step.snapshots_s);
   for (std::size_t i = 0; i < r.conservation.size(); ++i) {
@@ -187,6 +204,13 @@ void check_settings(const Fields& fields, const RunSettings& s) {
   fields.non_negative("diag_every", s.diag_every);
   fields.non_negative("snapshot_every", s.snapshot_every);
   fields.non_negative("phase_steps", s.phase_steps);
+  fields.positive("ranks", s.ranks);
+  if (!s.decomposition.empty()) {  // older files have none
+    fields.one_of("decomposition", s.decomposition, {"none", "target_range"});
+  }
+  if (!s.rank_hosts.empty()) {
+    fields.count("rank_hosts", s.rank_hosts.size(), static_cast<std::size_t>(s.ranks), "rank");
+  }
 }
 
 void check_machine(const Fields& fields, const MachineRecord& m) {

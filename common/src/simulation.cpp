@@ -119,6 +119,9 @@ std::unique_ptr<Simulation> make_simulation(const Implementation& implementation
   if (setup.velocities.size() != setup.bodies.size()) {
     throw std::invalid_argument("simulation: one velocity per body");
   }
+  if (is_partial(setup.execution.targets, setup.bodies.size()) && !implementation.simulate) {
+    throw std::invalid_argument("the host leapfrog integrates every body, not a slice of targets");
+  }
   if (implementation.simulate) return implementation.simulate(setup);
   if (implementation.info.device != DeviceKind::cpu) {
     throw std::runtime_error(implementation.info.name + " has no time integration");

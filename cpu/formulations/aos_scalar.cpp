@@ -6,15 +6,16 @@ namespace nbody::cpu {
 namespace {
 
 template <class T>
-void aos_forces(std::span<const Body<T>> bodies, T softening_squared, std::span<Vec3<T>> acc) {
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
+void aos_forces(std::span<const Body<T>> bodies, T softening_squared, TargetRange targets,
+                std::span<Vec3<T>> acc) {
+  for (std::size_t i = targets.begin; i < targets.end; ++i) {
     const Body<T> bi = bodies[i];
     T ax = 0, ay = 0, az = 0;
     for (const Body<T>& bj : bodies) {
       accumulate_interaction<T>(bi.x, bi.y, bi.z, bj.x, bj.y, bj.z, bj.m, softening_squared, ax, ay,
                                 az);
     }
-    acc[i] = {ax, ay, az};
+    acc[i - targets.begin] = {ax, ay, az};
   }
 }
 
@@ -32,8 +33,9 @@ void register_cpu_aos(Registry& registry) {
                .tolerance = scalar_float32_tolerance()},
       .unavailable_reason = [] { return std::optional<std::string>{}; },
       .prepare =
-          [](std::span<const Body<double>> bodies, double softening, const ExecutionOptions&) {
-            return std::make_unique<ScalarRun<float, Layout::aos>>(bodies, softening,
+          [](std::span<const Body<double>> bodies, double softening,
+             const ExecutionOptions& options) {
+            return std::make_unique<ScalarRun<float, Layout::aos>>(bodies, softening, options,
                                                                    aos_forces<float>);
           },
       .threads_used = [](const ExecutionOptions&) { return 1; },

@@ -12,8 +12,10 @@ namespace {
 
 class SingleThreadRun final : public PreparedRun {
  public:
-  SingleThreadRun(std::span<const Body<double>> bodies, double softening, Isa isa, bool newton_step)
+  SingleThreadRun(std::span<const Body<double>> bodies, double softening, TargetRange targets,
+                  Isa isa, bool newton_step)
       : bodies_(bodies),
+        targets_(targets),
         accelerations_(bodies_.padded_count()),
         softening_squared_(static_cast<float>(softening * softening)),
         kernels_(kernels_for(isa)),
@@ -21,18 +23,15 @@ class SingleThreadRun final : public PreparedRun {
         newton_step_(newton_step) {}
 
   Seconds evaluate(Scope) override {
-    const std::size_t step = kernels_.all_pairs_step;
-    const std::size_t target_end = (bodies_.count() + step - 1) / step * step;
+    const TargetRange bounds = kernel_bounds(targets_, kernels_.all_pairs_step);
     return Seconds::kernel_only(time_seconds([&] {
-      kernel_(bodies_.view(), softening_squared_, 0, target_end, accelerations_.view());
+      kernel_(bodies_.view(), softening_squared_, bounds.begin, bounds.end, accelerations_.view());
     }));
   }
 
   void set_bodies(std::span<const Body<double>> bodies) override { bodies_.assign(bodies); }
 
-  std::vector<Vec3<double>> accelerations() override {
-    return accelerations_.promoted(bodies_.count());
-  }
+  std::vector<Vec3<double>> accelerations() override { return accelerations_.promoted(targets_); }
 
   std::map<std::string, std::string> details() const override {
     return {{"isa", std::string(isa_name(kernels_.isa))},
@@ -46,7 +45,8 @@ class SingleThreadRun final : public PreparedRun {
 
  private:
   PaddedBodies bodies_;
-  PaddedAccelerations accelerations_;
+  TargetRange targets_;
+  PaddedAccelerations accelerations_;  // of every body: a target's entry is at its index
   float softening_squared_;
   KernelSet kernels_;
   AllPairsKernel kernel_;
@@ -59,8 +59,9 @@ std::unique_ptr<PreparedRun> prepare_single_thread(std::span<const Body<double>>
                                                    double softening,
                                                    const ExecutionOptions& options,
                                                    bool newton_step) {
-  return std::make_unique<SingleThreadRun>(bodies, softening, resolve_isa(options.isa),
-                                           newton_step);
+  return std::make_unique<SingleThreadRun>(bodies, softening,
+                                           resolve_targets(options.targets, bodies.size()),
+                                           resolve_isa(options.isa), newton_step);
 }
 
 }  // namespace nbody::cpu::simd

@@ -5,18 +5,19 @@ namespace nbody::cpu {
 namespace {
 
 template <class T>
-void soa_forces(const BodiesSoA<T>& bodies, T softening_squared, AccelerationsSoA<T>& acc) {
+void soa_forces(const BodiesSoA<T>& bodies, T softening_squared, TargetRange targets,
+                AccelerationsSoA<T>& acc) {
   const std::size_t n = bodies.size();
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = targets.begin; i < targets.end; ++i) {
     const T xi = bodies.x[i], yi = bodies.y[i], zi = bodies.z[i];
     T ax = 0, ay = 0, az = 0;
     for (std::size_t j = 0; j < n; ++j) {
       accumulate_interaction<T>(xi, yi, zi, bodies.x[j], bodies.y[j], bodies.z[j], bodies.m[j],
                                 softening_squared, ax, ay, az);
     }
-    acc.x[i] = ax;
-    acc.y[i] = ay;
-    acc.z[i] = az;
+    acc.x[i - targets.begin] = ax;
+    acc.y[i - targets.begin] = ay;
+    acc.z[i - targets.begin] = az;
   }
 }
 
@@ -33,8 +34,9 @@ void register_cpu_soa(Registry& registry) {
                .tolerance = scalar_float32_tolerance()},
       .unavailable_reason = [] { return std::optional<std::string>{}; },
       .prepare =
-          [](std::span<const Body<double>> bodies, double softening, const ExecutionOptions&) {
-            return std::make_unique<ScalarRun<float, Layout::soa>>(bodies, softening,
+          [](std::span<const Body<double>> bodies, double softening,
+             const ExecutionOptions& options) {
+            return std::make_unique<ScalarRun<float, Layout::soa>>(bodies, softening, options,
                                                                    soa_forces<float>);
           },
       .threads_used = [](const ExecutionOptions&) { return 1; },

@@ -17,9 +17,10 @@ namespace {
 
 class TbbAllPairsRun final : public PreparedRun {
  public:
-  TbbAllPairsRun(std::span<const Body<double>> bodies, double softening, Isa isa, int threads,
-                 std::size_t grain)
+  TbbAllPairsRun(std::span<const Body<double>> bodies, double softening, TargetRange targets,
+                 Isa isa, int threads, std::size_t grain)
       : bodies_(bodies),
+        targets_(targets),
         accelerations_(bodies_.padded_count()),
         softening_squared_(static_cast<float>(softening * softening)),
         kernels_(kernels_for(isa)),
@@ -31,14 +32,14 @@ class TbbAllPairsRun final : public PreparedRun {
 
   Seconds evaluate(Scope) override {
     const std::size_t step = kernels_.all_pairs_step;
-    const std::size_t steps = (bodies_.count() + step - 1) / step;
+    const TargetRange bounds = kernel_bounds(targets_, step);
     const BodiesView bodies = bodies_.view();
     const AccelerationsView out = accelerations_.view();
     return Seconds::kernel_only(time_seconds([&] {
       arena_.execute([&] {
         // simple_partitioner: tasks of exactly the measured grain.
         tbb::parallel_for(
-            tbb::blocked_range<std::size_t>(0, steps, grain_steps_),
+            tbb::blocked_range<std::size_t>(bounds.begin / step, bounds.end / step, grain_steps_),
             [&](const tbb::blocked_range<std::size_t>& range) {
               kernels_.all_pairs(bodies, softening_squared_, range.begin() * step,
                                  range.end() * step, out);
@@ -50,9 +51,7 @@ class TbbAllPairsRun final : public PreparedRun {
 
   void set_bodies(std::span<const Body<double>> bodies) override { bodies_.assign(bodies); }
 
-  std::vector<Vec3<double>> accelerations() override {
-    return accelerations_.promoted(bodies_.count());
-  }
+  std::vector<Vec3<double>> accelerations() override { return accelerations_.promoted(targets_); }
 
   std::map<std::string, std::string> details() const override {
     return {{"isa", std::string(isa_name(kernels_.isa))},
@@ -65,7 +64,8 @@ class TbbAllPairsRun final : public PreparedRun {
 
  private:
   PaddedBodies bodies_;
-  PaddedAccelerations accelerations_;
+  TargetRange targets_;
+  PaddedAccelerations accelerations_;  // of every body: a target's entry is at its index
   float softening_squared_;
   KernelSet kernels_;
   tbb::task_arena arena_;
@@ -79,8 +79,9 @@ std::unique_ptr<PreparedRun> prepare_tbb_all_pairs(std::span<const Body<double>>
                                                    double softening,
                                                    const ExecutionOptions& options,
                                                    std::size_t grain) {
-  return std::make_unique<TbbAllPairsRun>(bodies, softening, resolve_isa(options.isa),
-                                          tbb_threads(options), grain);
+  return std::make_unique<TbbAllPairsRun>(bodies, softening,
+                                          resolve_targets(options.targets, bodies.size()),
+                                          resolve_isa(options.isa), tbb_threads(options), grain);
 }
 
 }  // namespace nbody::cpu::simd

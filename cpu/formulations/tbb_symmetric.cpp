@@ -4,6 +4,9 @@
 // thread's private accumulators, which are summed at the end. About N^2/2 pairs are evaluated
 // (recorded exactly in details()) and N^2 "equivalent" interactions credited (FAIRNESS.md rule 4).
 #include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -21,6 +24,17 @@ namespace {
 
 // Bodies per task of the final sum over the threads' accumulators.
 constexpr std::size_t kReductionGrain = 4096;
+
+// Why a slice of targets is refused: each pair adds to both of its bodies, so every body's sum is
+// complete only when every pair has been evaluated, and a slice would cost the whole N^2/2.
+constexpr const char* kTargetRangeRefusal =
+    "symmetric pairs complete every body's sum at once, so a slice of targets would cost all N^2/2 "
+    "pairs: cpu.tbb.symmetric does not take a target range (decomposition)";
+
+std::optional<std::string> target_range_refusal(std::size_t n, const ExecutionOptions& options) {
+  if (is_partial(options.targets, n)) return kTargetRangeRefusal;
+  return std::nullopt;
+}
 
 class TbbSymmetricRun final : public PreparedRun {
  public:
@@ -68,7 +82,7 @@ class TbbSymmetricRun final : public PreparedRun {
   void set_bodies(std::span<const Body<double>> bodies) override { bodies_.assign(bodies); }
 
   std::vector<Vec3<double>> accelerations() override {
-    return accelerations_.promoted(bodies_.count());
+    return accelerations_.promoted({0, bodies_.count()});
   }
 
   std::map<std::string, std::string> details() const override {
@@ -129,6 +143,9 @@ std::unique_ptr<PreparedRun> prepare_tbb_symmetric(std::span<const Body<double>>
                                                    double softening,
                                                    const ExecutionOptions& options,
                                                    std::size_t tile) {
+  if (const auto refusal = target_range_refusal(bodies.size(), options)) {
+    throw std::invalid_argument(*refusal);
+  }
   return std::make_unique<TbbSymmetricRun>(bodies, softening, resolve_isa(options.isa),
                                            tbb_threads(options), tile);
 }
@@ -172,7 +189,7 @@ void register_cpu_tbb_symmetric(Registry& registry) {
               return prepare_tbb_symmetric(bodies, softening, options, tile);
             },
         .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
-        .size_limit_reason = {},
+        .size_limit_reason = target_range_refusal,
     });
   }
 }

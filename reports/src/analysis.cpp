@@ -828,4 +828,23 @@ Analysis analyze(const ResultsDocument& doc) {
   return a;
 }
 
+std::string decomposition_sentence(const RunSettings& settings) {
+  if (settings.ranks <= 1) return {};
+  std::vector<std::string> hosts = settings.rank_hosts;
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  return fmt::format(
+      "Decomposed over {} MPI ranks{} by target range: each rank computes a slice of the bodies "
+      "from all N, and the slices are all-gathered after every {}.",
+      settings.ranks,
+      hosts.empty() ? ""
+                    : fmt::format(" on {} host{} ({})", hosts.size(), hosts.size() == 1 ? "" : "s",
+                                  fmt::join(hosts, ", ")),
+      settings.command == "simulate"
+          ? "drift (the positions); a step's other time is the all-gathers, waits for the "
+            "slowest rank included"
+          : "evaluation (the accelerations); a kernel time is the slowest rank's computation, an "
+            "end-to-end time adds the all-gather");
+}
+
 }  // namespace nbody::reports

@@ -762,7 +762,8 @@ std::string end_to_end_section(const Analysis& a) {
     t.row({html_escape(r.implementation), std::to_string(r.n), seconds(r.kernel_s),
            seconds(r.end_to_end_s), fmt::format("{:.0f}%", 100 * r.copy_share())});
   }
-  return "<h3>Kernel-only against end to end (GPU)</h3>\n" + t.done();
+  return "<h3>Kernel-only against end to end (GPU; ranks: the all-gather included)</h3>\n" +
+         t.done();
 }
 
 std::string ceilings_section(const ResultsDocument& doc) {
@@ -1023,6 +1024,9 @@ std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a
       "condition {}; generated {} by <code>{}</code>.</p>\n",
       s.dt, s.steps, s.softening, html_escape(s.initial_condition), html_escape(doc.generated_at),
       html_escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  if (const std::string decomposed = decomposition_sentence(s); !decomposed.empty()) {
+    out += "<p>" + html_escape(decomposed) + "</p>\n";
+  }
   if (doc.interrupted) {
     out +=
         "<p class=\"warn\">This run was interrupted: what follows is what it had measured.</p>\n";
@@ -1059,6 +1063,9 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   out += kReportCss;
   out += "</style></head>\n<body><main>\n<header><h1>nbody-fair report</h1>\n";
   out += "<p class=\"summary\">" + summary_line(doc, a) + "</p>\n";
+  if (const std::string decomposed = decomposition_sentence(doc.settings); !decomposed.empty()) {
+    out += "<p>" + html_escape(decomposed) + "</p>\n";
+  }
   if (a.summary.interrupted) {
     out +=
         "<p class=\"warn\">This run was interrupted: what follows is what it had measured.</p>\n";

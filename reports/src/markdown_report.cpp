@@ -202,8 +202,9 @@ void accuracy_table(std::string& out, const std::vector<AccuracyPoint>& points) 
 void end_to_end_table(std::string& out, const std::vector<EndToEndRow>& rows) {
   if (rows.empty()) return;
   out +=
-      "## Kernel against end to end (GPU)\n\n"
-      "End to end: the bodies copied to the GPU, the kernel, the accelerations copied back; the "
+      "## Kernel against end to end (GPU, ranks)\n\n"
+      "End to end: on the GPU the bodies copied to it, the kernel, the accelerations copied back; "
+      "decomposed over ranks, the slowest rank's slice and the all-gather of the slices; the "
       "same repetitions timed on both clocks.\n\n"
       "| implementation | N | kernel | end to end | copies' share |\n|---|---:|---:|---:|---:|\n";
   for (const EndToEndRow& r : rows) {
@@ -410,6 +411,9 @@ std::string render_simulation_markdown(const ResultsDocument& doc, const Analysi
       s.ic_file.empty() ? fmt::format(", seed {}", s.seed) : " (" + escape(s.ic_file) + ")",
       s.diag_every > 0 ? fmt::format("every {} steps", s.diag_every) : "at the first and last step",
       s.divergence_up_to);
+  if (const std::string decomposed = decomposition_sentence(s); !decomposed.empty()) {
+    out += escape(decomposed) + "\n\n";
+  }
   out +=
       "Charts of these figures (application and kernel speedup against N; at each N the relative "
       "energy error against time and the time per step by phase as stacked bars) are in "
@@ -451,6 +455,9 @@ std::string render_markdown(const ResultsDocument& doc) {
                         "was shorter)",
                         doc.settings.warmup_s)
           : "");
+  if (const std::string decomposed = decomposition_sentence(doc.settings); !decomposed.empty()) {
+    out += escape(decomposed) + "\n\n";
+  }
   audit_section(out, analysis.audit);
   if (doc.settings.command == "run") headline_section(out, analysis.headline);
   out +=

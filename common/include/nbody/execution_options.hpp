@@ -1,5 +1,8 @@
 #pragma once
+#include <optional>
 #include <string>
+
+#include "nbody/target_range.hpp"
 
 namespace nbody {
 
@@ -8,6 +11,9 @@ struct ExecutionOptions {
   int threads = 0;     // CPU threads; 0 = all the machine has
   std::string isa;     // CPU SIMD ISA to force ("sse4.2", "avx2", "avx512f"); empty = widest
   int gpu_device = 0;  // CUDA device ordinal
+  // The bodies whose accelerations a run computes, from all N sources: a rank's or a device's
+  // slice when the bodies are decomposed by target range (issue 15). Empty: all of them.
+  std::optional<TargetRange> targets;
 };
 
 }  // namespace nbody

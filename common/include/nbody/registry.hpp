@@ -42,16 +42,21 @@ class PreparedRun {
   //               Identical to `kernel` on the CPU, where nothing moves.
   enum class Scope { kernel, end_to_end };
   // Seconds of one evaluation: all of it, and the force computation alone within it (its own
-  // device events on the GPU), so that one end-to-end timing yields both figures.
+  // device events on the GPU), so that one end-to-end timing yields both figures. A run decomposed
+  // over ranks or devices (issue 15) adds the all-gather of the slices to `total` and says how
+  // long it took in `communication`; its `kernel` is the slowest slice's.
   struct Seconds {
     double total = 0;
     double kernel = 0;
+    double communication = 0;  // within total: the all-gather of the slices; 0 in one process
     // Where nothing but the kernel was timed (kernel scope, the CPU).
     static Seconds kernel_only(double seconds) { return {seconds, seconds}; }
   };
   virtual Seconds evaluate(Scope scope) = 0;
 
-  // Accelerations of the last evaluation, promoted to double, in body order.
+  // Accelerations of the last evaluation, promoted to double, in body order: of the targets the
+  // run was prepared for (ExecutionOptions::targets, all bodies by default), element k being body
+  // targets.begin + k's.
   virtual std::vector<Vec3<double>> accelerations() = 0;
 
   // Facts decided at prepare time that a reader needs (ISA chosen, threads, launch configuration).
@@ -85,15 +90,18 @@ struct Implementation {
   // Empty when the implementation can run here; otherwise the reason it cannot (no GPU, ISA
   // missing, ...). Must be cheap and must not throw.
   std::function<std::optional<std::string>()> unavailable_reason;
-  // Builds a run for the given float64 bodies (the implementation rounds them to its precision).
+  // Builds a run for the given float64 bodies (the implementation rounds them to its precision),
+  // computing the accelerations of options.targets (all bodies when empty) from all of them.
+  // Throws std::invalid_argument for a range it refuses (size_limit_reason says why first).
   std::function<std::unique_ptr<PreparedRun>(std::span<const Body<double>> bodies, double softening,
                                              const ExecutionOptions& options)>
       prepare;
   // Threads the run will use under `options` (recorded in results).
   std::function<int(const ExecutionOptions& options)> threads_used;
-  // Optional: why N bodies cannot run (e.g. more than the GPU's free memory), checked before
-  // anything is allocated. Empty function or empty result: N is fine. Host memory is checked by
-  // the runner from bytes_per_body.
+  // Optional: why N bodies cannot run (e.g. more than the GPU's free memory), or why this
+  // formulation cannot compute only options.targets of them (symmetric pairs, which sum every body
+  // at once; the GPU formulations for now), checked before anything is allocated. Empty function
+  // or empty result: N is fine. Host memory is checked by the runner from bytes_per_body.
   std::function<std::optional<std::string>(std::size_t n, const ExecutionOptions& options)>
       size_limit_reason;
   // Optional: a time integration whose state stays where the kernel runs (the GPU's memory).

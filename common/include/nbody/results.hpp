@@ -21,9 +21,10 @@ namespace nbody {
 
 inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
 // 2: implementations have a role; enums, counters, ceilings and GPUs are typed (same spellings).
-// 3: each timing records its measurement conditions.
+// 3: each timing records its measurement conditions. 4: simulations. 5: runs decomposed over
+// ranks (settings.ranks, decomposition, rank_hosts; results' communication; per_step's).
 // Older files are still read (docs/results-schema.md says how).
-inline constexpr int kResultsSchemaVersion = 4;
+inline constexpr int kResultsSchemaVersion = 5;
 
 // The GPU's state at one instant, as NVML reports it: SM clock, temperature, and the reasons its
 // clocks are held below the maximum (names as NVML's clock event reasons, e.g. "sw_power_cap").
@@ -92,7 +93,10 @@ struct ResultRecord {
   std::map<std::string, std::string> details;
   std::optional<AccuracyRecord> accuracy;
   std::optional<TimingStatistics> kernel;
-  std::optional<TimingStatistics> end_to_end;  // GPU only: copies included
+  // GPU: copies included; decomposed over ranks: the all-gather of the slices included.
+  std::optional<TimingStatistics> end_to_end;
+  // Decomposed over ranks (version 5): the all-gather within each timed evaluation of end_to_end.
+  std::optional<TimingStatistics> communication;
   std::optional<RateFigures> kernel_rate;
   std::optional<RateFigures> end_to_end_rate;
   std::optional<CounterReadout> counters;
@@ -177,6 +181,12 @@ struct RunSettings {
   std::int64_t phase_steps = 0;
   std::size_t divergence_up_to = 0;
   std::string ic_file;
+  // Version 5: the processes the run was decomposed over (mpirun -np K; 1 in one process), how
+  // ("target_range": each rank computes a contiguous slice of the bodies from all N, and the
+  // slices are all-gathered; "none" in one process, empty in older files), and each rank's host.
+  int ranks = 1;
+  std::string decomposition;
+  std::vector<std::string> rank_hosts;
 };
 
 // Conserved quantities of a simulation at one step, in float64 (nbody/diagnostics.hpp).
@@ -210,6 +220,8 @@ struct StepSplit {
   double step_s = 0;  // a whole step, from steps timed as a whole
   double force_s = 0;
   double integration_s = 0;
+  // Version 5, decomposed over ranks: the agreements and all-gathers, which other_s holds.
+  double communication_s = 0;
   double other_s = 0;
   double diagnostics_s = 0;
   double snapshots_s = 0;

@@ -17,8 +17,9 @@ namespace nbody {
 
 struct Implementation;
 
-// What a simulation starts from. The multi-device issue adds the slice of targets each device
-// owns here, so a formulation's simulation is created the same way for one device or several.
+// What a simulation starts from: the whole initial state on every rank or device, and in
+// execution.targets the slice of bodies this one integrates when they are decomposed by target
+// range (issue 15), so a formulation's simulation is created the same way for one or several.
 struct SimulationSetup {
   std::span<const Body<double>> bodies;      // positions and masses
   std::span<const Vec3<double>> velocities;  // one per body
@@ -35,6 +36,9 @@ struct StepSeconds {
   double total = 0;
   double force = 0;
   double integration = 0;
+  // Decomposed over ranks (issue 15): the agreements and the all-gathers of positions, waiting
+  // for slower ranks included; 0 in one process.
+  double communication = 0;
   bool phases = false;  // force and integration were measured (always on the host)
 };
 
@@ -64,7 +68,9 @@ inline double energy_error_bound(double float64_error, double unit_roundoff) {
 
 // The implementation's own simulation where it has one, else the host leapfrog around its
 // prepared run (PreparedRun::set_bodies), integrating in its precision with its threads. Throws
-// std::runtime_error where neither exists (a GPU formulation without a device simulation).
+// std::runtime_error where neither exists (a GPU formulation without a device simulation), and
+// std::invalid_argument for a slice of targets: the host leapfrog integrates every body (the
+// decomposed simulation of nbody/distributed integrates a slice and all-gathers the rest).
 std::unique_ptr<Simulation> make_simulation(const Implementation& implementation,
                                             const SimulationSetup& setup);
 

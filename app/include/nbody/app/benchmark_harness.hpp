@@ -40,6 +40,15 @@ struct RepetitionSettings {
   // taken again, up to this many attempts in all; the least disturbed is kept, flagged if still
   // disturbed.
   int max_attempts = 3;
+  // Where the suite runs decomposed over several processes (mpirun, issue 15), each timing the
+  // same evaluations: the largest of a value over all of them, a collective they all reach at the
+  // same point, so that decisions taken on what one process measured (re-measuring a disturbed
+  // timing, skipping on a predicted time) are taken alike by all. Empty in one process.
+  std::function<double(double)> max_over_processes;
+  // Decomposed too: from this process's CPU seconds during a timing, those of all the job's
+  // processes on its host (a collective like max_over_processes), so that ranks sharing a host
+  // are not each other's disturbance. Empty: this process's own.
+  std::function<double(double)> job_cpu_seconds_on_host;
 };
 
 // The GPU's state at one instant, for GPU timings; empty when it cannot be read.
@@ -58,6 +67,8 @@ struct GpuObservation {
 struct Timings {
   TimingStatistics total;
   TimingStatistics kernel;
+  // Runs decomposed over ranks (PreparedRun::Seconds::communication): the all-gather within total.
+  std::optional<TimingStatistics> communication;
 };
 
 // Times evaluations of `run` (N = n) as the suite measures: the samples of every repetition, their

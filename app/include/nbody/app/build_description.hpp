@@ -8,7 +8,9 @@ namespace nbody {
 
 BuildRecord describe_build();
 // What `nbody-fair --version` prints: the version and the features of this build (CUDA and its
-// architectures, CUPTI, the SIMD ISAs of the CPU kernels) beside the widest ISA this CPU has.
+// architectures, CUPTI, MPI, the SIMD ISAs of the CPU kernels) beside the widest ISA this CPU has.
 std::string describe_version();
+// Why this build cannot decompose a run over MPI ranks (built without MPI), in words.
+std::string mpi_unavailable_reason();
 
 }  // namespace nbody

@@ -63,6 +63,15 @@ std::vector<std::size_t> default_sizes(std::span<const Implementation* const> se
 // Throws UsageError when N bodies cannot fit in this machine's available memory.
 void check_memory(std::span<const Implementation* const> selected, std::size_t n);
 
+// Where the suite runs decomposed over several processes (mpirun, issue 15), every one of them
+// running this same suite in step over a registry whose runs are decomposed
+// (nbody/distributed/decomposed.hpp): how, for the settings of the results.
+struct ProcessDecomposition {
+  int ranks = 1;
+  std::string scheme;              // "target_range"
+  std::vector<std::string> hosts;  // each rank's, in rank order
+};
+
 struct SuiteContext {
   const Registry& registry;
   std::span<const std::unique_ptr<CounterSource>> counter_sources;
@@ -73,6 +82,8 @@ struct SuiteContext {
   ProgressSink& progress;
   // Called after every measurement with the document so far (for incremental, atomic saving).
   std::function<void(const ResultsDocument&)> checkpoint;
+  // Empty in one process.
+  std::optional<ProcessDecomposition> decomposition = std::nullopt;
 };
 
 // The document's header (machine, build, settings, implementations) without results.

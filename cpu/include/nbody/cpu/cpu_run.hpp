@@ -47,24 +47,29 @@ struct ScalarLayout<T, Layout::soa> {
   static std::vector<Vec3<double>> promoted(const Accelerations& a) { return promote(a); }
 };
 
+// Writes accelerations[k] = a of body targets.begin + k, for the targets.size() bodies of the
+// range, summing over every body in index order (so a target's sum does not depend on the range).
 template <class T, Layout L>
-using ScalarKernel =
-    std::function<void(const typename ScalarLayout<T, L>::Bodies& bodies, T softening_squared,
-                       typename ScalarLayout<T, L>::Accelerations& accelerations)>;
+using ScalarKernel = std::function<void(const typename ScalarLayout<T, L>::Bodies& bodies,
+                                        T softening_squared, TargetRange targets,
+                                        typename ScalarLayout<T, L>::Accelerations& accelerations)>;
 
-// One scalar kernel bound to one input in layout L, timed on a steady clock.
+// One scalar kernel bound to one input in layout L, timed on a steady clock. Computes
+// options.targets (all bodies when empty).
 template <class T, Layout L>
 class ScalarRun final : public PreparedRun {
  public:
-  ScalarRun(std::span<const Body<double>> bodies, double softening, ScalarKernel<T, L> kernel)
+  ScalarRun(std::span<const Body<double>> bodies, double softening, const ExecutionOptions& options,
+            ScalarKernel<T, L> kernel)
       : bodies_(ScalarLayout<T, L>::bodies(bodies)),
-        accelerations_(bodies.size()),
+        targets_(resolve_targets(options.targets, bodies.size())),
+        accelerations_(targets_.size()),
         softening_squared_(static_cast<T>(softening * softening)),
         kernel_(std::move(kernel)) {}
 
   Seconds evaluate(Scope) override {
     return Seconds::kernel_only(
-        time_seconds([&] { kernel_(bodies_, softening_squared_, accelerations_); }));
+        time_seconds([&] { kernel_(bodies_, softening_squared_, targets_, accelerations_); }));
   }
   void set_bodies(std::span<const Body<double>> bodies) override {
     bodies_ = ScalarLayout<T, L>::bodies(bodies);
@@ -75,6 +80,7 @@ class ScalarRun final : public PreparedRun {
 
  private:
   typename ScalarLayout<T, L>::Bodies bodies_;
+  TargetRange targets_;
   typename ScalarLayout<T, L>::Accelerations accelerations_;
   T softening_squared_;
   ScalarKernel<T, L> kernel_;

@@ -58,12 +58,18 @@ class PaddedAccelerations {
   explicit PaddedAccelerations(std::size_t padded_count = 0) : storage_(padded_count) {}
   AccelerationsView view();
   std::size_t padded_count() const { return storage_.size(); }
-  // The first `count` entries, promoted to double.
-  std::vector<Vec3<double>> promoted(std::size_t count) const;
+  // The entries of `targets`, promoted to double.
+  std::vector<Vec3<double>> promoted(TargetRange targets) const;
 
  private:
   AccelerationsSoA<float> storage_;
 };
+
+// The bounds an all-pairs kernel of `step` targets per iteration (KernelSet::all_pairs_step)
+// runs over to compute `targets`: the range widened to multiples of `step` (at most padded_count,
+// a multiple of every step), empty for no targets. The targets widened into are computed too,
+// each exactly as in a run of all bodies, and never read.
+TargetRange kernel_bounds(TargetRange targets, std::size_t step);
 
 // Bodies per oneTBB task of cpu.tbb, chosen by measurement (docs/perf-notes.md).
 inline constexpr std::size_t kDefaultTbbGrain = 64;

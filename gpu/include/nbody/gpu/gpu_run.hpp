@@ -258,6 +258,10 @@ std::unique_ptr<Simulation> make_gpu_simulation(const SimulationSetup& setup,
 // Device bytes a run of `count` bodies needs beyond the bodies and accelerations (scratch).
 using ScratchBytes = std::function<std::size_t(std::size_t count)>;
 
+// GPU runs compute every body; a slice of targets (decomposition over devices) is not there yet.
+inline constexpr const char* kTargetRangeRefusal =
+    "GPU formulations do not take a target range (decomposition) yet";
+
 // An Implementation around a kernel factory: availability and memory checks, prepare, threads.
 template <class T>
 Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFactory<T> factory,
@@ -273,6 +277,9 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
       .prepare =
           [factory](std::span<const Body<double>> bodies, double softening,
                     const ExecutionOptions& options) {
+            if (is_partial(options.targets, bodies.size())) {
+              throw std::invalid_argument(kTargetRangeRefusal);
+            }
             return std::unique_ptr<PreparedRun>(
                 std::make_unique<GpuRun<T>>(bodies, softening, options, factory));
           },
@@ -280,6 +287,7 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
       .size_limit_reason = [scratch_bytes = std::move(scratch_bytes)](
                                std::size_t count,
                                const ExecutionOptions& options) -> std::optional<std::string> {
+        if (is_partial(options.targets, count)) return kTargetRangeRefusal;
         if (count > kMaxBodies) {
           return "GPU formulations index bodies with int: at most 2^30 bodies";
         }
@@ -291,6 +299,9 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
       },
       .simulate =
           [factory](const SimulationSetup& setup) {
+            if (is_partial(setup.execution.targets, setup.bodies.size())) {
+              throw std::invalid_argument(kTargetRangeRefusal);
+            }
             return make_gpu_simulation<T>(setup, factory);
           },
   };

@@ -1,0 +1,112 @@
+#include "nbody/distributed/decomposition.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace nbody::distributed {
+
+Decomposition::Decomposition(Communicator& communicator, std::atomic<bool>& signal_received,
+                             std::atomic<bool>& interrupt_requested)
+    : communicator_(communicator),
+      signal_received_(signal_received),
+      interrupt_requested_(interrupt_requested),
+      host_(communicator.host_ranks()) {}
+
+TargetRange Decomposition::slice(std::size_t n) const {
+  return balanced_slice(n, rank(), ranks());
+}
+
+std::vector<TargetRange> Decomposition::slices(std::size_t n) const {
+  std::vector<TargetRange> all;
+  for (int r = 0; r < ranks(); ++r) all.push_back(balanced_slice(n, r, ranks()));
+  return all;
+}
+
+Decomposition::Figures Decomposition::agree(AgreementPoint point, const std::exception_ptr& failure,
+                                            const Figures& figures) {
+  // One reduction (the largest of each entry): the point and its negative (the smallest point),
+  // the lowest failing rank (its distance from the last rank, doubled, plus 1 for bad input),
+  // whether any rank received a signal, then the figures.
+  constexpr std::size_t kPoint = 0, kNegativePoint = 1, kFailure = 2, kSignal = 3, kHeader = 4;
+  std::array<double, kHeader + kFigures> entries{};
+  entries[kPoint] = static_cast<double>(point);
+  entries[kNegativePoint] = -static_cast<double>(point);
+  std::string message;
+  if (failure) {
+    bool usage = false;
+    try {
+      std::rethrow_exception(failure);
+    } catch (const UsageError& e) {
+      usage = true;
+      message = e.what();
+    } catch (const std::exception& e) {
+      message = e.what();
+    } catch (...) {
+      message = "an exception that is not a std::exception";
+    }
+    entries[kFailure] = 2.0 * (ranks() - rank()) + (usage ? 1 : 0);
+  }
+  entries[kSignal] = signal_received_.load() ? 1 : 0;
+  for (std::size_t i = 0; i < kFigures; ++i) entries[kHeader + i] = figures[i];
+  communicator_.max_in_place(entries);
+
+  if (entries[kPoint] != -entries[kNegativePoint]) {
+    if (rank() == 0) {
+      fmt::print(stderr,
+                 "nbody-fair: the ranks went different ways (one at agreement point {}, another at "
+                 "{}); ending the job\n",
+                 -entries[kNegativePoint], entries[kPoint]);
+      std::fflush(stderr);
+    }
+    communicator_.abort(1);
+  }
+  if (entries[kSignal] > 0) interrupt_requested_ = true;
+  if (entries[kFailure] > 0) {
+    const auto code = static_cast<int>(entries[kFailure]);
+    const int failing = ranks() - code / 2;
+    communicator_.broadcast(message, failing);
+    const std::string text = failing == 0 ? message : fmt::format("rank {}: {}", failing, message);
+    if (code % 2 == 1) throw AgreedUsageError(text);
+    throw AgreedError(text);
+  }
+  Figures agreed{};
+  for (std::size_t i = 0; i < kFigures; ++i) agreed[i] = entries[kHeader + i];
+  return agreed;
+}
+
+void Decomposition::agree_on_start(const std::exception_ptr& failure,
+                                   std::uint64_t arguments_hash) {
+  started_ = true;
+  // 52 bits: exact in a double.
+  const auto hash = static_cast<double>(arguments_hash & ((std::uint64_t{1} << 52) - 1));
+  const Figures agreed = agree(AgreementPoint::start, failure, {hash, -hash, 0, 0});
+  if (agreed[0] != -agreed[1]) {
+    throw AgreedUsageError(
+        "the ranks were given different arguments: every rank must run the same command");
+  }
+}
+
+double Decomposition::max_over_ranks(double value) {
+  return agree(AgreementPoint::decision, nullptr, {value, 0, 0, 0})[0];
+}
+
+double Decomposition::sum_on_host(double value) {
+  agree(AgreementPoint::decision);
+  std::array<double, 1> sum = {value};
+  host_->sum_in_place(sum);
+  return sum[0];
+}
+
+std::uint64_t arguments_hash(int argc, char** argv) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (int i = 1; i < argc; ++i) {
+    for (const char* c = argv[i];; ++c) {  // each argument with its terminating zero
+      hash = (hash ^ static_cast<unsigned char>(*c)) * 0x100000001b3ULL;
+      if (*c == '\0') break;
+    }
+  }
+  return hash;
+}
+
+}  // namespace nbody::distributed

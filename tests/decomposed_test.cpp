@@ -1,0 +1,300 @@
+// Runs and simulations decomposed over MPI ranks (distributed/include/nbody/distributed/
+// decomposed.hpp), run under mpirun on 2 or 3 ranks (tests/mpirun.sh): their results are the
+// one-process results bit for bit; a failure on one rank becomes the same error on every rank, in
+// a run, a simulation and the whole suite; availability and size limits are agreed; an interrupt
+// on one rank stops every rank at the same point. Every rank runs every test; rank 0 prints, the
+// others their failures alone.
+// DISABLED_ tests end the job on purpose and are run on their own (tests/CMakeLists.txt).
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "mpi_test_support.hpp"
+#include "nbody/app/runner.hpp"
+#include "nbody/app/simulate.hpp"
+#include "nbody/app/wiring.hpp"
+#include "nbody/distributed/decomposed.hpp"
+#include "nbody/initial_conditions.hpp"
+#include "stand_in_suite.hpp"
+
+namespace nbody::distributed {
+namespace {
+
+constexpr double kSoftening = 0.01;
+constexpr std::size_t kAwkwardSizes[] = {1, 2, 7, 31, 1000, 4097};
+
+// The session's decomposition and the flags it sets, for the tests' lifetime (set by main).
+struct Ranks {
+  static Decomposition* decomposition;
+  static std::atomic<bool>* signal_received;
+  static std::atomic<bool>* interrupt_requested;
+};
+Decomposition* Ranks::decomposition = nullptr;
+std::atomic<bool>* Ranks::signal_received = nullptr;
+std::atomic<bool>* Ranks::interrupt_requested = nullptr;
+
+Decomposition& ranks() {
+  return *Ranks::decomposition;
+}
+bool last_rank() {
+  return ranks().rank() == ranks().ranks() - 1;
+}
+
+void expect_bitwise_equal(std::span<const Vec3<double>> got, std::span<const Vec3<double>> want,
+                          const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(Vec3<double>)), 0)
+        << what << ": body " << i << " (" << got[i].x << ", " << got[i].y << ", " << got[i].z
+        << ") against (" << want[i].x << ", " << want[i].y << ", " << want[i].z << ")";
+  }
+}
+
+std::vector<const Implementation*> shipped_all_pairs_cpu(const Registry& registry) {
+  return registry.where([](const ImplementationInfo& i) {
+    return i.device == DeviceKind::cpu && i.pairs == PairScheme::all_pairs &&
+           i.role != Role::tuning_variant;
+  });
+}
+
+// A run that throws in its evaluation number `failing_evaluation` (from 1) on the last rank.
+class FailingRun final : public PreparedRun {
+ public:
+  FailingRun(std::size_t count, int failing_evaluation)
+      : count_(count), failing_evaluation_(failing_evaluation) {}
+  Seconds evaluate(Scope) override {
+    if (++evaluations_ == failing_evaluation_ && last_rank()) {
+      throw std::runtime_error("evaluation " + std::to_string(evaluations_) + " failed here");
+    }
+    return Seconds::kernel_only(1e-4);
+  }
+  std::vector<Vec3<double>> accelerations() override {
+    return std::vector<Vec3<double>>(count_, Vec3<double>{0, 0, 0});
+  }
+
+ private:
+  std::size_t count_;
+  int failing_evaluation_;
+  int evaluations_ = 0;
+};
+
+Implementation failing_implementation(std::string name, int failing_evaluation) {
+  return stand_in_implementation(
+      {.name = std::move(name), .description = "fails on the last rank"},
+      [failing_evaluation](std::span<const Body<double>> bodies, double) {
+        return std::make_unique<FailingRun>(ranks().slice(bodies.size()).size(),
+                                            failing_evaluation);
+      });
+}
+
+TEST(DecomposedRun, AccelerationsEqualTheOneProcessRunBitForBit) {
+  const Registry registry = make_default_registry();
+  for (const Implementation* impl : shipped_all_pairs_cpu(registry)) {
+    if (impl->unavailable_reason()) continue;
+    for (const std::size_t n : kAwkwardSizes) {
+      const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, 11);
+      ExecutionOptions options;
+      options.threads = 1;
+      auto whole = impl->prepare(snapshot.bodies, kSoftening, options);
+      whole->evaluate(PreparedRun::Scope::kernel);
+      auto decomposed = prepare_decomposed(*impl, snapshot.bodies, kSoftening, options, ranks());
+      for (int evaluation = 0; evaluation < 2; ++evaluation) {
+        const PreparedRun::Seconds seconds = decomposed->evaluate(PreparedRun::Scope::kernel);
+        EXPECT_GE(seconds.communication, 0.0);
+        EXPECT_GE(seconds.total, seconds.kernel);
+        // Agreed: the largest of the seconds is every rank's.
+        EXPECT_EQ(ranks().max_over_ranks(seconds.total), seconds.total);
+        expect_bitwise_equal(decomposed->accelerations(), whole->accelerations(),
+                             impl->info.name + " N=" + std::to_string(n));
+      }
+      const auto details = decomposed->details();
+      EXPECT_EQ(details.at("ranks"), std::to_string(ranks().ranks()));
+    }
+  }
+}
+
+TEST(DecomposedRun, AFailureOnOneRankIsEveryRanksError) {
+  const Implementation impl = failing_implementation("stand-in.fails", 2);
+  const Snapshot snapshot = make_initial_condition(InitialCondition::uniform_ball, 5, 1);
+  auto run = prepare_decomposed(impl, snapshot.bodies, kSoftening, {}, ranks());
+  EXPECT_NO_THROW(run->evaluate(PreparedRun::Scope::kernel));
+  try {
+    run->evaluate(PreparedRun::Scope::kernel);
+    ADD_FAILURE() << "no error on rank " << ranks().rank();
+  } catch (const AgreedError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "rank " + std::to_string(ranks().ranks() - 1) + ": evaluation 2 failed here");
+  }
+}
+
+TEST(DecomposedRun, APrepareFailingOnOneRankIsEveryRanksError) {
+  const Implementation impl = stand_in_implementation(
+      {.name = "stand-in.cannot-prepare"},
+      [](std::span<const Body<double>>, double) -> std::unique_ptr<PreparedRun> {
+        if (last_rank()) throw UsageError("no such thing here");
+        return std::make_unique<FailingRun>(0, 0);  // never evaluated
+      });
+  const Snapshot snapshot = make_initial_condition(InitialCondition::uniform_ball, 5, 1);
+  try {
+    prepare_decomposed(impl, snapshot.bodies, kSoftening, {}, ranks());
+    ADD_FAILURE() << "no error on rank " << ranks().rank();
+  } catch (const AgreedUsageError& e) {  // bad input stays bad input
+    EXPECT_EQ(std::string(e.what()),
+              "rank " + std::to_string(ranks().ranks() - 1) + ": no such thing here");
+  }
+}
+
+TEST(DecomposedSimulation, TrajectoryIsTheOneProcessTrajectoryBitForBit) {
+  const Registry registry = make_default_registry();
+  for (const Implementation* impl : shipped_all_pairs_cpu(registry)) {
+    if (impl->unavailable_reason()) continue;
+    for (const std::size_t n : {std::size_t{2}, std::size_t{7}, std::size_t{300}}) {
+      const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, 5);
+      SimulationSetup setup{.bodies = snapshot.bodies,
+                            .velocities = snapshot.velocities,
+                            .softening = kSoftening,
+                            .execution = {}};
+      setup.execution.threads = 1;
+      auto one = make_simulation(*impl, setup);
+      auto decomposed = make_decomposed_simulation(*impl, setup, ranks());
+      for (const int steps : {3, 5}) {
+        one->advance(steps, 1.0 / 128, true);
+        const StepSeconds seconds = decomposed->advance(steps, 1.0 / 128, true);
+        EXPECT_GT(seconds.communication, 0.0);
+        EXPECT_TRUE(seconds.phases);
+        const PhaseSpaceState want = one->state(), got = decomposed->state();
+        const std::string what = impl->info.name + " N=" + std::to_string(n);
+        ASSERT_EQ(got.bodies.size(), n);
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(std::memcmp(&got.bodies[i], &want.bodies[i], sizeof(Body<double>)), 0)
+              << what << ": body " << i;
+        }
+        expect_bitwise_equal(got.velocities, want.velocities, what + " velocities");
+      }
+    }
+  }
+}
+
+TEST(DecomposedRegistry, AgreesOnAvailabilityAndSizeLimits) {
+  Registry local;
+  Implementation here_only = failing_implementation("stand-in.here-only", 0);
+  here_only.unavailable_reason = [] {
+    return last_rank() ? std::optional<std::string>("missing on this host") : std::nullopt;
+  };
+  local.add(std::move(here_only));
+  local.add(*make_default_registry().find("cpu.tbb.symmetric"));
+  const Registry decomposed = decomposed_registry(local, ranks());
+  const std::optional<std::string> unavailable =
+      decomposed.find("stand-in.here-only")->unavailable_reason();
+  ASSERT_TRUE(unavailable.has_value());
+  EXPECT_EQ(*unavailable, "rank " + std::to_string(ranks().ranks() - 1) + ": missing on this host");
+  // Symmetric pairs take no slice: skipped at every N, whichever rank holds the whole (N = 1).
+  for (const std::size_t n : {std::size_t{1}, std::size_t{1000}}) {
+    const auto reason = decomposed.find("cpu.tbb.symmetric")->size_limit_reason(n, {});
+    ASSERT_TRUE(reason.has_value()) << "N = " << n;
+    EXPECT_NE(reason->find("target range"), std::string::npos) << *reason;
+  }
+}
+
+// The whole suite over decomposed formulations: a formulation failing on one rank fails on every
+// rank with that rank's message, the next one is validated and timed (Google Benchmark's loop on
+// every rank, agreed through the run's seconds), and every rank ends with the same document.
+TEST(DecomposedSuite, RunsInStepAndRecordsOneRanksFailureEverywhere) {
+  Registry local;
+  local.add(failing_implementation("stand-in.fails-validating", 1));
+  local.add(*make_default_registry().find("cpu.soa"));
+  const Registry decomposed = decomposed_registry(local, ranks());
+  const auto progress = make_silent_progress();
+  SuiteContext context = quiet_context(decomposed, *progress);
+  context.decomposition =
+      ProcessDecomposition{.ranks = ranks().ranks(), .scheme = "target_range", .hosts = {}};
+  SuiteOptions options;
+  options.sizes = {7, 200};
+  options.counters = false;
+  options.reference_cache = false;
+  options.execution.threads = 1;
+  options.timing.repetitions = 2;
+  options.timing.min_time_s = 0.002;
+  options.timing.warmup_s = 0;
+  options.timing.max_over_processes = [](double v) { return ranks().max_over_ranks(v); };
+  options.timing.job_cpu_seconds_on_host = [](double v) { return ranks().sum_on_host(v); };
+  const ResultsDocument doc = run_suite(context, options, SuiteMode::run);
+  ASSERT_EQ(doc.results.size(), 4u);
+  EXPECT_EQ(doc.settings.ranks, ranks().ranks());
+  EXPECT_EQ(doc.settings.decomposition, "target_range");
+  for (const ResultRecord& r : doc.results) {
+    if (r.implementation == "stand-in.fails-validating") {
+      EXPECT_EQ(r.status, Status::failed);
+      EXPECT_EQ(r.reason,
+                "rank " + std::to_string(ranks().ranks() - 1) + ": evaluation 1 failed here");
+      continue;
+    }
+    EXPECT_EQ(r.status, Status::ok) << r.reason;
+    ASSERT_TRUE(r.kernel && r.end_to_end && r.communication && r.end_to_end_rate);
+    EXPECT_GE(r.end_to_end->median_s, r.kernel->median_s);
+    EXPECT_EQ(r.details.at("ranks"), std::to_string(ranks().ranks()));
+    // Every rank took as many iterations: their loops agreed.
+    EXPECT_EQ(ranks().max_over_ranks(static_cast<double>(r.kernel->iterations_per_repetition)),
+              static_cast<double>(r.kernel->iterations_per_repetition));
+  }
+}
+
+TEST(DecomposedSuite, SimulatesInStep) {
+  const Registry decomposed = decomposed_registry(make_default_registry(), ranks());
+  const auto progress = make_silent_progress();
+  const SuiteContext context = quiet_context(decomposed, *progress);
+  SimulateOptions options;
+  options.suite.sizes = {31};
+  options.suite.implementation_pattern = "^cpu\\.(soa|tbb\\.symmetric)$";
+  options.suite.execution.threads = 1;
+  options.suite.timing.max_over_processes = [](double v) { return ranks().max_over_ranks(v); };
+  options.steps = 12;
+  options.diag_every = 4;
+  options.phase_steps = 12;
+  const ResultsDocument doc = run_simulations(context, options);
+  ASSERT_EQ(doc.simulations.size(), 2u);
+  const SimulationRecord& soa = doc.simulations[0];
+  EXPECT_EQ(soa.status, Status::ok) << soa.reason;
+  EXPECT_EQ(soa.steps, 12);
+  EXPECT_EQ(soa.conservation.size(), 4u);
+  EXPECT_GT(soa.per_step.communication_s, 0.0);
+  EXPECT_EQ(doc.simulations[1].status, Status::skipped);  // symmetric pairs take no slice
+}
+
+// A signal on one rank stops every rank at the same agreement.
+TEST(Decomposition, AnInterruptOnOneRankStopsEveryRankAtTheNextAgreement) {
+  ASSERT_FALSE(Ranks::interrupt_requested->load());
+  if (last_rank()) *Ranks::signal_received = true;
+  ranks().agree(AgreementPoint::decision);
+  EXPECT_TRUE(Ranks::interrupt_requested->load()) << "rank " << ranks().rank();
+  *Ranks::signal_received = false;
+  ranks().agree(AgreementPoint::decision);  // no rank reads the flag while it is reset
+  *Ranks::interrupt_requested = false;
+}
+
+// Run on its own (tests/CMakeLists.txt): ranks at different agreement points end the job, with
+// one line from rank 0, instead of hanging in mismatched collectives.
+TEST(Decomposition, DISABLED_RanksThatWentDifferentWaysEndTheJob) {
+  ranks().agree(ranks().rank() == 0 ? AgreementPoint::evaluate : AgreementPoint::prepare);
+  ADD_FAILURE() << "the job went on";
+}
+
+}  // namespace
+}  // namespace nbody::distributed
+
+int main(int argc, char** argv) {
+  nbody::distributed::MpiSession session(argc, argv);
+  std::atomic<bool> signal_received{false}, interrupt_requested{false};
+  nbody::distributed::Decomposition decomposition(session.world(), signal_received,
+                                                  interrupt_requested);
+  nbody::distributed::Ranks::decomposition = &decomposition;
+  nbody::distributed::Ranks::signal_received = &signal_received;
+  nbody::distributed::Ranks::interrupt_requested = &interrupt_requested;
+  ::testing::InitGoogleTest(&argc, argv);
+  nbody::testing::print_failures_of_every_rank(session.world().rank());
+  return RUN_ALL_TESTS();
+}
