@@ -97,11 +97,12 @@ TEST(Csv, OneRowPerRecordWithTheColumnsPeoplePlot) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 3u) << text;
   const std::vector<std::string>& header = rows[0];
-  EXPECT_EQ(header.size(), 32u);
+  EXPECT_EQ(header.size(), 33u);
   EXPECT_EQ(header.front(), "implementation");
   EXPECT_EQ(header.back(), "disturbances");
   for (const auto& row : rows) EXPECT_EQ(row.size(), header.size()) << text;
   const auto& ok = rows[1];
+  EXPECT_EQ(ok[column(header, "communication_median_s")], "");  // one process: no all-gather
   EXPECT_EQ(ok[column(header, "implementation")], "cpu.soa");
   EXPECT_EQ(ok[column(header, "device")], "cpu");
   EXPECT_EQ(ok[column(header, "precision")], "f32");
@@ -163,7 +164,7 @@ TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 1 + doc.simulations.size()) << text;
   const std::vector<std::string>& header = rows[0];
-  EXPECT_EQ(header.size(), 25u);
+  EXPECT_EQ(header.size(), 26u);
   EXPECT_EQ(header.front(), "implementation");
   EXPECT_EQ(header.back(), "divergence_velocity");
   EXPECT_EQ(std::find(header.begin(), header.end(), "median_s"), header.end());  // a run's
@@ -189,6 +190,7 @@ TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {
     EXPECT_EQ(std::stod(cell("force_s")), s.per_step.force_s);
     EXPECT_EQ(std::stod(cell("integration_s")), s.per_step.integration_s);
     EXPECT_EQ(std::stod(cell("other_s")), s.per_step.other_s);
+    EXPECT_EQ(std::stod(cell("communication_s")), s.per_step.communication_s);
     EXPECT_EQ(std::stod(cell("diagnostics_s")), s.per_step.diagnostics_s);
     EXPECT_EQ(std::stod(cell("snapshots_s")), s.per_step.snapshots_s);
     EXPECT_EQ(std::stod(cell("max_relative_energy_error")), s.max_relative_energy_error);

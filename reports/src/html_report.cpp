@@ -757,7 +757,8 @@ std::string counters_section(const ResultsDocument& doc, const Analysis& a) {
 
 std::string end_to_end_section(const Analysis& a) {
   if (a.end_to_end.empty()) return "";
-  Table t({"implementation", "N", "kernel (median)", "end to end (median)", "copies' share"});
+  Table t({"implementation", "N", "kernel (median)", "end to end (median)",
+           "copies' or gather's share"});
   for (const EndToEndRow& r : a.end_to_end) {
     t.row({html_escape(r.implementation), std::to_string(r.n), seconds(r.kernel_s),
            seconds(r.end_to_end_s), fmt::format("{:.0f}%", 100 * r.copy_share())});

@@ -206,7 +206,8 @@ void end_to_end_table(std::string& out, const std::vector<EndToEndRow>& rows) {
       "End to end: on the GPU the bodies copied to it, the kernel, the accelerations copied back; "
       "decomposed over ranks, the slowest rank's slice and the all-gather of the slices; the "
       "same repetitions timed on both clocks.\n\n"
-      "| implementation | N | kernel | end to end | copies' share |\n|---|---:|---:|---:|---:|\n";
+      "| implementation | N | kernel | end to end | copies' or gather's share |\n"
+      "|---|---:|---:|---:|---:|\n";
   for (const EndToEndRow& r : rows) {
     out += fmt::format("| {} | {} | {} | {} | {:.1f}% |\n", r.implementation, r.n,
                        seconds(r.kernel_s), seconds(r.end_to_end_s), 100 * r.copy_share());
