@@ -1,10 +1,12 @@
 // Time integration with the registered formulations as force engines (issue 14): closed-form
 // orbits, conservation, the float64 trajectory, and `nbody-fair simulate`'s bad input.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numbers>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -294,6 +296,61 @@ class GoingBadRun final : public PreparedRun {
   std::size_t n_;
   int evaluations_ = 0;
 };
+
+// A run whose preparation, or whose every evaluation, takes `prepare_s` or `evaluate_s` of wall
+// time, with zero accelerations.
+class SlowRun final : public PreparedRun {
+ public:
+  SlowRun(std::size_t n, double prepare_s, double evaluate_s) : n_(n), evaluate_s_(evaluate_s) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(prepare_s));
+  }
+  Seconds evaluate(Scope) override {
+    std::this_thread::sleep_for(std::chrono::duration<double>(evaluate_s_));
+    return Seconds::kernel_only(evaluate_s_);
+  }
+  std::vector<Vec3<double>> accelerations() override {
+    return std::vector<Vec3<double>>(n_, Vec3<double>{0, 0, 0});
+  }
+  void set_bodies(std::span<const Body<double>>) override {}
+
+ private:
+  std::size_t n_;
+  double evaluate_s_;
+};
+
+SimulationRecord simulate_slow_run(double prepare_s, double evaluate_s, double max_seconds) {
+  Registry registry;
+  registry.add(stand_in_implementation(
+      {.name = "cpu.slow", .description = "sleeps in prepare or in every evaluation"},
+      [=](std::span<const Body<double>> bodies, double) -> std::unique_ptr<PreparedRun> {
+        return std::make_unique<SlowRun>(bodies.size(), prepare_s, evaluate_s);
+      }));
+  const std::unique_ptr<ProgressSink> progress = make_silent_progress();
+  const SuiteContext context = quiet_context(registry, *progress);
+  SimulateOptions options;
+  options.suite.sizes = {16};
+  options.steps = 40;
+  options.divergence_up_to = 0;
+  options.max_seconds = max_seconds;
+  const ResultsDocument doc = run_simulations(context, options);
+  return doc.simulations.at(0);
+}
+
+// The time budget: where the first evaluation with its setup predicts too long a run, one step
+// measured alone decides. Slow setup alone does not skip a run that fits; slow steps do, saying
+// what one step took, with nothing of the run kept.
+TEST(Simulation, TimeBudgetIsDecidedByOneStepWhereSetupMakesTheFirstEvaluationSlow) {
+  const SimulationRecord fits = simulate_slow_run(0.2, 0, 1.0);  // 40 x 0.2 s = 8 s with setup
+  EXPECT_EQ(fits.status, Status::ok) << fits.reason;
+  EXPECT_EQ(fits.steps, 40);
+  EXPECT_EQ(fits.conservation.size(), 2u);  // steps 0 and 40
+
+  const SimulationRecord over = simulate_slow_run(0, 0.05, 1.0);  // 40 x 0.05 s = 2 s
+  EXPECT_EQ(over.status, Status::skipped);
+  EXPECT_EQ(over.reason.rfind("40 steps predicted to take ", 0), 0u) << over.reason;
+  EXPECT_NE(over.reason.find("(one step 0.0"), std::string::npos) << over.reason;
+  EXPECT_TRUE(over.conservation.empty());
+}
 
 // A NaN appearing mid-run stops that simulation at the next check, naming the step and the body;
 // what it measured until then is kept.
