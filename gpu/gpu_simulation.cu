@@ -172,16 +172,9 @@ class GpuSimulation final : public Simulation {
     check_cuda(cudaMemcpyAsync(host_velocities_.data(), device_velocities_.data(),
                                host_velocities_.bytes(), cudaMemcpyDeviceToHost, stream_.get()));
     stream_.synchronize();
-    PhaseSpaceState state;
-    state.bodies.resize(host_bodies.size());
-    state.velocities.resize(host_velocities_.size());
-    for (std::size_t i = 0; i < host_bodies.size(); ++i) {
-      const Body<T>& b = host_bodies[i];
-      state.bodies[i] = {b.x, b.y, b.z, b.m};
-      const Vec3<T>& v = host_velocities_[i];
-      state.velocities[i] = {v.x, v.y, v.z};
-    }
-    return state;
+    return promoted_state<T>(
+        std::span<const Body<T>>(host_bodies.data(), host_bodies.size()),
+        std::span<const Vec3<T>>(host_velocities_.data(), host_velocities_.size()));
   }
 
   std::optional<double> potential_energy() override {

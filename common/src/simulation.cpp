@@ -68,15 +68,7 @@ class HostSimulation final : public Simulation {
     return seconds;
   }
 
-  PhaseSpaceState state() override {
-    PhaseSpaceState state;
-    state.bodies = convert_precision<double, T>(bodies_);
-    state.velocities.resize(velocities_.size());
-    for (std::size_t i = 0; i < velocities_.size(); ++i) {
-      state.velocities[i] = {velocities_[i].x, velocities_[i].y, velocities_[i].z};
-    }
-    return state;
-  }
+  PhaseSpaceState state() override { return promoted_state<T>(bodies_, velocities_); }
 
   std::map<std::string, std::string> details() const override {
     std::map<std::string, std::string> details = run_->details();

@@ -117,13 +117,7 @@ class DecomposedSimulation final : public Simulation {
   PhaseSpaceState state() override {
     decomposition_.agree(AgreementPoint::state);
     decomposition_.communicator().all_gather_slices(velocities_.data(), vectors_, slices_);
-    PhaseSpaceState state;
-    state.bodies = convert_precision<double, T>(bodies_);
-    state.velocities.resize(velocities_.size());
-    for (std::size_t i = 0; i < velocities_.size(); ++i) {
-      state.velocities[i] = {velocities_[i].x, velocities_[i].y, velocities_[i].z};
-    }
-    return state;
+    return promoted_state<T>(bodies_, velocities_);
   }
 
   std::map<std::string, std::string> details() const override {

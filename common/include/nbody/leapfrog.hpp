@@ -15,6 +15,18 @@ struct PhaseSpaceState {
   std::vector<Vec3<double>> velocities;  // one per body
 };
 
+// A state held in precision T (a simulation's own), promoted to float64.
+template <class T>
+PhaseSpaceState promoted_state(std::span<const Body<T>> bodies,
+                               std::span<const Vec3<T>> velocities) {
+  PhaseSpaceState state;
+  state.bodies.reserve(bodies.size());
+  for (const Body<T>& b : bodies) state.bodies.push_back({b.x, b.y, b.z, b.m});
+  state.velocities.reserve(velocities.size());
+  for (const Vec3<T>& v : velocities) state.velocities.push_back({v.x, v.y, v.z});
+  return state;
+}
+
 // Fills the accelerations of every body at the state's current positions.
 using AccelerationField =
     std::function<void(std::span<const Body<double>> bodies, std::span<Vec3<double>> out)>;
