@@ -14,15 +14,12 @@
 #include "nbody/io/snapshot.hpp"
 #include "nbody/simulation.hpp"
 #include "nbody/sizes.hpp"
+#include "nbody/steady_clock.hpp"
 
 namespace nbody {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using Clock = SteadyClock;
 
 ConservationSample sample_of(const ConservedQuantities& q, const ConservedQuantities& initial,
                              std::int64_t step, double dt) {

@@ -8,15 +8,12 @@
 #include <fmt/format.h>
 
 #include "nbody/distributed/decomposed.hpp"
+#include "nbody/steady_clock.hpp"
 
 namespace nbody::distributed {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using Clock = SteadyClock;
 
 // T: the formulation's precision, in which the accelerations travel (exactly: they are T values).
 template <class T>

@@ -14,15 +14,12 @@
 
 #include "nbody/distributed/decomposed.hpp"
 #include "nbody/leapfrog_updates.hpp"
+#include "nbody/steady_clock.hpp"
 
 namespace nbody::distributed {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using Clock = SteadyClock;
 
 // Positions, velocities and accelerations in the run's precision T, as in HostSimulation. Every
 // rank keeps every body's position (the all-gathers keep them current) and velocity (current for
