@@ -77,7 +77,7 @@ TEST_P(GpuFormulation, IsDescribedAsAGpuFormulation) {
 
 TEST_P(GpuFormulation, MatchesReferenceWithinTolerance) {
   if (const auto reason = impl_->unavailable_reason()) GTEST_SKIP() << *reason;
-  const std::size_t sizes[] = {1, 2, 31, 1000, 4097, 65536};
+  const std::size_t sizes[] = {1, 2, 7, 31, 1000, 4096, 4097, 65536};
   expect_matches_reference(*impl_, sizes);
 }
 

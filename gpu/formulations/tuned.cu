@@ -395,6 +395,116 @@ class TunedKernel final : public ForceKernel<T> {
   DeviceBuffer<unsigned> arrivals_;  // only where the last block adds the partial sums
 };
 
+// Small N: one kernel whose block holds every body in shared memory; its 32 i bodies (one per
+// lane) meet the j range split across the block's warps, and warp 0 adds the warps' sums in warp
+// order (deterministic) and stores them (with the fused leapfrog). No partial sums leave the SM,
+// so a step is one launch without split-j's global round trips, fence and counter, which made up
+// most of the tile kernel's 11.5 us at N = 1024 (docs/perf-notes.md, "Time integration, second
+// pass").
+constexpr int kWarpSplitWarps = 16;
+constexpr int kWarpSplitBlock = kWarpSplitWarps * 32;
+// Where it is used: at most this many bodies (beyond it the tile kernel fills the GPU).
+constexpr int kWarpSplitMaxBodies = 4096;
+
+template <class T>
+__global__ void __launch_bounds__(kWarpSplitBlock)
+    warp_split_forces(ForceArgs<T> args, LeapfrogArgs<T> leapfrog) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  Body<T>* bodies = reinterpret_cast<Body<T>*>(shared_bytes);                   // padded_count
+  Vec3<T>* warp_sums = reinterpret_cast<Vec3<T>*>(bodies + args.padded_count);  // [warp][lane]
+  for (int k = static_cast<int>(threadIdx.x); k < args.padded_count; k += kWarpSplitBlock) {
+    bodies[k] = args.bodies[k];
+  }
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int i = static_cast<int>(blockIdx.x) * 32 + lane;
+  __syncthreads();
+  const Body<T> bi = bodies[i];
+  const T eps2 = args.softening_squared;
+  T ax = 0, ay = 0, az = 0;
+  const int per_warp = args.padded_count / kWarpSplitWarps;
+  const int first_j = warp * per_warp;
+#pragma unroll 8
+  for (int j = first_j; j < first_j + per_warp; ++j) {
+    const Body<T> bj = bodies[j];  // a broadcast: one address per warp
+    accumulate_interaction<T, DeviceInvSqrt>(bi.x, bi.y, bi.z, bj.x, bj.y, bj.z, bj.m, eps2, ax, ay,
+                                             az);
+  }
+  warp_sums[warp * 32 + lane] = {ax, ay, az};
+  __syncthreads();
+  if (warp != 0) return;
+  T sx = 0, sy = 0, sz = 0;
+#pragma unroll
+  for (int w = 0; w < kWarpSplitWarps; ++w) {
+    const Vec3<T> part = warp_sums[w * 32 + lane];
+    sx += part.x;
+    sy += part.y;
+    sz += part.z;
+  }
+  store_with_leapfrog(args, leapfrog, i, {sx, sy, sz});
+}
+
+template <class T>
+std::size_t warp_split_shared_bytes(int padded_count) {
+  return static_cast<std::size_t>(padded_count) * sizeof(Body<T>) +
+         static_cast<std::size_t>(kWarpSplitBlock) * sizeof(Vec3<T>);
+}
+
+// Whether warp_split_forces runs `count` bodies: small enough, and its shared memory fits.
+template <class T>
+bool warp_split_suits(const DeviceContext& device, int count) {
+  const int padded = round_up(count, kWarpSplitBlock);
+  return count <= kWarpSplitMaxBodies &&
+         warp_split_shared_bytes<T>(padded) <= device.properties.sharedMemPerBlockOptin;
+}
+
+template <class T>
+class WarpSplitKernel final : public ForceKernel<T> {
+ public:
+  explicit WarpSplitKernel(int count)
+      : padded_count_(round_up(count, kWarpSplitBlock)),
+        shared_bytes_(warp_split_shared_bytes<T>(padded_count_)) {
+    check_cuda(cudaFuncSetAttribute(warp_split_forces<T>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(shared_bytes_)));
+  }
+
+  // Whole warps' worth of j for every warp of the block.
+  int padding_multiple() const override { return kWarpSplitBlock; }
+
+  void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
+    enqueue_with_leapfrog(args, LeapfrogArgs<T>{}, stream);
+  }
+
+  bool fuses_leapfrog() const override { return true; }
+
+  void enqueue_with_leapfrog(const ForceArgs<T>& args, const LeapfrogArgs<T>& leapfrog,
+                             cudaStream_t stream) override {
+    warp_split_forces<T>
+        <<<static_cast<unsigned>(padded_count_ / 32), kWarpSplitBlock, shared_bytes_, stream>>>(
+            args, leapfrog);
+    check_launch();
+  }
+
+  LaunchDescription describe() const override {
+    LaunchDescription launch;
+    launch.grid = dim3(static_cast<unsigned>(padded_count_ / 32));
+    launch.block = dim3(kWarpSplitBlock);
+    launch.bodies_per_thread = 1;
+    launch.threads_per_body = kWarpSplitWarps;
+    launch.shared_memory_bytes = shared_bytes_;
+    launch.extra = {{"shape", "warp-split: every body in shared memory, j split over " +
+                                  std::to_string(kWarpSplitWarps) + " warps"},
+                    {"j_splits", std::to_string(kWarpSplitWarps)},
+                    {"reduction", "warp 0 of each block, in warp order, in shared memory"}};
+    return launch;
+  }
+
+ private:
+  int padded_count_;
+  std::size_t shared_bytes_;
+};
+
 template <class T, TunedShape kShape, TunedShape... kSmallerShapes>
 ImplementationInfo tuned_info(std::string name, std::string description) {
   const bool f32 = std::is_same_v<T, float>;
@@ -409,6 +519,11 @@ ImplementationInfo tuned_info(std::string name, std::string description) {
                             std::to_string(kSmallerShapes.block_size) +
                             " where the large shape gives blocks to fewer than half the SMs")),
    ...);
+  if (sizeof...(kSmallerShapes) > 0) {
+    optimizations.push_back("N <= " + std::to_string(kWarpSplitMaxBodies) +
+                            ": every body in shared memory, j split over " +
+                            std::to_string(kWarpSplitWarps) + " warps, one launch");
+  }
   optimizations.push_back("leapfrog fused into the final store (simulate: one kernel per step)");
   if (kShape.min_blocks == 1) {
     optimizations.push_back("__launch_bounds__ min 1 block: registers for ILP over occupancy");
@@ -432,7 +547,11 @@ template <class T, TunedShape kShape, TunedShape... kSmallerShapes>
 Implementation make_tuned(std::string name, std::string description) {
   return make_gpu_implementation<T>(
       tuned_info<T, kShape, kSmallerShapes...>(std::move(name), std::move(description)),
-      [](const DeviceContext& device, int count) {
+      [](const DeviceContext& device, int count) -> std::unique_ptr<ForceKernel<T>> {
+        // The shipped formulations (those with a small shape) take warp-split at small N.
+        if (sizeof...(kSmallerShapes) > 0 && warp_split_suits<T>(device, count)) {
+          return std::make_unique<WarpSplitKernel<T>>(count);
+        }
         return std::make_unique<TunedKernel<T>>(
             device, count,
             std::vector<ShapeCandidate<T>>{candidate<T, kShape>(),
