@@ -4,6 +4,7 @@
 // writes the next step's into a second buffer, so blocks still reading the old ones never see new
 // ones. Otherwise a step is the opening kick and drift (one kernel), the force kernel and the
 // closing kick, captured once as a CUDA graph and launched as one.
+#include <algorithm>
 #include <array>
 #include <map>
 #include <memory>
@@ -43,32 +44,44 @@ constexpr int kPotentialBlock = 128;
 // Terms of a row one thread adds in sequence: the kernel's longest dependent chain. Whole rows
 // (one thread each) took 11 ms at N = 65536, where block 0's rows alone are 65536 terms long.
 constexpr int kPotentialChunk = 2048;
+// At most this many chunks of j: the partial sums take chunks x N doubles, 4.3 GB at N = 1M had
+// the chunk stayed 2048 long (67 GB at 4M). Up to N = 65536 chunks stay 2048 long.
+constexpr int kMaxPotentialChunks = 32;
 
-int potential_chunks(int count) {
-  return (count + kPotentialChunk - 1) / kPotentialChunk;
+// The j range's chunk length for `count` bodies: 2048, or longer (a multiple of the block) where
+// that would make more than kMaxPotentialChunks chunks.
+int potential_chunk_length(int count) {
+  const int spread = (count + kMaxPotentialChunks - 1) / kMaxPotentialChunks;
+  return std::max(kPotentialChunk,
+                  (spread + kPotentialBlock - 1) / kPotentialBlock * kPotentialBlock);
 }
 
-// partials[c][i] = the compensated sum of pair_potential over j > i in chunk c of the j range, in
-// float64 (with the device's rsqrt). Written for every row i whose pairs reach into chunk c (c at
-// least (i + 1) / kPotentialChunk); blocks whose rows all lie beyond the chunk have nothing to do.
+int potential_chunks(int count) {
+  const int length = potential_chunk_length(count);
+  return (count + length - 1) / length;
+}
+
+// partials[c][i] = the compensated sum of pair_potential over j > i in chunk c of the j range
+// (chunks `chunk_length` long), in float64 (with the device's rsqrt). Written for every row i whose
+// pairs reach into chunk c (c at least (i + 1) / chunk_length); blocks whose rows all lie beyond
+// the chunk have nothing to do.
 template <class T>
 __global__ void __launch_bounds__(kPotentialBlock)
-    potential_partials(const Body<T>* bodies, int count, double softening_squared,
+    potential_partials(const Body<T>* bodies, int count, int chunk_length, double softening_squared,
                        double* partials) {
   __shared__ Body<double> tile[kPotentialBlock];
   const int block_start = static_cast<int>(blockIdx.x) * kPotentialBlock;
   const int chunk = static_cast<int>(blockIdx.y);
-  if (chunk < (block_start + 1) / kPotentialChunk) return;  // uniform across the block
+  if (chunk < (block_start + 1) / chunk_length) return;  // uniform across the block
   const int i = block_start + static_cast<int>(threadIdx.x);
   const auto promoted = [&](int k) {
     const Body<T> b = bodies[k];
     return Body<double>{b.x, b.y, b.z, b.m};
   };
   const Body<double> bi = i < count ? promoted(i) : Body<double>{0, 0, 0, 0};
-  const int chunk_end = min(count, (chunk + 1) * kPotentialChunk);
+  const int chunk_end = min(count, (chunk + 1) * chunk_length);
   // Tiles wholly at or below the block's first row hold no j > i for any of its rows.
-  const int first_tile =
-      max(chunk * kPotentialChunk, block_start / kPotentialBlock * kPotentialBlock);
+  const int first_tile = max(chunk * chunk_length, block_start / kPotentialBlock * kPotentialBlock);
   CompensatedSum row;
   for (int tile_start = first_tile; tile_start < chunk_end; tile_start += kPotentialBlock) {
     const int load = tile_start + static_cast<int>(threadIdx.x);
@@ -88,11 +101,12 @@ __global__ void __launch_bounds__(kPotentialBlock)
 }
 
 // rows[i] = the compensated sum of row i's chunk sums, in chunk order.
-__global__ void potential_rows(const double* partials, int count, int chunks, double* rows) {
+__global__ void potential_rows(const double* partials, int count, int chunk_length, int chunks,
+                               double* rows) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
   CompensatedSum row;
-  for (int chunk = (i + 1) / kPotentialChunk; chunk < chunks; ++chunk) {
+  for (int chunk = (i + 1) / chunk_length; chunk < chunks; ++chunk) {
     row.add(partials[static_cast<std::size_t>(chunk) * count + i]);
   }
   rows[i] = row.value();
@@ -182,12 +196,15 @@ class GpuSimulation final : public Simulation {
     const int count = plan_.count();
     const unsigned row_blocks =
         static_cast<unsigned>((count + kPotentialBlock - 1) / kPotentialBlock);
-    const dim3 grid(row_blocks, static_cast<unsigned>(potential_chunks(count)));
+    const int chunk_length = potential_chunk_length(count);
+    const int chunks = potential_chunks(count);
+    const dim3 grid(row_blocks, static_cast<unsigned>(chunks));
     potential_partials<T><<<grid, kPotentialBlock, 0, stream_.get()>>>(
-        bodies_[current_].data(), count, softening_ * softening_, potential_partials_.data());
+        bodies_[current_].data(), count, chunk_length, softening_ * softening_,
+        potential_partials_.data());
     check_launch();
     potential_rows<<<row_blocks, kPotentialBlock, 0, stream_.get()>>>(
-        potential_partials_.data(), count, potential_chunks(count), potential_rows_.data());
+        potential_partials_.data(), count, chunk_length, chunks, potential_rows_.data());
     check_launch();
     check_cuda(cudaMemcpyAsync(host_potential_rows_.data(), potential_rows_.data(),
                                potential_rows_.bytes(), cudaMemcpyDeviceToHost, stream_.get()));
@@ -200,7 +217,8 @@ class GpuSimulation final : public Simulation {
     std::map<std::string, std::string> details = plan_.details();
     details["potential_energy"] =
         "on the device: float64 terms (device rsqrt), compensated sums of pairs j > i in chunks of "
-        "2048 j, then per row, then (on the host) over rows";
+        "2048 j (at most 32 chunks: longer above N = 65536), then per row, then (on the host) over "
+        "rows";
     details["integration"] =
         fused_ ? "on the device, fused into the force kernel's store: one kernel per step, "
                  "positions double-buffered (plus one kick+drift kernel per advance)"

@@ -276,6 +276,22 @@ TEST(Simulation, PotentialSummedBesideTheStateIsTheHostSum) {
   }
 }
 
+// Above N = 65536 the device's chunks of j grow longer (at most 32 of them, for the partial sums'
+// memory); one GPU formulation covers that path: the sum is the formulation's, not the kernel's.
+TEST(Simulation, PotentialOfManyBodiesInLongerChunksIsTheHostSum) {
+  print_gpu_skip_reason_once();
+  const Implementation* gpu = registry().find("gpu.tuned");
+  if (gpu == nullptr || gpu->unavailable_reason()) GTEST_SKIP() << "no runnable gpu.tuned";
+  const std::size_t n = 70001;  // chunks of 2304 j: 31 chunks, the last one short
+  const PhaseSpaceState initial = plummer(n, 200);
+  auto sim = start(*gpu, initial, 0.01);
+  const std::optional<double> potential = sim->potential_energy();
+  ASSERT_TRUE(potential.has_value());
+  const PhaseSpaceState state = sim->state();
+  const double host = conserved_quantities(state.bodies, state.velocities, 0.01).potential_energy;
+  EXPECT_NEAR(*potential, host, 1e-13 * std::abs(host)) << "device " << *potential;
+}
+
 // A force engine that goes bad: finite accelerations for its first evaluations, then NaN for one
 // body, as a kernel bug or an overflow would.
 class GoingBadRun final : public PreparedRun {
