@@ -403,8 +403,13 @@ class TunedKernel final : public ForceKernel<T> {
 // pass").
 constexpr int kWarpSplitWarps = 16;
 constexpr int kWarpSplitBlock = kWarpSplitWarps * 32;
-// Where it is used: at most this many bodies (beyond it the tile kernel fills the GPU).
-constexpr int kWarpSplitMaxBodies = 4096;
+// Where it is used: at most this many bodies. Measured on the H100 in kernel scope against the tile
+// kernel: float32 9 against 16 us at 1K, 17 against 22 at 4K, 46 against 50 at 8K, but 95 against
+// 89 at 12K, where one block per SM (192 KB of shared memory) no longer fills the GPU; float64 14
+// against 40 us at 1K, 34 against 51 at 4K, 87 against 83 at 6K. 8 and 32 warps measured within 1
+// us of 16 up to 8K (docs/perf-notes.md, "The warp-split kernel").
+template <class T>
+constexpr int kWarpSplitMaxBodies = std::is_same_v<T, float> ? 8192 : 4096;
 
 template <class T>
 __global__ void __launch_bounds__(kWarpSplitBlock)
@@ -454,7 +459,7 @@ std::size_t warp_split_shared_bytes(int padded_count) {
 template <class T>
 bool warp_split_suits(const DeviceContext& device, int count) {
   const int padded = round_up(count, kWarpSplitBlock);
-  return count <= kWarpSplitMaxBodies &&
+  return count <= kWarpSplitMaxBodies<T> &&
          warp_split_shared_bytes<T>(padded) <= device.properties.sharedMemPerBlockOptin;
 }
 
@@ -520,8 +525,8 @@ ImplementationInfo tuned_info(std::string name, std::string description) {
                             " where the large shape gives blocks to fewer than half the SMs")),
    ...);
   if (sizeof...(kSmallerShapes) > 0) {
-    optimizations.push_back("N <= " + std::to_string(kWarpSplitMaxBodies) +
-                            ": every body in shared memory, j split over " +
+    optimizations.push_back("N <= " + std::to_string(kWarpSplitMaxBodies<T>) +
+                            " (where they fit): every body in shared memory, j split over " +
                             std::to_string(kWarpSplitWarps) + " warps, one launch");
   }
   optimizations.push_back("leapfrog fused into the final store (simulate: one kernel per step)");
