@@ -41,19 +41,17 @@ __global__ void kick(Vec3<T>* velocities, const Vec3<T>* accelerations, int coun
 }
 
 constexpr int kPotentialBlock = 128;
-// Terms of a row one thread adds in sequence: the kernel's longest dependent chain. Whole rows
-// (one thread each) took 11 ms at N = 65536, where block 0's rows alone are 65536 terms long.
-constexpr int kPotentialChunk = 2048;
-// At most this many chunks of j: the partial sums take chunks x N doubles, 4.3 GB at N = 1M had
-// the chunk stayed 2048 long (67 GB at 4M). Up to N = 65536 chunks stay 2048 long.
-constexpr int kMaxPotentialChunks = 32;
+// The j range is cut into (at most) this many chunks, each summed by its own threads, which a
+// second kernel adds per row. Whole rows (one thread each) took 11 ms at N = 65536, where block
+// 0's rows alone are 65536 terms long: a chunk's length is the kernel's longest dependent chain.
+// More chunks shorten it but cost chunks x N doubles of partial sums (2048-long chunks would take
+// 4.3 GB at N = 1M, 67 GB at 4M).
+constexpr int kPotentialChunks = 32;
 
-// The j range's chunk length for `count` bodies: 2048, or longer (a multiple of the block) where
-// that would make more than kMaxPotentialChunks chunks.
+// The chunks' length for `count` bodies: a multiple of the block, at least one block.
 int potential_chunk_length(int count) {
-  const int spread = (count + kMaxPotentialChunks - 1) / kMaxPotentialChunks;
-  return std::max(kPotentialChunk,
-                  (spread + kPotentialBlock - 1) / kPotentialBlock * kPotentialBlock);
+  const int spread = (count + kPotentialChunks - 1) / kPotentialChunks;
+  return std::max(1, (spread + kPotentialBlock - 1) / kPotentialBlock) * kPotentialBlock;
 }
 
 int potential_chunks(int count) {
@@ -136,6 +134,11 @@ class GpuSimulation final : public Simulation {
     check_cuda(cudaMemcpyAsync(device_velocities_.data(), host_velocities_.data(),
                                host_velocities_.bytes(), cudaMemcpyHostToDevice, stream_.get()));
     plan_.kernel().enqueue(arguments(current_), stream_.get());  // the first opening kick's
+    // CUDA loads a kernel at its first use: load the potential's here, in setup, not in the first
+    // conservation check (it made that check several times the later ones at N = 1K).
+    cudaFuncAttributes attributes{};
+    check_cuda(cudaFuncGetAttributes(&attributes, potential_partials<T>));
+    check_cuda(cudaFuncGetAttributes(&attributes, potential_rows));
     stream_.synchronize();
   }
 
@@ -216,8 +219,8 @@ class GpuSimulation final : public Simulation {
   std::map<std::string, std::string> details() const override {
     std::map<std::string, std::string> details = plan_.details();
     details["potential_energy"] =
-        "on the device: float64 terms (device rsqrt), compensated sums of pairs j > i in chunks of "
-        "2048 j (at most 32 chunks: longer above N = 65536), then per row, then (on the host) over "
+        "on the device: float64 terms (device rsqrt), compensated sums of pairs j > i in at most "
+        "32 chunks of j, then per row, then (on the host) over "
         "rows";
     details["integration"] =
         fused_ ? "on the device, fused into the force kernel's store: one kernel per step, "

@@ -276,13 +276,14 @@ TEST(Simulation, PotentialSummedBesideTheStateIsTheHostSum) {
   }
 }
 
-// Above N = 65536 the device's chunks of j grow longer (at most 32 of them, for the partial sums'
-// memory); one GPU formulation covers that path: the sum is the formulation's, not the kernel's.
+// The device cuts j into 32 chunks (a multiple of 128 long); the sizes above give short ones, this
+// one chunks of 2304 with the 31st short, as a default run's large N do. One GPU formulation covers
+// it: the sum is the simulation's, not the force kernel's.
 TEST(Simulation, PotentialOfManyBodiesInLongerChunksIsTheHostSum) {
   print_gpu_skip_reason_once();
   const Implementation* gpu = registry().find("gpu.tuned");
   if (gpu == nullptr || gpu->unavailable_reason()) GTEST_SKIP() << "no runnable gpu.tuned";
-  const std::size_t n = 70001;  // chunks of 2304 j: 31 chunks, the last one short
+  const std::size_t n = 70001;
   const PhaseSpaceState initial = plummer(n, 200);
   auto sim = start(*gpu, initial, 0.01);
   const std::optional<double> potential = sim->potential_energy();
