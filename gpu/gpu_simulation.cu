@@ -174,7 +174,9 @@ class GpuSimulation final : public Simulation {
       for (int step = 0; step < steps; ++step) force_graphs_[current_].launch(stream_);
       force_stop_.record(stream_);
       force_stop_.synchronize();
-      seconds.force = force_stop_.seconds_since(force_start_);
+      // The force graph alone may read longer than the whole steps where the integration is
+      // below the timing's noise (gpu.shared.f64 at 64K: -13 us of 6.6 ms): then it is all force.
+      seconds.force = std::min(force_stop_.seconds_since(force_start_), seconds.total);
       seconds.integration = seconds.total - seconds.force;
       seconds.phases = true;
     }
