@@ -121,7 +121,7 @@ class GpuSimulation final : public Simulation {
                 fused_ ? plan_.upload_padded(stream_) : DeviceBuffer<Body<T>>()},
         host_velocities_(setup.velocities.size()),
         device_velocities_(setup.velocities.size()),
-        device_accelerations_(static_cast<std::size_t>(plan_.padded_count())),
+        device_accelerations_(static_cast<std::size_t>(plan_.padded_target_count())),
         grid_(static_cast<unsigned>((plan_.count() + kIntegrationBlock - 1) / kIntegrationBlock)),
         potential_partials_(static_cast<std::size_t>(potential_chunks(plan_.count())) *
                             static_cast<std::size_t>(plan_.count())),

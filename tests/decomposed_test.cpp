@@ -14,11 +14,13 @@
 #include <gtest/gtest.h>
 
 #include "mpi_test_support.hpp"
+#include "nbody/accuracy.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/simulate.hpp"
 #include "nbody/app/wiring.hpp"
 #include "nbody/distributed/decomposed.hpp"
 #include "nbody/initial_conditions.hpp"
+#include "nbody/reference.hpp"
 #include "stand_in_suite.hpp"
 
 namespace nbody::distributed {
@@ -113,6 +115,39 @@ TEST(DecomposedRun, AccelerationsEqualTheOneProcessRunBitForBit) {
       }
       const auto details = decomposed->details();
       EXPECT_EQ(details.at("ranks"), std::to_string(ranks().ranks()));
+    }
+  }
+}
+
+// GPU formulations (where this machine has a GPU: the ranks share it or take one each): the slices'
+// accelerations, gathered, within the formulation's tolerance of the float64 reference. Not bit
+// for bit the one-process run: gpu.tuned plans its split of j by its count of targets.
+TEST(DecomposedRun, GpuSlicesTogetherMatchTheReference) {
+  const Registry registry = make_default_registry();
+  const auto gpu = registry.where([](const ImplementationInfo& i) {
+    return i.device == DeviceKind::gpu && i.pairs == PairScheme::all_pairs &&
+           i.role != Role::tuning_variant;
+  });
+  if (gpu.empty() || gpu.front()->unavailable_reason()) {
+    GTEST_SKIP() << "no GPU here: "
+                 << (gpu.empty() ? "no GPU formulations built"
+                                 : *gpu.front()->unavailable_reason());
+  }
+  for (const Implementation* impl : gpu) {
+    for (const std::size_t n : kAwkwardSizes) {
+      const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, 13);
+      std::vector<Body<double>> seen = snapshot.bodies;
+      if (impl->info.precision == Precision::f32) {
+        seen = convert_precision<double, float>(convert_precision<float, double>(snapshot.bodies));
+      }
+      auto decomposed = prepare_decomposed(*impl, seen, kSoftening, {}, ranks());
+      decomposed->evaluate(PreparedRun::Scope::end_to_end);
+      const std::vector<std::uint32_t> targets = validation_targets(n, 1u << 30);
+      const AccuracyMetrics metrics =
+          compare_with_reference(decomposed->accelerations(),
+                                 reference_accelerations(seen, kSoftening, targets), targets, seen);
+      EXPECT_TRUE(impl->info.tolerance.accepts(metrics, n))
+          << impl->info.name << " N=" << n << ": rel_l2 " << metrics.relative_l2;
     }
   }
 }

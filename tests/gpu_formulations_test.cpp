@@ -13,6 +13,7 @@
 
 #include "nbody/errors.hpp"
 #include "nbody/gpu/gpu_monitor.hpp"
+#include "nbody/target_range.hpp"
 #include "test_support.hpp"
 
 namespace nbody {
@@ -127,6 +128,74 @@ TEST_P(GpuFormulation, RefusesMoreBodiesThanTheDeviceCanHold) {
   const auto reason = impl_->size_limit_reason(std::size_t{1} << 40, {});
   ASSERT_TRUE(reason.has_value());
   EXPECT_FALSE(reason->empty());
+}
+
+// Decomposition by target range (issue 15): the slices of 2 and 3 parts, each run on its own,
+// together give every body's acceleration within the formulation's tolerance of the float64
+// reference, at awkward sizes (a slice may be empty: fewer bodies than parts). Symmetric
+// formulations refuse a slice.
+TEST_P(GpuFormulation, SlicesOfTargetsTogetherMatchTheReference) {
+  if (const auto reason = impl_->unavailable_reason()) GTEST_SKIP() << *reason;
+  const std::uint64_t seed = testing::test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (set NBODY_TEST_SEED to repeat)");
+  for (const std::size_t n : {1, 2, 7, 31, 1000, 4097, 8193}) {
+    const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, seed);
+    std::vector<Body<double>> seen = snapshot.bodies;
+    if (impl_->info.precision == Precision::f32) {
+      seen = convert_precision<double, float>(convert_precision<float, double>(snapshot.bodies));
+    }
+    for (const int parts : {2, 3}) {
+      SCOPED_TRACE("N=" + std::to_string(n) + ", " + std::to_string(parts) + " parts");
+      ExecutionOptions options;
+      options.targets = balanced_slice(n, 0, parts);
+      if (impl_->info.pairs == PairScheme::symmetric) {
+        if (n < 2) continue;  // one part holds every body: not a slice
+        ASSERT_TRUE(impl_->size_limit_reason(n, options).has_value());
+        EXPECT_THROW(impl_->prepare(seen, testing::kTestSoftening, options), std::invalid_argument);
+        continue;
+      }
+      std::vector<Vec3<double>> joined;
+      for (int part = 0; part < parts; ++part) {
+        options.targets = balanced_slice(n, part, parts);
+        EXPECT_FALSE(impl_->size_limit_reason(n, options).has_value());
+        auto run = impl_->prepare(seen, testing::kTestSoftening, options);
+        run->evaluate(part % 2 == 0 ? PreparedRun::Scope::kernel : PreparedRun::Scope::end_to_end);
+        const std::vector<Vec3<double>> mine = run->accelerations();
+        ASSERT_EQ(mine.size(), options.targets->size());
+        joined.insert(joined.end(), mine.begin(), mine.end());
+      }
+      const std::vector<std::uint32_t> targets = validation_targets(n, 1u << 30);
+      const std::vector<Vec3<double>> reference =
+          reference_accelerations(seen, testing::kTestSoftening, targets);
+      const AccuracyMetrics metrics = compare_with_reference(joined, reference, targets, seen);
+      EXPECT_TRUE(impl_->info.tolerance.accepts(metrics, n))
+          << "rel_l2 " << metrics.relative_l2 << ", max " << metrics.max_relative;
+    }
+  }
+}
+
+// A run's bodies replaced (the decomposed simulation's step): its next evaluation is a fresh
+// run's on the new bodies, bit for bit.
+TEST_P(GpuFormulation, NewBodiesGiveAFreshRunsAccelerations) {
+  if (const auto reason = impl_->unavailable_reason()) GTEST_SKIP() << *reason;
+  if (impl_->info.pairs == PairScheme::symmetric) GTEST_SKIP() << "atomics add in any order";
+  const Snapshot before = make_initial_condition(InitialCondition::plummer, 1000, 11);
+  const Snapshot after = make_initial_condition(InitialCondition::uniform_ball, 1000, 12);
+  ExecutionOptions options;
+  options.targets = balanced_slice(1000, 1, 2);
+  auto moved = impl_->prepare(before.bodies, testing::kTestSoftening, options);
+  moved->evaluate(PreparedRun::Scope::kernel);
+  moved->set_bodies(after.bodies);
+  moved->evaluate(PreparedRun::Scope::kernel);
+  auto fresh = impl_->prepare(after.bodies, testing::kTestSoftening, options);
+  fresh->evaluate(PreparedRun::Scope::kernel);
+  const std::vector<Vec3<double>> a = moved->accelerations(), b = fresh->accelerations();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].x, b[i].x) << i;
+    ASSERT_EQ(a[i].y, b[i].y) << i;
+    ASSERT_EQ(a[i].z, b[i].z) << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuFormulation, ::testing::ValuesIn(gpu_formulations()), test_name);

@@ -93,6 +93,7 @@ void handle_interrupts(bool decomposed) {
 struct RankPart {
   int rank = 0;
   int ranks = 1;
+  int rank_on_host = 0;  // this rank's place among its host's ranks
   // The first agreement of the ranks, once each has checked its command line: every rank the
   // same arguments; then each rank's host, in rank order.
   std::function<std::vector<std::string>()> start;
@@ -112,6 +113,14 @@ struct RankPart {
 void decompose_suite(const RankPart& part, nbody::SuiteOptions& suite,
                      std::optional<nbody::ProcessDecomposition>& decomposition) {
   suite.counters = false;
+  // One GPU per rank: the ranks of a host take consecutive devices from --gpu, wrapping round the
+  // host's devices (ranks beyond them share one).
+  if (part.rank_on_host > 0) {
+    if (const auto gpus = nbody::describe_gpus(); !gpus.empty()) {
+      suite.execution.gpu_device =
+          (suite.execution.gpu_device + part.rank_on_host) % static_cast<int>(gpus.size());
+    }
+  }
   suite.timing.max_over_processes = part.max_over_ranks;
   suite.timing.job_cpu_seconds_on_host = part.sum_on_host;
   decomposition = nbody::ProcessDecomposition{
@@ -701,6 +710,7 @@ int run_decomposed(int argc, char** argv) {
   const RankPart part{
       .rank = world.rank(),
       .ranks = world.size(),
+      .rank_on_host = decomposition.rank_on_host(),
       .start =
           [&] {
             decomposition.agree_on_start(nullptr, arguments);

@@ -52,11 +52,9 @@ Registry decomposed_registry(const Registry& local, Decomposition& decomposition
       decomposition.agree(AgreementPoint::decision, failure);
       return agreed_reason(decomposition, reason);
     };
+    // Every formulation, GPU ones included, integrates its slice on the host around its prepared
+    // run; positions travel between ranks through host memory (MPI).
     impl.simulate = [original, &decomposition](const SimulationSetup& setup) {
-      if (original.simulate || original.info.device != DeviceKind::cpu) {
-        throw std::runtime_error(original.info.name +
-                                 "'s own (device) simulation is not decomposed over ranks yet");
-      }
       return make_decomposed_simulation(original, setup, decomposition);
     };
     decomposed.add(std::move(impl));

@@ -10,16 +10,16 @@ constexpr int kBlockSize = 256;
 
 template <class T>
 __global__ void __launch_bounds__(kBlockSize) aos_forces(ForceArgs<T> args) {
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= args.count) return;
-  const Body<T> bi = args.bodies[i];
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);  // the k-th target
+  if (k >= args.target_count) return;
+  const Body<T> bi = args.bodies[args.first_target + k];
   T ax = 0, ay = 0, az = 0;
   for (int j = 0; j < args.count; ++j) {
     const Body<T> bj = args.bodies[j];
     accumulate_interaction<T, DeviceInvSqrt>(bi.x, bi.y, bi.z, bj.x, bj.y, bj.z, bj.m,
                                              args.softening_squared, ax, ay, az);
   }
-  args.accelerations[i] = {ax, ay, az};
+  args.accelerations[k] = {ax, ay, az};
 }
 
 }  // namespace

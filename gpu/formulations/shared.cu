@@ -12,22 +12,22 @@ constexpr int kTileSize = 256;  // GPU Gems 3's p: threads per block = bodies pe
 template <class T>
 __global__ void __launch_bounds__(kTileSize) shared_forces(ForceArgs<T> args) {
   __shared__ Body<T> tile[kTileSize];
-  // The grid covers the padded bodies, so every thread takes part in every tile load.
-  const int i = static_cast<int>(blockIdx.x) * kTileSize + static_cast<int>(threadIdx.x);
-  const Body<T> bi = args.bodies[i];
+  // The grid covers the padded targets, so every thread takes part in every tile load.
+  const int k = static_cast<int>(blockIdx.x) * kTileSize + static_cast<int>(threadIdx.x);
+  const Body<T> bi = args.bodies[args.first_target + k];
   T ax = 0, ay = 0, az = 0;
   for (int tile_start = 0; tile_start < args.padded_count; tile_start += kTileSize) {
     tile[threadIdx.x] = args.bodies[tile_start + static_cast<int>(threadIdx.x)];
     __syncthreads();
 #pragma unroll 4
-    for (int k = 0; k < kTileSize; ++k) {
-      const Body<T> bj = tile[k];
+    for (int t = 0; t < kTileSize; ++t) {
+      const Body<T> bj = tile[t];
       accumulate_interaction<T, DeviceInvSqrt>(bi.x, bi.y, bi.z, bj.x, bj.y, bj.z, bj.m,
                                                args.softening_squared, ax, ay, az);
     }
     __syncthreads();  // the tile is overwritten next
   }
-  if (i < args.count) args.accelerations[i] = {ax, ay, az};
+  if (k < args.target_count) args.accelerations[k] = {ax, ay, az};
 }
 
 template <class T>

@@ -11,10 +11,10 @@ constexpr int kBlockSize = 256;
 
 template <class T>
 __global__ void __launch_bounds__(kBlockSize) shuffle_forces(ForceArgs<T> args) {
-  // The grid covers the padded bodies, so every warp is full for the shuffles.
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  // The grid covers the padded targets, so every warp is full for the shuffles.
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);  // the i-th target
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  const Body<T> bi = args.bodies[i];
+  const Body<T> bi = args.bodies[args.first_target + i];
   T ax = 0, ay = 0, az = 0;
   for (int chunk_start = 0; chunk_start < args.padded_count; chunk_start += kWarpSize) {
     const Body<T> mine = args.bodies[chunk_start + lane];
@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(kBlockSize) shuffle_forces(ForceArgs<T> args) 
                                                args.softening_squared, ax, ay, az);
     }
   }
-  if (i < args.count) args.accelerations[i] = {ax, ay, az};
+  if (i < args.target_count) args.accelerations[i] = {ax, ay, az};
 }
 
 }  // namespace

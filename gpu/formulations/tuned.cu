@@ -81,7 +81,8 @@ struct SplitScratch {
   int tiles_per_split;
 };
 
-// The end of a block's work: its sums stored (and integrated, where the leapfrog is fused); under
+// The end of a block's work (first_i: its thread's first target, counted from args.first_target):
+// its sums stored (and integrated, where the leapfrog is fused); under
 // split-j, its partial sums stored and then either added by sum_partials, a second kernel, or
 // (split.arrivals set) by the last block of the i range to arrive, in split order (the same sums,
 // bit for bit, whichever block that is). Out of line, taking the sums through the stack: inlined,
@@ -102,7 +103,7 @@ __device__ __noinline__ void finish_block(const ForceArgs<T>& args, const Leapfr
   }
   const auto row = [&](unsigned s) {
     return split.partials +
-           static_cast<std::size_t>(s) * static_cast<std::size_t>(args.padded_count);
+           static_cast<std::size_t>(s) * static_cast<std::size_t>(args.padded_target_count);
   };
   Vec3<T>* mine = row(blockIdx.y);
 #pragma unroll
@@ -152,6 +153,7 @@ __global__ void __launch_bounds__(kBlockSize, kMinBlocks)
   using TileBody = std::conditional_t<kMassFirstTile, MassFirstBody<T>, Body<T>>;
   __shared__ TileBody tile[kBlockSize];
   // The thread's bodies are kBlockSize apart, so each of its loads is coalesced across the block.
+  // first_i counts targets (from args.first_target), as the accelerations do.
   const int first_i =
       static_cast<int>(blockIdx.x) * kBodiesPerBlock + static_cast<int>(threadIdx.x);
   const T eps2 = args.softening_squared;
@@ -159,7 +161,7 @@ __global__ void __launch_bounds__(kBlockSize, kMinBlocks)
   T ax[kBodiesPerThread], ay[kBodiesPerThread], az[kBodiesPerThread];
 #pragma unroll
   for (int b = 0; b < kBodiesPerThread; ++b) {
-    const Body<T> bi = args.bodies[first_i + b * kBlockSize];
+    const Body<T> bi = args.bodies[args.first_target + first_i + b * kBlockSize];
     x[b] = bi.x;
     y[b] = bi.y;
     z[b] = bi.z;
@@ -174,7 +176,10 @@ __global__ void __launch_bounds__(kBlockSize, kMinBlocks)
   };
   const int tile_count = args.padded_count / kBlockSize;
   const int first_tile = static_cast<int>(blockIdx.y) * split.tiles_per_split;
-  const int end_tile = min(first_tile + split.tiles_per_split, tile_count);
+  // The last split takes every tile left: a slice's padding may add a tile to the plan's.
+  const int end_tile = blockIdx.y + 1 == gridDim.y
+                           ? tile_count
+                           : min(first_tile + split.tiles_per_split, tile_count);
   for (int t = first_tile; t < end_tile; ++t) {
     __syncthreads();  // everyone is done with the previous tile
     const Body<T> loaded = args.bodies[t * kBlockSize + static_cast<int>(threadIdx.x)];
@@ -211,11 +216,11 @@ template <class T>
 __global__ void __launch_bounds__(kReduceBlockSize)
     sum_partials(ForceArgs<T> args, LeapfrogArgs<T> leapfrog, const Vec3<T>* __restrict__ partials,
                  int splits) {
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= args.count) return;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);  // the i-th target
+  if (i >= args.target_count) return;
   T sx = 0, sy = 0, sz = 0;
   for (int s = 0; s < splits; ++s) {
-    const Vec3<T> p = partials[static_cast<std::size_t>(s) * args.padded_count + i];
+    const Vec3<T> p = partials[static_cast<std::size_t>(s) * args.padded_target_count + i];
     sx += p.x;
     sy += p.y;
     sz += p.z;
@@ -275,7 +280,8 @@ ShapeCandidate<T> candidate() {
                                kShape.min_blocks, kShape.prefetch, kShape.mass_first_tile>};
 }
 
-// One launch plan for one body count: the shape, its split of the j range and its grid.
+// One launch plan for `target_count` of `count` bodies: the shape, its split of the j range and its
+// grid (blocks of targets in x, splits of the sources in y).
 template <class T>
 struct ShapePlan {
   ShapeCandidate<T> candidate;
@@ -283,15 +289,16 @@ struct ShapePlan {
   SplitPlan split;
   dim3 grid;
 
-  ShapePlan(const ShapeCandidate<T>& shape, const DeviceContext& device, int count)
+  ShapePlan(const ShapeCandidate<T>& shape, const DeviceContext& device, int count,
+            int target_count)
       : candidate(shape) {
     const int bodies_per_block = shape.shape.block_size * shape.shape.bodies_per_thread;
-    const int padded = round_up(count, bodies_per_block);
-    const int i_blocks = padded / bodies_per_block;
-    const int tiles = padded / shape.shape.block_size;
+    const int padded_targets = round_up(target_count, bodies_per_block);
+    const int i_blocks = padded_targets / bodies_per_block;
+    const int tiles = round_up(count, bodies_per_block) / shape.shape.block_size;
     check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, shape.kernel,
                                                              shape.shape.block_size, 0));
-    const std::size_t split_bytes = static_cast<std::size_t>(padded) * sizeof(Vec3<T>);
+    const std::size_t split_bytes = static_cast<std::size_t>(padded_targets) * sizeof(Vec3<T>);
     const int max_splits =
         static_cast<int>(std::max<std::size_t>(1, kMaxPartialBytes / split_bytes));
     split = plan_splits(i_blocks, tiles, device.properties.multiProcessorCount,
@@ -312,10 +319,10 @@ struct ShapePlan {
 // docs/perf-notes.md, "Time integration, second pass").
 template <class T>
 ShapePlan<T> choose_shape(const std::vector<ShapeCandidate<T>>& shapes, const DeviceContext& device,
-                          int count) {
+                          int count, int target_count) {
   std::optional<ShapePlan<T>> most_blocks;
   for (const ShapeCandidate<T>& shape : shapes) {
-    ShapePlan<T> plan(shape, device, count);
+    ShapePlan<T> plan(shape, device, count, target_count);
     if (2 * plan.blocks() >= device.properties.multiProcessorCount) return plan;
     if (!most_blocks || plan.blocks() > most_blocks->blocks()) most_blocks = plan;
   }
@@ -330,13 +337,15 @@ constexpr int kMaxPartialSumsPerThreadInLastBlock = 32;
 template <class T>
 class TunedKernel final : public ForceKernel<T> {
  public:
-  TunedKernel(const DeviceContext& device, int count, const std::vector<ShapeCandidate<T>>& shapes)
-      : plan_(choose_shape(shapes, device, count)),
-        count_(count),
+  TunedKernel(const DeviceContext& device, int count, int target_count,
+              const std::vector<ShapeCandidate<T>>& shapes)
+      : plan_(choose_shape(shapes, device, count, target_count)),
+        target_count_(target_count),
         last_block_adds_(plan_.split.splits * plan_.candidate.shape.bodies_per_thread <=
                          kMaxPartialSumsPerThreadInLastBlock) {
     if (plan_.split.splits > 1) {
-      const std::size_t padded = static_cast<std::size_t>(round_up(count, padding_multiple()));
+      const std::size_t padded =
+          static_cast<std::size_t>(round_up(target_count, padding_multiple()));
       partials_ = DeviceBuffer<Vec3<T>>(static_cast<std::size_t>(plan_.split.splits) * padded);
       if (last_block_adds_) {
         arrivals_ = DeviceBuffer<unsigned>(plan_.grid.x);
@@ -361,7 +370,7 @@ class TunedKernel final : public ForceKernel<T> {
     check_launch();
     if (plan_.split.splits > 1 && !last_block_adds_) {
       const unsigned grid =
-          static_cast<unsigned>((count_ + kReduceBlockSize - 1) / kReduceBlockSize);
+          static_cast<unsigned>((target_count_ + kReduceBlockSize - 1) / kReduceBlockSize);
       sum_partials<T><<<grid, kReduceBlockSize, 0, stream>>>(args, leapfrog, partials_.data(),
                                                              plan_.split.splits);
       check_launch();
@@ -389,7 +398,7 @@ class TunedKernel final : public ForceKernel<T> {
 
  private:
   ShapePlan<T> plan_;
-  int count_;
+  int target_count_;
   bool last_block_adds_;
   DeviceBuffer<Vec3<T>> partials_;
   DeviceBuffer<unsigned> arrivals_;  // only where the last block adds the partial sums
@@ -422,9 +431,9 @@ __global__ void __launch_bounds__(kWarpSplitBlock)
   }
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int i = static_cast<int>(blockIdx.x) * 32 + lane;
+  const int i = static_cast<int>(blockIdx.x) * 32 + lane;  // the i-th target
   __syncthreads();
-  const Body<T> bi = bodies[i];
+  const Body<T> bi = bodies[args.first_target + i];
   const T eps2 = args.softening_squared;
   T ax = 0, ay = 0, az = 0;
   const int per_warp = args.padded_count / kWarpSplitWarps;
@@ -455,23 +464,30 @@ std::size_t warp_split_shared_bytes(int padded_count) {
          static_cast<std::size_t>(kWarpSplitBlock) * sizeof(Vec3<T>);
 }
 
-// Whether warp_split_forces runs `count` bodies: small enough, and its shared memory fits.
+// The most bodies, padding included, a warp-split launch for `target_count` of `count` holds: a
+// slice's padded targets may reach one block's worth of bodies past the padded count.
+inline int warp_split_max_padded(int count, int target_count) {
+  return round_up(count, kWarpSplitBlock) + (target_count < count ? kWarpSplitBlock : 0);
+}
+
+// Whether warp_split_forces runs `target_count` of `count` bodies: few enough, and its shared
+// memory fits.
 template <class T>
-bool warp_split_suits(const DeviceContext& device, int count) {
-  const int padded = round_up(count, kWarpSplitBlock);
+bool warp_split_suits(const DeviceContext& device, int count, int target_count) {
   return count <= kWarpSplitMaxBodies<T> &&
-         warp_split_shared_bytes<T>(padded) <= device.properties.sharedMemPerBlockOptin;
+         warp_split_shared_bytes<T>(warp_split_max_padded(count, target_count)) <=
+             device.properties.sharedMemPerBlockOptin;
 }
 
 template <class T>
 class WarpSplitKernel final : public ForceKernel<T> {
  public:
-  explicit WarpSplitKernel(int count)
-      : padded_count_(round_up(count, kWarpSplitBlock)),
-        shared_bytes_(warp_split_shared_bytes<T>(padded_count_)) {
+  WarpSplitKernel(int count, int target_count)
+      : padded_targets_(round_up(target_count, kWarpSplitBlock)),
+        max_shared_bytes_(warp_split_shared_bytes<T>(warp_split_max_padded(count, target_count))) {
     check_cuda(cudaFuncSetAttribute(warp_split_forces<T>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(shared_bytes_)));
+                                    static_cast<int>(max_shared_bytes_)));
   }
 
   // Whole warps' worth of j for every warp of the block.
@@ -485,19 +501,18 @@ class WarpSplitKernel final : public ForceKernel<T> {
 
   void enqueue_with_leapfrog(const ForceArgs<T>& args, const LeapfrogArgs<T>& leapfrog,
                              cudaStream_t stream) override {
-    warp_split_forces<T>
-        <<<static_cast<unsigned>(padded_count_ / 32), kWarpSplitBlock, shared_bytes_, stream>>>(
-            args, leapfrog);
+    warp_split_forces<T><<<static_cast<unsigned>(args.padded_target_count / 32), kWarpSplitBlock,
+                           warp_split_shared_bytes<T>(args.padded_count), stream>>>(args, leapfrog);
     check_launch();
   }
 
   LaunchDescription describe() const override {
     LaunchDescription launch;
-    launch.grid = dim3(static_cast<unsigned>(padded_count_ / 32));
+    launch.grid = dim3(static_cast<unsigned>(padded_targets_ / 32));
     launch.block = dim3(kWarpSplitBlock);
     launch.bodies_per_thread = 1;
     launch.threads_per_body = kWarpSplitWarps;
-    launch.shared_memory_bytes = shared_bytes_;
+    launch.shared_memory_bytes = max_shared_bytes_;
     launch.extra = {{"shape", "warp-split: every body in shared memory, j split over " +
                                   std::to_string(kWarpSplitWarps) + " warps"},
                     {"j_splits", std::to_string(kWarpSplitWarps)},
@@ -506,8 +521,8 @@ class WarpSplitKernel final : public ForceKernel<T> {
   }
 
  private:
-  int padded_count_;
-  std::size_t shared_bytes_;
+  int padded_targets_;
+  std::size_t max_shared_bytes_;  // a launch takes what its padded count needs, at most this
 };
 
 template <class T, TunedShape kShape, TunedShape... kSmallerShapes>
@@ -552,13 +567,14 @@ template <class T, TunedShape kShape, TunedShape... kSmallerShapes>
 Implementation make_tuned(std::string name, std::string description) {
   return make_gpu_implementation<T>(
       tuned_info<T, kShape, kSmallerShapes...>(std::move(name), std::move(description)),
-      [](const DeviceContext& device, int count) -> std::unique_ptr<ForceKernel<T>> {
+      [](const DeviceContext& device, int count,
+         int target_count) -> std::unique_ptr<ForceKernel<T>> {
         // The shipped formulations (those with a small shape) take warp-split at small N.
-        if (sizeof...(kSmallerShapes) > 0 && warp_split_suits<T>(device, count)) {
-          return std::make_unique<WarpSplitKernel<T>>(count);
+        if (sizeof...(kSmallerShapes) > 0 && warp_split_suits<T>(device, count, target_count)) {
+          return std::make_unique<WarpSplitKernel<T>>(count, target_count);
         }
         return std::make_unique<TunedKernel<T>>(
-            device, count,
+            device, count, target_count,
             std::vector<ShapeCandidate<T>>{candidate<T, kShape>(),
                                            candidate<T, kSmallerShapes>()...});
       },

@@ -54,6 +54,8 @@ class Decomposition {
 
   int rank() const { return communicator_.rank(); }
   int ranks() const { return communicator_.size(); }
+  // This rank's place among the ranks on its host (0 for the first): which GPU it drives.
+  int rank_on_host() const { return host_->rank(); }
   Communicator& communicator() { return communicator_; }
 
   // This rank's balanced slice of n bodies, and every rank's (slices(n)[rank()] is this one's).

@@ -2,6 +2,7 @@
 // Generic plumbing for GPU formulations, the counterpart of cpu/include/nbody/cpu/cpu_run.hpp: a
 // formulation's own file holds only its kernel, its launch plan (a ForceKernel) and its
 // registration; GpuRun does the rounding, padding, device residency, timing and copies.
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <functional>
@@ -22,18 +23,26 @@
 #include "nbody/gpu/device_math.cuh"
 #include "nbody/gpu/device_query.hpp"
 #include "nbody/registry.hpp"
+#include "nbody/target_range.hpp"
 
 namespace nbody::gpu {
 
 // What a kernel gets. Bodies are padded with zero-mass bodies at the origin up to a multiple the
 // kernel chooses, so kernels need no tail code: with softening > 0 (required by the j = i term
-// anyway) a zero-mass body contributes exactly zero.
+// anyway) a zero-mass body contributes exactly zero. The kernel computes the accelerations of the
+// targets, bodies [first_target, first_target + target_count): all of them, or a decomposition's
+// slice (issue 15), from all `count` sources. The padding covers first_target +
+// padded_target_count too, so a kernel reads its padded targets without a bound check.
 template <class T>
 struct ForceArgs {
-  const Body<T>* bodies;   // padded_count bodies, on the device
-  Vec3<T>* accelerations;  // padded_count entries, on the device; [0, count) must be written
+  const Body<T>* bodies;   // padded_count bodies (the sources), on the device
+  Vec3<T>* accelerations;  // padded_target_count entries, on the device: [k] is the acceleration of
+                           // body first_target + k; [0, target_count) must be written
   int count;               // real bodies
   int padded_count;
+  int first_target;
+  int target_count;
+  int padded_target_count;  // a multiple of the kernel's padding, like padded_count
   T softening_squared;
 };
 
@@ -43,7 +52,7 @@ struct ForceArgs {
 // buffer (other blocks still read this step's positions). Arithmetic of store_with_leapfrog.
 template <class T>
 struct LeapfrogArgs {
-  Vec3<T>* velocities = nullptr;  // count entries, on the device; null: no integration
+  Vec3<T>* velocities = nullptr;  // target_count entries, on the device; null: no integration
   Body<T>* next_bodies = nullptr;
   T half_dt = 0;
   T dt = 0;
@@ -82,9 +91,11 @@ class ForceKernel {
   }
 };
 
+// The kernel's plan for `count` bodies of which it computes `target_count` (at least 1; all of them
+// unless decomposed).
 template <class T>
-using ForceKernelFactory =
-    std::function<std::unique_ptr<ForceKernel<T>>(const DeviceContext& device, int count)>;
+using ForceKernelFactory = std::function<std::unique_ptr<ForceKernel<T>>(
+    const DeviceContext& device, int count, int target_count)>;
 
 inline int round_up(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -98,18 +109,32 @@ inline std::string to_string(const dim3& d) {
 inline constexpr std::size_t kMaxBodies = std::size_t{1} << 30;
 
 // What a run and a simulation of one formulation on one device share: the device, the body count,
-// the formulation's launch plan for it, the padding the plan asks for and the bodies rounded to T.
+// its targets (all bodies, or a decomposition's slice), the formulation's launch plan for them, the
+// padding the plan asks for and the bodies rounded to T.
 template <class T>
 class KernelPlan {
  public:
   KernelPlan(std::span<const Body<double>> bodies, double softening, int gpu_device,
-             const ForceKernelFactory<T>& factory)
+             const ForceKernelFactory<T>& factory, const std::optional<TargetRange>& targets = {})
       : device_(select_device(gpu_device)),
         count_(checked_count(bodies.size())),  // before the factory sees the count
-        kernel_(factory(device_, count_)),
-        padded_count_(round_up(count_, kernel_->padding_multiple())),
+        targets_(resolve_targets(targets, bodies.size())),
+        // A slice without bodies (more ranks than bodies) launches nothing; its plan is for one.
+        kernel_(factory(device_, count_, std::max(1, target_count()))),
+        padded_target_count_(round_up(target_count(), kernel_->padding_multiple())),
+        padded_count_(round_up(std::max(count_, first_target() + padded_target_count_),
+                               kernel_->padding_multiple())),
         host_bodies_(bodies.size()),
         softening_squared_(static_cast<T>(softening * softening)) {
+    set_host_bodies(bodies);
+  }
+
+  // `bodies` (the same count) rounded to T into host_bodies().
+  void set_host_bodies(std::span<const Body<double>> bodies) {
+    if (bodies.size() != host_bodies_.size()) {
+      throw std::invalid_argument("the bodies changed count: " + std::to_string(bodies.size()) +
+                                  " instead of " + std::to_string(host_bodies_.size()));
+    }
     for (std::size_t i = 0; i < bodies.size(); ++i) {
       host_bodies_[i] = {static_cast<T>(bodies[i].x), static_cast<T>(bodies[i].y),
                          static_cast<T>(bodies[i].z), static_cast<T>(bodies[i].m)};
@@ -119,13 +144,24 @@ class KernelPlan {
   const DeviceContext& device() const { return device_; }
   int count() const { return count_; }
   int padded_count() const { return padded_count_; }
+  int first_target() const { return static_cast<int>(targets_.begin); }
+  int target_count() const { return static_cast<int>(targets_.size()); }
+  int padded_target_count() const { return padded_target_count_; }
+  const TargetRange& targets() const { return targets_; }
   ForceKernel<T>& kernel() const { return *kernel_; }
   // The bodies in T, pinned: the source of every upload, and a staging area for downloads.
   PinnedBuffer<Body<T>>& host_bodies() { return host_bodies_; }
 
   ForceArgs<T> arguments(const DeviceBuffer<Body<T>>& bodies,
                          const DeviceBuffer<Vec3<T>>& accelerations) const {
-    return {bodies.data(), accelerations.data(), count_, padded_count_, softening_squared_};
+    return {.bodies = bodies.data(),
+            .accelerations = accelerations.data(),
+            .count = count_,
+            .padded_count = padded_count_,
+            .first_target = first_target(),
+            .target_count = target_count(),
+            .padded_target_count = padded_target_count_,
+            .softening_squared = softening_squared_};
   }
 
   // A device buffer of padded_count bodies: the real ones from host_bodies(), then the padding
@@ -161,6 +197,16 @@ class KernelPlan {
     details["threads_per_body"] = std::to_string(launch.threads_per_body);
     details["shared_memory_bytes"] = std::to_string(launch.shared_memory_bytes);
     details["padded_bodies"] = std::to_string(padded_count_);
+    if (targets_.size() != static_cast<std::size_t>(count_)) {
+      // Appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "[" + std::string + ...
+      std::string range = "[";
+      range += std::to_string(targets_.begin);
+      range += ", ";
+      range += std::to_string(targets_.end);
+      range += ") of ";
+      range += std::to_string(count_);
+      details["targets"] = range;
+    }
     return details;
   }
 
@@ -175,7 +221,9 @@ class KernelPlan {
 
   DeviceContext device_;
   int count_;
+  TargetRange targets_;
   std::unique_ptr<ForceKernel<T>> kernel_;
+  int padded_target_count_;
   int padded_count_;
   PinnedBuffer<Body<T>> host_bodies_;
   T softening_squared_;
@@ -186,10 +234,10 @@ class GpuRun final : public PreparedRun {
  public:
   GpuRun(std::span<const Body<double>> bodies, double softening, const ExecutionOptions& options,
          const ForceKernelFactory<T>& factory)
-      : plan_(bodies, softening, options.gpu_device, factory),
+      : plan_(bodies, softening, options.gpu_device, factory, options.targets),
         device_bodies_(plan_.upload_padded(stream_)),  // kernel scope finds the inputs resident
-        host_accelerations_(bodies.size()),
-        device_accelerations_(static_cast<std::size_t>(plan_.padded_count())) {}
+        host_accelerations_(static_cast<std::size_t>(plan_.target_count())),
+        device_accelerations_(static_cast<std::size_t>(plan_.padded_target_count())) {}
 
   Seconds evaluate(Scope scope) override {
     check_cuda(cudaSetDevice(plan_.device().ordinal));
@@ -200,7 +248,7 @@ class GpuRun final : public PreparedRun {
     const ForceArgs<T> args = plan_.arguments(device_bodies_, device_accelerations_);
     if (scope == Scope::kernel) {
       kernel_start_.record(stream_);
-      plan_.kernel().enqueue(args, stream_.get());
+      enqueue(args);
       kernel_stop_.record(stream_);
       kernel_stop_.synchronize();
       accelerations_on_host_ = false;
@@ -209,7 +257,7 @@ class GpuRun final : public PreparedRun {
     start_.record(stream_);
     plan_.upload(device_bodies_, stream_);
     kernel_start_.record(stream_);
-    plan_.kernel().enqueue(args, stream_.get());
+    enqueue(args);
     kernel_stop_.record(stream_);
     copy_accelerations_to_host();
     stop_.record(stream_);
@@ -230,9 +278,23 @@ class GpuRun final : public PreparedRun {
         std::span<const Vec3<T>>(host_accelerations_.data(), host_accelerations_.size()));
   }
 
+  // Decomposed over ranks, the bodies of the next step (DecomposedSimulation): uploaded now, as
+  // the contract asks, outside any timing.
+  void set_bodies(std::span<const Body<double>> bodies) override {
+    check_cuda(cudaSetDevice(plan_.device().ordinal));
+    plan_.set_host_bodies(bodies);
+    plan_.upload(device_bodies_, stream_);
+    stream_.synchronize();
+  }
+
   std::map<std::string, std::string> details() const override { return plan_.details(); }
 
  private:
+  // A slice without targets (more ranks than bodies) has nothing to launch.
+  void enqueue(const ForceArgs<T>& args) {
+    if (args.target_count > 0) plan_.kernel().enqueue(args, stream_.get());
+  }
+
   void copy_accelerations_to_host() {
     check_cuda(cudaMemcpyAsync(host_accelerations_.data(), device_accelerations_.data(),
                                host_accelerations_.bytes(), cudaMemcpyDeviceToHost, stream_.get()));
@@ -258,15 +320,18 @@ std::unique_ptr<Simulation> make_gpu_simulation(const SimulationSetup& setup,
 // Device bytes a run of `count` bodies needs beyond the bodies and accelerations (scratch).
 using ScratchBytes = std::function<std::size_t(std::size_t count)>;
 
-// GPU runs compute every body; a slice of targets (decomposition over devices) is not there yet.
-inline constexpr const char* kTargetRangeRefusal =
-    "GPU formulations do not take a target range (decomposition) yet";
+// Symmetric formulations add each pair's reaction to the other body: with a slice of targets those
+// land on bodies other devices or ranks own.
+inline constexpr const char* kSymmetricTargetRangeRefusal =
+    "symmetric pairs add reactions to every body: a symmetric GPU formulation does not take a "
+    "target range (decomposition)";
 
 // An Implementation around a kernel factory: availability and memory checks, prepare, threads.
 template <class T>
 Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFactory<T> factory,
                                        ScratchBytes scratch_bytes = {}) {
   info.device = DeviceKind::gpu;
+  const bool symmetric = info.pairs == PairScheme::symmetric;
   // Host memory per body: pinned bodies and accelerations, and the promoted copy returned.
   info.bytes_per_body = sizeof(Body<T>) + sizeof(Vec3<T>) + sizeof(Vec3<double>);
   return {
@@ -275,19 +340,19 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
       // size_limit_reason checks the ordinal actually requested.
       .unavailable_reason = [] { return device_unavailable_reason(0); },
       .prepare =
-          [factory](std::span<const Body<double>> bodies, double softening,
-                    const ExecutionOptions& options) {
-            if (is_partial(options.targets, bodies.size())) {
-              throw std::invalid_argument(kTargetRangeRefusal);
+          [factory, symmetric](std::span<const Body<double>> bodies, double softening,
+                               const ExecutionOptions& options) {
+            if (symmetric && is_partial(options.targets, bodies.size())) {
+              throw std::invalid_argument(kSymmetricTargetRangeRefusal);
             }
             return std::unique_ptr<PreparedRun>(
                 std::make_unique<GpuRun<T>>(bodies, softening, options, factory));
           },
       .threads_used = [](const ExecutionOptions&) { return 1; },  // one host thread drives it
-      .size_limit_reason = [scratch_bytes = std::move(scratch_bytes)](
+      .size_limit_reason = [symmetric, scratch_bytes = std::move(scratch_bytes)](
                                std::size_t count,
                                const ExecutionOptions& options) -> std::optional<std::string> {
-        if (is_partial(options.targets, count)) return kTargetRangeRefusal;
+        if (symmetric && is_partial(options.targets, count)) return kSymmetricTargetRangeRefusal;
         if (count > kMaxBodies) {
           return "GPU formulations index bodies with int: at most 2^30 bodies";
         }
@@ -299,8 +364,10 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
       },
       .simulate =
           [factory](const SimulationSetup& setup) {
+            // A slice's simulation is nbody/distributed's, around this formulation's prepared run.
             if (is_partial(setup.execution.targets, setup.bodies.size())) {
-              throw std::invalid_argument(kTargetRangeRefusal);
+              throw std::invalid_argument(
+                  "a GPU formulation's own simulation integrates every body, not a slice");
             }
             return make_gpu_simulation<T>(setup, factory);
           },

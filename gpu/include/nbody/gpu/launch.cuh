@@ -23,8 +23,9 @@ struct LaunchShape {
   std::size_t shared_memory_bytes = 0;    // static shared memory per block, for the record
   bool zero_accelerations_first = false;  // kernels that accumulate (atomics) start from zero,
                                           // inside the timed region: part of their cost
-  // The grid for `count` bodies; empty: one thread per padded body, 1-D. May throw
-  // std::invalid_argument for a count the formulation cannot launch.
+  // The grid for `count` bodies (symmetric formulations, which compute every body); empty: one
+  // thread per padded target, 1-D. May throw std::invalid_argument for a count the formulation
+  // cannot launch.
   std::function<dim3(int count)> grid;
   // Facts particular to the formulation for `count` bodies, for the run's details().
   std::function<std::map<std::string, std::string>(int count)> extra;
@@ -33,22 +34,23 @@ struct LaunchShape {
 template <class T>
 class LaunchedKernel final : public ForceKernel<T> {
  public:
-  LaunchedKernel(ForceKernelFunction<T> kernel, LaunchShape shape, int count)
+  LaunchedKernel(ForceKernelFunction<T> kernel, LaunchShape shape, int count, int target_count)
       : kernel_(kernel),
         shape_(std::move(shape)),
         count_(count),
-        grid_(shape_.grid ? shape_.grid(count)
-                          : dim3(static_cast<unsigned>(
-                                (round_up(count, shape_.padding_multiple) + shape_.block_size - 1) /
-                                shape_.block_size))) {}
+        grid_(shape_.grid
+                  ? shape_.grid(count)
+                  : dim3(static_cast<unsigned>(
+                        (round_up(target_count, shape_.padding_multiple) + shape_.block_size - 1) /
+                        shape_.block_size))) {}
 
   int padding_multiple() const override { return shape_.padding_multiple; }
 
   void enqueue(const ForceArgs<T>& args, cudaStream_t stream) override {
     if (shape_.zero_accelerations_first) {
-      check_cuda(cudaMemsetAsync(args.accelerations, 0,
-                                 static_cast<std::size_t>(args.padded_count) * sizeof(Vec3<T>),
-                                 stream));
+      check_cuda(cudaMemsetAsync(
+          args.accelerations, 0,
+          static_cast<std::size_t>(args.padded_target_count) * sizeof(Vec3<T>), stream));
     }
     kernel_<<<grid_, shape_.block_size, 0, stream>>>(args);
     check_launch();
@@ -72,9 +74,9 @@ class LaunchedKernel final : public ForceKernel<T> {
 
 template <class T>
 ForceKernelFactory<T> launch(ForceKernelFunction<T> kernel, LaunchShape shape) {
-  return [kernel, shape = std::move(shape)](const DeviceContext&, int count) {
+  return [kernel, shape = std::move(shape)](const DeviceContext&, int count, int target_count) {
     return std::unique_ptr<ForceKernel<T>>(
-        std::make_unique<LaunchedKernel<T>>(kernel, shape, count));
+        std::make_unique<LaunchedKernel<T>>(kernel, shape, count, target_count));
   };
 }
 

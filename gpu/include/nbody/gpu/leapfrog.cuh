@@ -7,19 +7,20 @@
 
 namespace nbody::gpu {
 
-// Stores body i's final acceleration `a` and, where `leapfrog` asks for it (real bodies only),
-// integrates: v += a dt/2 closes this step; unless it is the last one, v += a dt/2 and
-// x' = x + v dt open the next, into leapfrog.next_bodies.
+// Stores the i-th target's final acceleration `a` and, where `leapfrog` asks for it (real targets
+// only), integrates: v += a dt/2 closes this step; unless it is the last one, v += a dt/2 and
+// x' = x + v dt open the next, into leapfrog.next_bodies (indexed by body, like args.bodies).
 template <class T>
 __device__ __forceinline__ void store_with_leapfrog(const ForceArgs<T>& args,
                                                     const LeapfrogArgs<T>& leapfrog, int i,
                                                     const Vec3<T>& a) {
   args.accelerations[i] = a;
-  if (leapfrog.velocities == nullptr || i >= args.count) return;
+  if (leapfrog.velocities == nullptr || i >= args.target_count) return;
   Vec3<T> v = kicked(leapfrog.velocities[i], a, leapfrog.half_dt);
   if (leapfrog.next_bodies != nullptr) {
     v = kicked(v, a, leapfrog.half_dt);
-    leapfrog.next_bodies[i] = drifted(args.bodies[i], v, leapfrog.dt);
+    const int body = args.first_target + i;
+    leapfrog.next_bodies[body] = drifted(args.bodies[body], v, leapfrog.dt);
   }
   leapfrog.velocities[i] = v;
 }
