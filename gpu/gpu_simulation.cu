@@ -22,25 +22,6 @@
 namespace nbody::gpu {
 namespace {
 
-constexpr int kIntegrationBlock = 256;
-
-template <class T>
-__global__ void kick_drift(Body<T>* bodies, Vec3<T>* velocities, const Vec3<T>* accelerations,
-                           int count, T half_dt, T dt) {
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= count) return;
-  const Vec3<T> v = kicked(velocities[i], accelerations[i], half_dt);
-  velocities[i] = v;
-  bodies[i] = drifted(bodies[i], v, dt);
-}
-
-template <class T>
-__global__ void kick(Vec3<T>* velocities, const Vec3<T>* accelerations, int count, T half_dt) {
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= count) return;
-  velocities[i] = kicked(velocities[i], accelerations[i], half_dt);
-}
-
 template <class T>
 class GpuSimulation final : public Simulation {
  public:

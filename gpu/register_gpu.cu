@@ -4,6 +4,7 @@
 #include "nbody/errors.hpp"
 #include "nbody/gpu/device_query.hpp"
 #include "nbody/gpu/formulations.hpp"
+#include "nbody/gpu/multi_gpu.hpp"
 
 namespace nbody {
 namespace gpu {
@@ -24,6 +25,11 @@ void register_gpu_implementations(Registry& registry) {
     if (options.gpu_device > 0) {
       if (const auto reason = gpu::device_unavailable_reason(options.gpu_device)) {
         throw UsageError("--gpu " + std::to_string(options.gpu_device) + ": " + *reason);
+      }
+    }
+    if (!options.gpu_devices.empty()) {
+      if (const auto reason = gpu::multi_gpu_unavailable_reason(options.gpu_devices)) {
+        throw UsageError("--gpus: " + *reason);
       }
     }
   });

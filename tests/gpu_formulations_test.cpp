@@ -13,6 +13,7 @@
 
 #include "nbody/errors.hpp"
 #include "nbody/gpu/gpu_monitor.hpp"
+#include "nbody/gpu/multi_gpu.hpp"
 #include "nbody/target_range.hpp"
 #include "test_support.hpp"
 
@@ -171,6 +172,55 @@ TEST_P(GpuFormulation, SlicesOfTargetsTogetherMatchTheReference) {
       EXPECT_TRUE(impl_->info.tolerance.accepts(metrics, n))
           << "rel_l2 " << metrics.relative_l2 << ", max " << metrics.max_relative;
     }
+  }
+}
+
+// The GPUs a multi-GPU test drives: two where this machine has them, else the one (NCCL's path
+// with one device: the slices, the all-gather and the timing, not the exchange between devices).
+std::vector<int> listed_test_gpus() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  return count >= 2 ? std::vector<int>{0, 1} : std::vector<int>{0};
+}
+
+// Several GPUs of one process (issue 15): at awkward sizes (N not divisible by the GPU count),
+// every body's acceleration within the formulation's tolerance of the float64 reference, in both
+// scopes; symmetric formulations refuse.
+TEST_P(GpuFormulation, SeveralGpusTogetherMatchTheReference) {
+  if (const auto reason = impl_->unavailable_reason()) GTEST_SKIP() << *reason;
+  ExecutionOptions options;
+  options.gpu_devices = listed_test_gpus();
+  if (const auto reason = gpu::multi_gpu_unavailable_reason(options.gpu_devices)) {
+    GTEST_SKIP() << *reason;
+  }
+  std::cout << "[ gpus     ] " << options.gpu_devices.size() << " GPU(s)\n";
+  const std::uint64_t seed = testing::test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (set NBODY_TEST_SEED to repeat)");
+  for (const std::size_t n : {1, 2, 7, 31, 1000, 4097, 8193}) {
+    SCOPED_TRACE("N=" + std::to_string(n));
+    if (impl_->info.pairs == PairScheme::symmetric) {
+      ASSERT_TRUE(impl_->size_limit_reason(n, options).has_value());
+      continue;
+    }
+    EXPECT_FALSE(impl_->size_limit_reason(n, options).has_value());
+    for (const InitialCondition ic : {InitialCondition::uniform_ball, InitialCondition::plummer}) {
+      const testing::ValidationOutcome outcome =
+          testing::validate_implementation(*impl_, ic, n, seed, options);
+      EXPECT_TRUE(outcome.accepted) << outcome.summary;
+    }
+    const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, seed);
+    auto run = impl_->prepare(snapshot.bodies, testing::kTestSoftening, options);
+    const PreparedRun::Seconds seconds = run->evaluate(PreparedRun::Scope::end_to_end);
+    EXPECT_GT(seconds.kernel, 0);
+    EXPECT_GE(seconds.communication, 0);
+    EXPECT_GE(seconds.total, seconds.kernel + seconds.communication);
+    const std::vector<Vec3<double>> end_to_end = run->accelerations();
+    run->evaluate(PreparedRun::Scope::kernel);
+    const std::vector<Vec3<double>> kernel_scope = run->accelerations();
+    ASSERT_EQ(end_to_end.size(), n);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(end_to_end[i].x, kernel_scope[i].x) << i;
+    const auto details = run->details();
+    EXPECT_EQ(details.at("gpu_count"), std::to_string(options.gpu_devices.size()));
   }
 }
 

@@ -112,6 +112,11 @@ struct RankPart {
 // (each rank's would be of its own slice), the agreement the timings decide through, the record.
 void decompose_suite(const RankPart& part, nbody::SuiteOptions& suite,
                      std::optional<nbody::ProcessDecomposition>& decomposition) {
+  if (suite.execution.gpu_devices.size() > 1) {
+    throw UsageError(
+        "--gpus: under mpirun each rank drives one GPU (its host's next: --gpu sets "
+        "the first); several GPUs in one process are for a run without mpirun");
+  }
   suite.counters = false;
   // One GPU per rank: the ranks of a host take consecutive devices from --gpu, wrapping round the
   // host's devices (ranks beyond them share one).
@@ -178,8 +183,36 @@ struct CommonOptions {
   std::vector<std::string> sizes;
   std::string impl = ".";
   std::string ic = "uniform";
+  std::vector<std::string> gpus;  // --gpus: ordinals, or "all"
   nbody::SuiteOptions suite;
 };
+
+// --gpus: "all" (every GPU of this machine) or ordinals; throws UsageError for anything else.
+std::vector<int> parse_gpu_list(const std::vector<std::string>& items) {
+  if (items.size() == 1 && items.front() == "all") {
+    const std::size_t count = nbody::describe_gpus().size();
+    if (count == 0) throw UsageError("--gpus all: this machine has no GPU nbody-fair can use");
+    std::vector<int> all(count);
+    for (std::size_t d = 0; d < count; ++d) all[d] = static_cast<int>(d);
+    return all;
+  }
+  std::vector<int> devices;
+  for (const std::string& item : items) {
+    std::size_t used = 0;
+    int ordinal = -1;
+    try {
+      ordinal = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || ordinal < 0) {
+      throw UsageError(
+          fmt::format("--gpus: '{}' is not a device ordinal (use e.g. 0,1 or all)", item));
+    }
+    devices.push_back(ordinal);
+  }
+  return devices;
+}
 
 void add_selection_options(CLI::App& command, CommonOptions& o) {
   command
@@ -203,6 +236,12 @@ void add_selection_options(CLI::App& command, CommonOptions& o) {
       ->capture_default_str()
       ->check(at_least(0, true));
   command
+      .add_option("--gpus", o.gpus,
+                  "Several GPUs driven by this process, e.g. 0,1 or all: each computes a slice of "
+                  "the bodies, NCCL all-gathers (GPU formulations; replaces --gpu)")
+      ->delimiter(',')
+      ->excludes("--gpu");
+  command
       .add_option("--validate-bodies", o.suite.validation_bodies,
                   "Validate every body up to this N, an even sample of this many above")
       ->capture_default_str()
@@ -218,6 +257,12 @@ void finish_options(CommonOptions& o, const nbody::Registry& registry, int argc,
   o.suite.initial_condition = nbody::parse_initial_condition(o.ic);
   o.suite.implementation_pattern = o.impl;
   if (!o.sizes.empty()) o.suite.sizes = nbody::parse_sizes(o.sizes);
+  if (!o.gpus.empty()) {
+    o.suite.execution.gpu_devices = parse_gpu_list(o.gpus);
+    // One listed is --gpu: monitors, ceilings and records name that device.
+    o.suite.execution.gpu_device = o.suite.execution.gpu_devices.front();
+    if (o.suite.execution.gpu_devices.size() == 1) o.suite.execution.gpu_devices.clear();
+  }
   // An unknown pattern or option is an error before anything runs.
   (void)registry.select(o.impl, include_variants);
   registry.check_options(o.suite.execution);

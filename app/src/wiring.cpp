@@ -23,6 +23,9 @@ Registry make_default_registry() {
   // No GPU ordinal exists for this build; 0, the default, stays valid so that one command line
   // serves every build.
   registry.add_option_check([](const ExecutionOptions& options) {
+    if (!options.gpu_devices.empty()) {
+      throw UsageError("--gpus: built without CUDA, this nbody-fair has no GPUs");
+    }
     if (options.gpu_device != 0) {
       throw UsageError(fmt::format("--gpu {}: built without CUDA, this nbody-fair has no GPUs",
                                    options.gpu_device));

@@ -22,6 +22,7 @@
 #include "nbody/gpu/cuda_resources.hpp"
 #include "nbody/gpu/device_math.cuh"
 #include "nbody/gpu/device_query.hpp"
+#include "nbody/gpu/multi_gpu.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/target_range.hpp"
 
@@ -317,6 +318,22 @@ template <class T>
 std::unique_ptr<Simulation> make_gpu_simulation(const SimulationSetup& setup,
                                                 const ForceKernelFactory<T>& factory);
 
+// Several GPUs of this process (ExecutionOptions::gpu_devices, issue 15): each computes a slice of
+// the targets, and NCCL all-gathers the accelerations after a force evaluation, the positions after
+// a step (gpu/multi_gpu.cu).
+template <class T>
+std::unique_ptr<PreparedRun> make_multi_gpu_run(std::span<const Body<double>> bodies,
+                                                double softening, const ExecutionOptions& options,
+                                                const ForceKernelFactory<T>& factory);
+template <class T>
+std::unique_ptr<Simulation> make_multi_gpu_simulation(const SimulationSetup& setup,
+                                                      const ForceKernelFactory<T>& factory);
+// Whether a run or simulation goes to the GPUs listed (even one: the command line makes a list of
+// one plain --gpu, so a list of one is how tests reach the NCCL path on a one-GPU machine).
+inline bool listed_gpus(const std::vector<int>& devices) {
+  return !devices.empty();
+}
+
 // Device bytes a run of `count` bodies needs beyond the bodies and accelerations (scratch).
 using ScratchBytes = std::function<std::size_t(std::size_t count)>;
 
@@ -342,8 +359,15 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
       .prepare =
           [factory, symmetric](std::span<const Body<double>> bodies, double softening,
                                const ExecutionOptions& options) {
-            if (symmetric && is_partial(options.targets, bodies.size())) {
+            if (symmetric &&
+                (is_partial(options.targets, bodies.size()) || listed_gpus(options.gpu_devices))) {
               throw std::invalid_argument(kSymmetricTargetRangeRefusal);
+            }
+            if (listed_gpus(options.gpu_devices)) {
+              if (options.targets) {
+                throw std::invalid_argument("several GPUs choose their targets themselves");
+              }
+              return make_multi_gpu_run<T>(bodies, softening, options, factory);
             }
             return std::unique_ptr<PreparedRun>(
                 std::make_unique<GpuRun<T>>(bodies, softening, options, factory));
@@ -352,7 +376,12 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
       .size_limit_reason = [symmetric, scratch_bytes = std::move(scratch_bytes)](
                                std::size_t count,
                                const ExecutionOptions& options) -> std::optional<std::string> {
-        if (symmetric && is_partial(options.targets, count)) return kSymmetricTargetRangeRefusal;
+        if (symmetric && (is_partial(options.targets, count) || listed_gpus(options.gpu_devices))) {
+          return kSymmetricTargetRangeRefusal;
+        }
+        if (listed_gpus(options.gpu_devices)) {
+          if (auto reason = multi_gpu_unavailable_reason(options.gpu_devices)) return reason;
+        }
         if (count > kMaxBodies) {
           return "GPU formulations index bodies with int: at most 2^30 bodies";
         }
@@ -360,7 +389,16 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
         const std::size_t padded = count + 4096;
         const std::size_t bytes = padded * (sizeof(Body<T>) + sizeof(Vec3<T>)) +
                                   (scratch_bytes ? scratch_bytes(count) : 0);
-        return device_memory_limit_reason(options.gpu_device, bytes);
+        if (!listed_gpus(options.gpu_devices)) {
+          return device_memory_limit_reason(options.gpu_device, bytes);
+        }
+        // Each of several GPUs holds every body, and the gathered accelerations besides its
+        // slice's: at most what one GPU alone holds, plus those.
+        for (const int device : options.gpu_devices) {
+          const std::size_t gathered = padded * sizeof(Vec3<T>);
+          if (auto reason = device_memory_limit_reason(device, bytes + gathered)) return reason;
+        }
+        return std::nullopt;
       },
       .simulate =
           [factory](const SimulationSetup& setup) {
@@ -368,6 +406,9 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
             if (is_partial(setup.execution.targets, setup.bodies.size())) {
               throw std::invalid_argument(
                   "a GPU formulation's own simulation integrates every body, not a slice");
+            }
+            if (listed_gpus(setup.execution.gpu_devices)) {
+              return make_multi_gpu_simulation<T>(setup, factory);
             }
             return make_gpu_simulation<T>(setup, factory);
           },

@@ -25,4 +25,25 @@ __device__ __forceinline__ void store_with_leapfrog(const ForceArgs<T>& args,
   leapfrog.velocities[i] = v;
 }
 
+// The separate kernels of a step, for force kernels that do not fuse the leapfrog: the opening
+// kick and drift, and the closing kick, of bodies[0, count) (a slice's, offset by its caller).
+inline constexpr int kIntegrationBlock = 256;
+
+template <class T>
+__global__ void kick_drift(Body<T>* bodies, Vec3<T>* velocities, const Vec3<T>* accelerations,
+                           int count, T half_dt, T dt) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= count) return;
+  const Vec3<T> v = kicked(velocities[i], accelerations[i], half_dt);
+  velocities[i] = v;
+  bodies[i] = drifted(bodies[i], v, dt);
+}
+
+template <class T>
+__global__ void kick(Vec3<T>* velocities, const Vec3<T>* accelerations, int count, T half_dt) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= count) return;
+  velocities[i] = kicked(velocities[i], accelerations[i], half_dt);
+}
+
 }  // namespace nbody::gpu

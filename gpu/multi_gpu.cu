@@ -1,0 +1,533 @@
+// Several GPUs driven by one process (issue 15, `--gpus`): each device computes the accelerations
+// of a slice of the targets from all N sources, and NCCL all-gathers on device buffers what every
+// device needs next: the accelerations after a force evaluation (run), the positions after each
+// step (simulate). The slices are equal (the last one short): NCCL's all-gather takes the same
+// count from every device.
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <source_location>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "nbody/gpu/device_potential.hpp"
+#include "nbody/gpu/gpu_run.hpp"
+#include "nbody/gpu/leapfrog.cuh"
+#include "nbody/steady_clock.hpp"
+
+#if NBODY_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+namespace nbody::gpu {
+namespace {
+
+std::string describe_devices(std::span<const int> devices) {
+  std::string text;
+  for (const int device : devices) {
+    if (!text.empty()) text += ",";
+    text += std::to_string(device);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::optional<std::string> multi_gpu_unavailable_reason(std::span<const int> devices) {
+#if NBODY_HAVE_NCCL
+  if (std::set<int>(devices.begin(), devices.end()).size() != devices.size()) {
+    return "a GPU listed twice (" + describe_devices(devices) + ")";
+  }
+  for (const int device : devices) {
+    if (auto reason = device_unavailable_reason(device)) return reason;
+  }
+  return std::nullopt;
+#else
+  static_cast<void>(devices);
+  return "this nbody-fair was built without NCCL: one GPU per process (install NCCL and "
+         "reconfigure)";
+#endif
+}
+
+#if NBODY_HAVE_NCCL
+namespace {
+
+using Clock = SteadyClock;
+
+// The one place NCCL's results become exceptions, as check_cuda does for CUDA's.
+void check_nccl(ncclResult_t status, std::source_location where = std::source_location::current()) {
+  if (status == ncclSuccess) return;
+  throw CudaError(std::string(where.file_name()) + ":" + std::to_string(where.line()) +
+                  ": NCCL error: " + ncclGetErrorString(status));
+}
+
+template <class T>
+ncclDataType_t nccl_type() {
+  return std::is_same_v<T, float> ? ncclFloat : ncclDouble;
+}
+
+// One communicator per device of this process (ncclCommInitAll), destroyed with it.
+class NcclCommunicators {
+ public:
+  explicit NcclCommunicators(std::span<const int> devices) : comms_(devices.size(), nullptr) {
+    check_nccl(ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()));
+  }
+  NcclCommunicators(const NcclCommunicators&) = delete;
+  NcclCommunicators& operator=(const NcclCommunicators&) = delete;
+  ~NcclCommunicators() {
+    for (ncclComm_t comm : comms_) {
+      if (comm != nullptr) ncclCommDestroy(comm);
+    }
+  }
+
+  ncclComm_t operator[](std::size_t device) const { return comms_[device]; }
+
+ private:
+  std::vector<ncclComm_t> comms_;
+};
+
+// NCCL calls for several devices from one thread are one group (ncclGroupStart/End around them):
+// each call alone would wait for the other devices' calls.
+template <class Calls>
+void nccl_group(Calls&& calls) {
+  check_nccl(ncclGroupStart());
+  try {
+    calls();
+  } catch (...) {
+    ncclGroupEnd();
+    throw;
+  }
+  check_nccl(ncclGroupEnd());
+}
+
+// The bodies each device computes: ceil(n / devices) each, the last ones fewer (or none).
+struct EqualSlices {
+  EqualSlices(std::size_t n, std::size_t devices)
+      : length((n + devices - 1) / devices), count(n), parts(devices) {}
+  TargetRange operator[](std::size_t part) const {
+    return {std::min(count, part * length), std::min(count, (part + 1) * length)};
+  }
+  std::size_t gathered() const { return length * parts; }  // entries an all-gather fills
+
+  std::size_t length;
+  std::size_t count;
+  std::size_t parts;
+};
+
+std::vector<int> checked_devices(const ExecutionOptions& options) {
+  if (auto reason = multi_gpu_unavailable_reason(options.gpu_devices)) {
+    throw std::invalid_argument(*reason);
+  }
+  return options.gpu_devices;
+}
+
+// The details both share: the first device's plan, then the decomposition.
+template <class T>
+std::map<std::string, std::string> decomposition_details(const KernelPlan<T>& first,
+                                                         std::span<const int> devices,
+                                                         const EqualSlices& slices,
+                                                         const char* gathered) {
+  std::map<std::string, std::string> details = first.details();
+  details.erase("targets");
+  details["gpus"] = describe_devices(devices);
+  details["gpu_count"] = std::to_string(devices.size());
+  details["decomposition"] =
+      std::string("target range over the GPUs of this process, ") + gathered + " (NCCL)";
+  details["bodies_per_gpu"] = std::to_string(slices.length);
+  return details;
+}
+
+// One device's part of a run: its plan for its slice, all N bodies, its slice's accelerations
+// and every device's, gathered.
+template <class T>
+struct RunShare {
+  RunShare(std::span<const Body<double>> bodies, double softening, int device,
+           const ForceKernelFactory<T>& factory, const TargetRange& slice,
+           const EqualSlices& slices)
+      : plan(bodies, softening, device, factory, slice),
+        bodies(plan.upload_padded(stream)),
+        accelerations(
+            std::max(static_cast<std::size_t>(plan.padded_target_count()), slices.length)),
+        gathered(slices.gathered()) {}
+
+  KernelPlan<T> plan;  // first: it selects the device everything below is made on
+  Stream stream;
+  DeviceBuffer<Body<T>> bodies;
+  DeviceBuffer<Vec3<T>> accelerations;  // at least slices.length: what the all-gather sends
+  DeviceBuffer<Vec3<T>> gathered;
+  Event start, kernel_start, kernel_stop, gathered_event, stop;
+};
+
+template <class T>
+class MultiGpuRun final : public PreparedRun {
+ public:
+  MultiGpuRun(std::span<const Body<double>> bodies, double softening,
+              const ExecutionOptions& options, const ForceKernelFactory<T>& factory)
+      : devices_(checked_devices(options)),
+        slices_(bodies.size(), devices_.size()),
+        communicators_(devices_),
+        host_accelerations_(bodies.size()) {
+    shares_.reserve(devices_.size());
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      shares_.push_back(std::make_unique<RunShare<T>>(bodies, softening, devices_[d], factory,
+                                                      slices_[d], slices_));
+    }
+  }
+
+  Seconds evaluate(Scope scope) override {
+    for (auto& share : shares_) {
+      check_cuda(cudaSetDevice(share->plan.device().ordinal));
+      // Poison, outside the timed region: an acceleration nobody wrote fails validation.
+      check_cuda(cudaMemsetAsync(share->gathered.data(), 0xFF, share->gathered.bytes(),
+                                 share->stream.get()));
+      share->start.record(share->stream);
+      if (scope == Scope::end_to_end) share->plan.upload(share->bodies, share->stream);
+      share->kernel_start.record(share->stream);
+      if (share->plan.target_count() > 0) {
+        share->plan.kernel().enqueue(share->plan.arguments(share->bodies, share->accelerations),
+                                     share->stream.get());
+      }
+      share->kernel_stop.record(share->stream);
+    }
+    nccl_group([&] {
+      for (std::size_t d = 0; d < shares_.size(); ++d) {
+        RunShare<T>& share = *shares_[d];
+        check_cuda(cudaSetDevice(share.plan.device().ordinal));
+        check_nccl(ncclAllGather(share.accelerations.data(), share.gathered.data(),
+                                 3 * slices_.length, nccl_type<T>(), communicators_[d],
+                                 share.stream.get()));
+      }
+    });
+    for (auto& share : shares_) {
+      check_cuda(cudaSetDevice(share->plan.device().ordinal));
+      share->gathered_event.record(share->stream);
+    }
+    if (scope == Scope::end_to_end) copy_accelerations_to_host();
+    for (auto& share : shares_) share->stop.record(share->stream);
+    Seconds seconds;
+    for (auto& share : shares_) {
+      share->stop.synchronize();
+      // The slowest device's: a device waiting in the all-gather for another counts as
+      // communication, as a rank waiting for a slower one does.
+      seconds.kernel =
+          std::max(seconds.kernel, share->kernel_stop.seconds_since(share->kernel_start));
+      seconds.communication =
+          std::max(seconds.communication, share->gathered_event.seconds_since(share->kernel_stop));
+      seconds.total = std::max(seconds.total, share->stop.seconds_since(share->start));
+    }
+    accelerations_on_host_ = scope == Scope::end_to_end;
+    return seconds;
+  }
+
+  std::vector<Vec3<double>> accelerations() override {
+    if (!accelerations_on_host_) {
+      copy_accelerations_to_host();
+      shares_.front()->stream.synchronize();
+      accelerations_on_host_ = true;
+    }
+    return promote(
+        std::span<const Vec3<T>>(host_accelerations_.data(), host_accelerations_.size()));
+  }
+
+  void set_bodies(std::span<const Body<double>> bodies) override {
+    for (auto& share : shares_) {
+      check_cuda(cudaSetDevice(share->plan.device().ordinal));
+      share->plan.set_host_bodies(bodies);
+      share->plan.upload(share->bodies, share->stream);
+      share->stream.synchronize();
+    }
+  }
+
+  std::map<std::string, std::string> details() const override {
+    return decomposition_details(shares_.front()->plan, devices_, slices_,
+                                 "accelerations all-gathered after each evaluation");
+  }
+
+ private:
+  // The first device's gathered accelerations (every device holds them all).
+  void copy_accelerations_to_host() {
+    RunShare<T>& first = *shares_.front();
+    check_cuda(cudaSetDevice(first.plan.device().ordinal));
+    check_cuda(cudaMemcpyAsync(host_accelerations_.data(), first.gathered.data(),
+                               host_accelerations_.bytes(), cudaMemcpyDeviceToHost,
+                               first.stream.get()));
+  }
+
+  std::vector<int> devices_;
+  EqualSlices slices_;
+  NcclCommunicators communicators_;
+  std::vector<std::unique_ptr<RunShare<T>>> shares_;  // one per device, in devices_ order
+  PinnedBuffer<Vec3<T>> host_accelerations_;
+  bool accelerations_on_host_ = false;
+};
+
+// One device's part of a simulation: every body's position (two buffers where the kernel fuses
+// the leapfrog: it reads one and writes the other), its slice's velocities and accelerations.
+template <class T>
+struct SimulationShare {
+  SimulationShare(const SimulationSetup& setup, int device, const ForceKernelFactory<T>& factory,
+                  const TargetRange& slice, const EqualSlices& slices)
+      : plan(setup.bodies, setup.softening, device, factory, slice),
+        fused(plan.kernel().fuses_leapfrog()),
+        bodies{positions(slices), fused ? positions(slices) : DeviceBuffer<Body<T>>()},
+        velocities(slices.length),
+        accelerations(
+            std::max(static_cast<std::size_t>(plan.padded_target_count()), slices.length)) {
+    PinnedBuffer<Vec3<T>> host(slices.length);
+    for (std::size_t k = 0; k < slice.size(); ++k) {
+      const Vec3<double>& v = setup.velocities[slice.begin + k];
+      host[k] = {static_cast<T>(v.x), static_cast<T>(v.y), static_cast<T>(v.z)};
+    }
+    check_cuda(cudaMemcpyAsync(velocities.data(), host.data(), host.bytes(), cudaMemcpyHostToDevice,
+                               stream.get()));
+    stream.synchronize();  // `host` goes
+  }
+
+  // The padded bodies, and room for the all-gather's last slice where it reaches past them.
+  DeviceBuffer<Body<T>> positions(const EqualSlices& slices) {
+    const std::size_t size =
+        std::max(static_cast<std::size_t>(plan.padded_count()), slices.gathered());
+    DeviceBuffer<Body<T>> buffer(size);
+    check_cuda(cudaMemsetAsync(buffer.data(), 0, buffer.bytes(), stream.get()));
+    plan.upload(buffer, stream);
+    stream.synchronize();
+    return buffer;
+  }
+
+  ForceArgs<T> arguments(int buffer) const { return plan.arguments(bodies[buffer], accelerations); }
+  int targets() const { return plan.target_count(); }
+  unsigned integration_grid() const {
+    return static_cast<unsigned>((targets() + kIntegrationBlock - 1) / kIntegrationBlock);
+  }
+
+  KernelPlan<T> plan;  // first: it selects the device everything below is made on
+  Stream stream;
+  bool fused;
+  std::array<DeviceBuffer<Body<T>>, 2> bodies;
+  DeviceBuffer<Vec3<T>> velocities;
+  DeviceBuffer<Vec3<T>> accelerations;
+};
+
+template <class T>
+class MultiGpuSimulation final : public Simulation {
+ public:
+  MultiGpuSimulation(const SimulationSetup& setup, const ForceKernelFactory<T>& factory)
+      : devices_(checked_devices(setup.execution)),
+        slices_(setup.bodies.size(), devices_.size()),
+        communicators_(devices_),
+        softening_(setup.softening) {
+    if (setup.velocities.size() != setup.bodies.size()) {
+      throw std::invalid_argument("simulation: one velocity per body");
+    }
+    shares_.reserve(devices_.size());
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      shares_.push_back(
+          std::make_unique<SimulationShare<T>>(setup, devices_[d], factory, slices_[d], slices_));
+    }
+    fused_ = shares_.front()->fused;
+    check_cuda(cudaSetDevice(devices_.front()));
+    potential_ = std::make_unique<DevicePotential<T>>(shares_.front()->plan.count());
+    enqueue_forces();  // the first opening kick's
+    synchronize();
+  }
+
+  StepSeconds advance(int steps, double dt, bool time_phases) override {
+    StepSeconds seconds;
+    if (steps <= 0) return seconds;
+    const T half_dt = static_cast<T>(0.5 * dt);
+    const auto start = Clock::now();
+    if (fused_) {
+      // As on one GPU: the opening kick and drift, then kernels that each close a step and open
+      // the next into the other position buffer, which the all-gather then completes.
+      enqueue_kick_drift(half_dt, static_cast<T>(dt));
+      gather_positions(current_);
+      for (int step = 0; step < steps; ++step) {
+        const bool last = step + 1 == steps;
+        for (auto& share : shares_) {
+          check_cuda(cudaSetDevice(share->plan.device().ordinal));
+          if (share->targets() == 0) continue;
+          const LeapfrogArgs<T> leapfrog{share->velocities.data(),
+                                         last ? nullptr : share->bodies[1 - current_].data(),
+                                         half_dt, static_cast<T>(dt)};
+          share->plan.kernel().enqueue_with_leapfrog(share->arguments(current_), leapfrog,
+                                                     share->stream.get());
+        }
+        if (!last) {
+          gather_positions(1 - current_);
+          current_ = 1 - current_;
+        }
+      }
+    } else {
+      for (int step = 0; step < steps; ++step) {
+        enqueue_kick_drift(half_dt, static_cast<T>(dt));
+        gather_positions(current_);
+        enqueue_forces();
+        for (auto& share : shares_) {
+          check_cuda(cudaSetDevice(share->plan.device().ordinal));
+          if (share->targets() == 0) continue;
+          kick<T><<<share->integration_grid(), kIntegrationBlock, 0, share->stream.get()>>>(
+              share->velocities.data(), share->accelerations.data(), share->targets(), half_dt);
+          check_launch();
+        }
+      }
+    }
+    synchronize();
+    seconds.total = seconds_since(start);
+    if (time_phases) {
+      // As many force evaluations alone, then as many all-gathers alone, at the positions
+      // reached (every device holds the same ones: a gather changes nothing); integration is
+      // the rest of the steps, zero where it is below the timing's noise.
+      const auto force_start = Clock::now();
+      for (int step = 0; step < steps; ++step) enqueue_forces();
+      synchronize();
+      seconds.force = seconds_since(force_start);
+      const auto gather_start = Clock::now();
+      for (int step = 0; step < steps; ++step) gather_positions(current_);
+      synchronize();
+      seconds.communication = std::min(seconds_since(gather_start), seconds.total);
+      seconds.force = std::min(seconds.force, seconds.total - seconds.communication);
+      seconds.integration = seconds.total - seconds.force - seconds.communication;
+      seconds.phases = true;
+    }
+    return seconds;
+  }
+
+  PhaseSpaceState state() override {
+    const std::size_t n = slices_.count;
+    PinnedBuffer<Body<T>> host_bodies(n);
+    PinnedBuffer<Vec3<T>> host_velocities(slices_.gathered());
+    SimulationShare<T>& first = *shares_.front();
+    check_cuda(cudaSetDevice(first.plan.device().ordinal));
+    check_cuda(cudaMemcpyAsync(host_bodies.data(), first.bodies[current_].data(),
+                               host_bodies.bytes(), cudaMemcpyDeviceToHost, first.stream.get()));
+    for (std::size_t d = 0; d < shares_.size(); ++d) {
+      SimulationShare<T>& share = *shares_[d];
+      check_cuda(cudaSetDevice(share.plan.device().ordinal));
+      check_cuda(cudaMemcpyAsync(host_velocities.data() + d * slices_.length,
+                                 share.velocities.data(), share.velocities.bytes(),
+                                 cudaMemcpyDeviceToHost, share.stream.get()));
+    }
+    synchronize();
+    return promoted_state<T>(std::span<const Body<T>>(host_bodies.data(), n),
+                             std::span<const Vec3<T>>(host_velocities.data(), n));
+  }
+
+  std::optional<double> potential_energy() override {
+    SimulationShare<T>& first = *shares_.front();
+    check_cuda(cudaSetDevice(first.plan.device().ordinal));
+    return potential_->sum(first.bodies[current_].data(), softening_, first.stream);
+  }
+
+  std::map<std::string, std::string> details() const override {
+    std::map<std::string, std::string> details = decomposition_details(
+        shares_.front()->plan, devices_, slices_, "positions all-gathered after each step");
+    details["potential_energy"] = std::string(kDevicePotentialDescription) + ", on the first GPU";
+    details["integration"] =
+        fused_ ? "on each GPU for its slice, fused into the force kernel's store; the new "
+                 "positions all-gathered (NCCL) before the next step"
+               : "on each GPU for its slice: kick+drift kernel, all-gather of positions (NCCL), "
+                 "force kernel, kick kernel";
+    return details;
+  }
+
+ private:
+  void enqueue_forces() {
+    for (auto& share : shares_) {
+      check_cuda(cudaSetDevice(share->plan.device().ordinal));
+      if (share->targets() == 0) continue;
+      share->plan.kernel().enqueue(share->arguments(current_), share->stream.get());
+    }
+  }
+
+  // Each device's slice of buffer current_: opening half kick and drift.
+  void enqueue_kick_drift(T half_dt, T dt) {
+    for (auto& share : shares_) {
+      check_cuda(cudaSetDevice(share->plan.device().ordinal));
+      if (share->targets() == 0) continue;
+      kick_drift<T><<<share->integration_grid(), kIntegrationBlock, 0, share->stream.get()>>>(
+          share->bodies[current_].data() + share->plan.first_target(), share->velocities.data(),
+          share->accelerations.data(), share->targets(), half_dt, dt);
+      check_launch();
+    }
+  }
+
+  // Every device's slice of position buffer `buffer` into every device's, in place.
+  void gather_positions(int buffer) {
+    nccl_group([&] {
+      for (std::size_t d = 0; d < shares_.size(); ++d) {
+        SimulationShare<T>& share = *shares_[d];
+        check_cuda(cudaSetDevice(share.plan.device().ordinal));
+        Body<T>* all = share.bodies[buffer].data();
+        check_nccl(ncclAllGather(all + d * slices_.length, all, 4 * slices_.length, nccl_type<T>(),
+                                 communicators_[d], share.stream.get()));
+      }
+    });
+  }
+
+  void synchronize() {
+    for (auto& share : shares_) {
+      check_cuda(cudaSetDevice(share->plan.device().ordinal));
+      share->stream.synchronize();
+    }
+  }
+
+  std::vector<int> devices_;
+  EqualSlices slices_;
+  NcclCommunicators communicators_;
+  double softening_;
+  std::vector<std::unique_ptr<SimulationShare<T>>> shares_;  // one per device, in devices_ order
+  bool fused_ = false;
+  int current_ = 0;                                // the position buffer holding the positions now
+  std::unique_ptr<DevicePotential<T>> potential_;  // on the first device
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<PreparedRun> make_multi_gpu_run(std::span<const Body<double>> bodies,
+                                                double softening, const ExecutionOptions& options,
+                                                const ForceKernelFactory<T>& factory) {
+  return std::make_unique<MultiGpuRun<T>>(bodies, softening, options, factory);
+}
+
+template <class T>
+std::unique_ptr<Simulation> make_multi_gpu_simulation(const SimulationSetup& setup,
+                                                      const ForceKernelFactory<T>& factory) {
+  return std::make_unique<MultiGpuSimulation<T>>(setup, factory);
+}
+
+#else  // without NCCL: multi_gpu_unavailable_reason says why, and nothing gets this far
+
+template <class T>
+std::unique_ptr<PreparedRun> make_multi_gpu_run(std::span<const Body<double>>, double,
+                                                const ExecutionOptions& options,
+                                                const ForceKernelFactory<T>&) {
+  throw std::invalid_argument(*multi_gpu_unavailable_reason(options.gpu_devices));
+}
+
+template <class T>
+std::unique_ptr<Simulation> make_multi_gpu_simulation(const SimulationSetup& setup,
+                                                      const ForceKernelFactory<T>&) {
+  throw std::invalid_argument(*multi_gpu_unavailable_reason(setup.execution.gpu_devices));
+}
+
+#endif
+
+template std::unique_ptr<PreparedRun> make_multi_gpu_run<float>(std::span<const Body<double>>,
+                                                                double, const ExecutionOptions&,
+                                                                const ForceKernelFactory<float>&);
+template std::unique_ptr<PreparedRun> make_multi_gpu_run<double>(std::span<const Body<double>>,
+                                                                 double, const ExecutionOptions&,
+                                                                 const ForceKernelFactory<double>&);
+template std::unique_ptr<Simulation> make_multi_gpu_simulation<float>(
+    const SimulationSetup&, const ForceKernelFactory<float>&);
+template std::unique_ptr<Simulation> make_multi_gpu_simulation<double>(
+    const SimulationSetup&, const ForceKernelFactory<double>&);
+
+}  // namespace nbody::gpu
