@@ -101,8 +101,9 @@ std::string verdict_badge(RuleVerdict verdict) {
 
 std::string rate_cell(const std::optional<RateFigure>& f) {
   if (!f) return "—";
-  return fmt::format("{}<br><small>{}{}</small>", si(f->interactions_per_second, "int/s"),
-                     html_escape(f->implementation), f->disturbed() ? " ⚠" : "");
+  return fmt::format("{}<br><small>{}{}{}</small>", si(f->interactions_per_second, "int/s"),
+                     html_escape(f->implementation), f->disturbed() ? " ⚠" : "",
+                     f->scale_label.empty() ? "" : "<br>" + html_escape(f->scale_label));
 }
 
 std::string ratio_cell(const std::optional<RateRatio>& r) {
