@@ -43,6 +43,14 @@ std::string Table::done() {
   return html + "</tbody></table></div>\n";
 }
 
+std::string verdict_badge(RuleVerdict verdict) {
+  const char* css = verdict == RuleVerdict::kept          ? "kept"
+                    : verdict == RuleVerdict::not_kept    ? "notkept"
+                    : verdict == RuleVerdict::cannot_tell ? "unsure"
+                                                          : "na";
+  return fmt::format("<span class=\"badge {}\">{}</span>", css, html_escape(to_string(verdict)));
+}
+
 std::string chart_html(const ChartCard& c) {
   std::string out = fmt::format(
       "<figure class=\"card{}\"><figcaption>{}</figcaption><div class=\"plot\"><canvas "

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nbody/reports/analysis.hpp"
 #include "nbody/reports/html_report.hpp"
 
 namespace nbody::reports {
@@ -29,6 +30,9 @@ struct Table {
   void row(std::initializer_list<std::string> cells);
   std::string done();
 };
+
+// A fairness rule's verdict as a coloured badge.
+std::string verdict_badge(RuleVerdict verdict);
 
 // A chart: a canvas where there is data, one line saying why where there is none.
 struct ChartCard {

@@ -47,14 +47,6 @@ json optional_number(const std::optional<double>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
-std::string verdict_badge(RuleVerdict verdict) {
-  const char* css = verdict == RuleVerdict::kept          ? "kept"
-                    : verdict == RuleVerdict::not_kept    ? "notkept"
-                    : verdict == RuleVerdict::cannot_tell ? "unsure"
-                                                          : "na";
-  return fmt::format("<span class=\"badge {}\">{}</span>", css, html_escape(to_string(verdict)));
-}
-
 std::string rate_cell(const std::optional<RateFigure>& f) {
   if (!f) return "—";
   return fmt::format("{}<br><small>{}{}{}</small>", si(f->interactions_per_second, "int/s"),
