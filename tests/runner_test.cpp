@@ -710,7 +710,7 @@ TEST(CommandLine, UnknownCommandNamesTheCommands) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.stderr_text,
             "nbody-fair: unknown command 'frob' (commands: list, validate, run, simulate, bench, "
-            "report, compare, peaks)\n");
+            "report, compare, scaling, peaks)\n");
 }
 
 // report --in takes a results.json or its run folder; a folder without one, or a missing path, is
