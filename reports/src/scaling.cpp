@@ -219,7 +219,8 @@ WeakScaling weak_figures(const ScalingPoint& p, const ScalingPoint& base) {
                 .total_rate_per_device = per(rate(p.n, p.total_s), k),
                 .baseline_compute_rate = rate(base.n, base.compute_s),
                 .baseline_total_rate = rate(base.n, base.total_s),
-                .disturbance = joined_disturbance(p, base)};
+                .disturbance = joined_disturbance(p, base),
+                .baseline_disturbance = base.disturbance};
   w.compute_efficiency = ratio(w.compute_rate_per_device, w.baseline_compute_rate);
   w.total_efficiency = ratio(w.total_rate_per_device, w.baseline_total_rate);
   return w;

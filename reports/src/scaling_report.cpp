@@ -330,6 +330,7 @@ json efficiency_chart(const ScalingStudy& study, ScalingWork work, bool weak) {
            fmt::format("{} at N = {} on one device: the baseline, {}", p.implementation,
                        w.baseline_n,
                        w.baseline_total_rate ? format_si(*w.baseline_total_rate, "int/s") : "—")}};
+      if (!w.baseline_disturbance.empty()) base["disturbed"] = w.baseline_disturbance;
       const std::string name = series_name(p, w.baseline_n);
       json& s = series[name];
       if (s.is_null()) {

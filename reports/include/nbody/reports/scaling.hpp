@@ -49,6 +49,7 @@ struct WeakScaling {
   std::optional<double> total_rate_per_device, total_efficiency;
   std::optional<double> baseline_compute_rate, baseline_total_rate;
   std::string disturbance;
+  std::string baseline_disturbance;  // the baseline's own
 };
 
 // One measurement at one scale. Evaluations: compute = the kernel median (decomposed, the slowest
