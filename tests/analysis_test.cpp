@@ -253,6 +253,59 @@ TEST(Audit, DisturbedMeasurementsAreNamedInTheAuditAndTheHeadline) {
             std::string::npos);
 }
 
+// Rule 8 in one document: not applicable in one process; over several devices kept where each
+// ratio sets all GPUs of a host against all its cores and every headline figure names its scale,
+// not kept where one side had only part of the host.
+TEST(Audit, SameScaleOverSeveralDevices) {
+  {
+    ResultsDocument doc = document();
+    doc.settings.gpu_devices = {0};  // one GPU named is still one device
+    EXPECT_EQ(rule(analyze(doc), 8).verdict, RuleVerdict::not_applicable);
+  }
+  // Two hosts of 16 CPUs and 2 GPUs each, one rank per host driving both GPUs, cpu.tbb on 16
+  // threads per rank: whole hosts against whole hosts.
+  ResultsDocument doc = document();
+  doc.machine.gpus = {GpuDescription{.ordinal = 0, .name = "Test GPU"},
+                      GpuDescription{.ordinal = 1, .name = "Test GPU"}};
+  doc.settings.ranks = 2;
+  doc.settings.decomposition = "target_range";
+  doc.settings.rank_hosts = {"a", "b"};
+  doc.settings.gpu_devices = {0, 1};
+  const Analysis kept = analyze(doc);
+  EXPECT_EQ(rule(kept, 8).verdict, RuleVerdict::kept) << rule(kept, 8).evidence;
+  EXPECT_NE(rule(kept, 8).evidence.find("gpu.tuned on 2 of the host's 2 GPUs against cpu.tbb "
+                                        "on 16 of the host's 16 cores"),
+            std::string::npos)
+      << rule(kept, 8).evidence;
+  EXPECT_EQ(kept.audit.verdict, "all 8 applicable rules kept");
+  const HeadlineRow& row = kept.headline.rows.front();
+  EXPECT_EQ(row.best_cpu->scale_label, "2 ranks × 16 threads: 32 cores, 0 GPUs, 2 hosts");
+  EXPECT_EQ(row.best_gpu->scale_label, "4 GPUs: 2 ranks × 2 GPUs, 2 cores, 2 hosts");
+  doc.settings.command = "run";
+  const std::string markdown = render_markdown(doc);
+  EXPECT_NE(markdown.find("(gpu.tuned; 4 GPUs: 2 ranks × 2 GPUs, 2 cores, 2 hosts)"),
+            std::string::npos)
+      << markdown;
+
+  // One GPU of each host's two against all its cores: unlike.
+  doc.settings.gpu_devices = {0};
+  const Analysis unlike = analyze(doc);
+  EXPECT_EQ(rule(unlike, 8).verdict, RuleVerdict::not_kept);
+  EXPECT_NE(rule(unlike, 8).evidence.find("gpu.tuned on 1 of the host's 2 GPUs"), std::string::npos)
+      << rule(unlike, 8).evidence;
+
+  // A CPU-only run over two ranks of one host: nothing paired, every figure labelled.
+  ResultsDocument cpu_only = document();
+  cpu_only.machine.gpus.clear();
+  std::erase_if(cpu_only.results,
+                [](const ResultRecord& r) { return r.implementation.starts_with("gpu"); });
+  cpu_only.settings.ranks = 2;
+  cpu_only.settings.rank_hosts = {"a", "a"};
+  const Analysis alone = analyze(cpu_only);
+  EXPECT_EQ(rule(alone, 8).verdict, RuleVerdict::kept) << rule(alone, 8).evidence;
+  EXPECT_NE(rule(alone, 8).evidence.find("sets no CPU against a GPU"), std::string::npos);
+}
+
 TEST(Audit, FilesWithoutConditionsCannotShowStatisticsKept) {
   ResultsDocument doc = document();
   for (ResultRecord& r : doc.results) r.kernel->conditions.reset();

@@ -117,5 +117,13 @@ check_page "$work/h100-simulate/report.html" charts
 grep -q 'data-kind="speedups"' "$work/h100-simulate/report.html" ||
   fail "the H100 simulate page has no speedup chart"
 
+# scaling.html of the committed CPU scaling sample (one and two ranks): efficiency and split charts.
+"$exe" scaling "$source_dir/docs/sample-results/dev-2026-11-24-scaling/np1" \
+  "$source_dir/docs/sample-results/dev-2026-11-24-scaling/np2" --out "$work/scaling" >/dev/null ||
+  fail "nbody-fair scaling failed"
+check_page "$work/scaling/scaling.html" charts
+grep -q 'data-kind="scalingEfficiency"' "$work/scaling/scaling.html" ||
+  fail "the scaling page has no efficiency chart"
+
 [ "$failures" -eq 0 ] || { echo "browser_report: $failures failures" >&2; exit 1; }
 echo "browser_report: every page passed"

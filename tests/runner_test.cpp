@@ -347,6 +347,43 @@ TEST(Results, DecompositionOverRanksIsReadAndChecked) {
   }
 }
 
+// Version 6's GPUs per rank: a round trip keeps them; a real version 5 file (no such field) reads
+// as version 6 with none, i.e. the one device of gpu_device; a GPU named twice or a negative
+// ordinal is refused by name.
+TEST(Results, GpuDevicesRoundTripAndVersionFiveFilesRead) {
+  ResultsDocument doc = plausible_results().get<ResultsDocument>();
+  doc.settings.gpu_devices = {0, 3};
+  const fs::path dir = scratch("gpu-devices");
+  save_results(doc, dir / "results.json");
+  const ResultsDocument loaded = load_results(dir / "results.json");
+  EXPECT_EQ(loaded.schema_version, 6);
+  EXPECT_EQ(loaded.settings.gpu_devices, (std::vector<int>{0, 3}));
+  EXPECT_EQ(nlohmann::json(loaded), nlohmann::json(doc));
+  fs::remove_all(dir);
+
+  const fs::path v5 =
+      fs::path(NBODY_SOURCE_DIR) / "docs/sample-results/h100-2026-11-24/default-run/results.json";
+  const nlohmann::json v5_json = nlohmann::json::parse(std::ifstream(v5));
+  ASSERT_EQ(v5_json.value("schema_version", 0), 5);
+  ASSERT_FALSE(v5_json["settings"].contains("gpu_devices"));
+  const ResultsDocument old = load_results(v5);
+  EXPECT_EQ(old.schema_version, kResultsSchemaVersion);
+  EXPECT_TRUE(old.settings.gpu_devices.empty());
+  EXPECT_EQ(old.settings.ranks, 1);
+  EXPECT_EQ(old.results.size(), v5_json["results"].size());
+
+  nlohmann::json twice = nlohmann::json(doc);
+  twice["settings"]["gpu_devices"] = {1, 2, 1};
+  EXPECT_NE(load_error(twice).find("settings.gpu_devices[2] is 1 again; each GPU is named once"),
+            std::string::npos)
+      << load_error(twice);
+  nlohmann::json negative = nlohmann::json(doc);
+  negative["settings"]["gpu_devices"] = {-1};
+  EXPECT_NE(load_error(negative).find("settings.gpu_devices[0] is -1; it must not be negative"),
+            std::string::npos)
+      << load_error(negative);
+}
+
 // The report says what the median's interval is and what its bracketed coverage means.
 TEST(Report, ExplainsTheMediansIntervalAndItsCoverage) {
   ResultsDocument doc = plausible_results().get<ResultsDocument>();
@@ -673,7 +710,7 @@ TEST(CommandLine, UnknownCommandNamesTheCommands) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.stderr_text,
             "nbody-fair: unknown command 'frob' (commands: list, validate, run, simulate, bench, "
-            "report, compare, peaks)\n");
+            "report, compare, scaling, peaks)\n");
 }
 
 // report --in takes a results.json or its run folder; a folder without one, or a missing path, is

@@ -1,6 +1,6 @@
-// nbody-fair: list, validate, run, simulate, bench, report, compare, peaks. The command line only
-// parses and dispatches; measurement lives in the runner and the benchmark harness, printing in
-// reports/.
+// nbody-fair: list, validate, run, simulate, bench, report, compare, scaling, peaks. The command
+// line only parses and dispatches; measurement lives in the runner and the benchmark harness,
+// printing in reports/.
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +38,8 @@
 #include "nbody/reports/comparison_report.hpp"
 #include "nbody/reports/markdown_report.hpp"
 #include "nbody/reports/report_files.hpp"
+#include "nbody/reports/scaling.hpp"
+#include "nbody/reports/scaling_report.hpp"
 #include "nbody/sizes.hpp"
 #if NBODY_HAVE_MPI
 #include "nbody/distributed/decomposed.hpp"
@@ -468,6 +470,17 @@ int run_main(int argc, char** argv, const RankPart* part) {
           "in (0, 1)"));
   compare->add_option("--out", compare_out, "Also write compare.md and compare.html here");
 
+  std::vector<std::filesystem::path> scaling_in;
+  std::filesystem::path scaling_out;
+  CLI::App* scaling = app.add_subcommand(
+      "scaling", "Set runs at several scales side by side: speedup, efficiency, communication");
+  scaling
+      ->add_option("RESULTS", scaling_in,
+                   "results.json files, or run folders holding one: one per rank count or GPUs")
+      ->required();
+  scaling->add_option("--out", scaling_out, "Write scaling.md, scaling.html and scaling.csv here")
+      ->required();
+
   bool remeasure = false;
   CLI::App* peaks =
       app.add_subcommand("peaks", "Measure (or show the cached) ceilings of this machine");
@@ -549,6 +562,22 @@ int run_main(int argc, char** argv, const RankPart* part) {
       }
     }
     return comparison.regressed() ? kExitFailed : 0;
+  }
+  if (*scaling) {
+    // Every document is read and the study made before the output folder is touched: bad input
+    // leaves nothing.
+    std::vector<nbody::reports::ScalingInput> inputs;
+    for (const std::filesystem::path& in : scaling_in) {
+      const std::filesystem::path file = results_file_of(in, "RESULTS");
+      inputs.push_back({file.string(), nbody::load_results(file)});
+    }
+    const nbody::reports::ScalingStudy study = nbody::reports::analyze_scaling(inputs);
+    prepare_output_directory(scaling_out);
+    fmt::print("Fairness audit: {}\n", study.verdict);
+    for (const auto& file : nbody::reports::write_scaling_files(study, scaling_out)) {
+      fmt::print("wrote {}\n", file.string());
+    }
+    return 0;
   }
   if (*simulate) {
     finish_options(simulate_selection, registry, argc, argv);

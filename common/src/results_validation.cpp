@@ -50,6 +50,9 @@ class Fields {
     refuse(name, fmt::format("'{}'", value),
            fmt::format("it must be one of {}", fmt::join(spellings, ", ")));
   }
+  [[noreturn]] void refuse_value(std::string_view value, std::string_view rule) const {
+    refuse("", value, rule);
+  }
   void count(std::string_view name, std::size_t count, std::size_t expected,
              std::string_view of) const {
     if (count != expected) {
@@ -210,6 +213,16 @@ void check_settings(const Fields& fields, const RunSettings& s) {
   }
   if (!s.rank_hosts.empty()) {
     fields.count("rank_hosts", s.rank_hosts.size(), static_cast<std::size_t>(s.ranks), "rank");
+  }
+  for (std::size_t i = 0; i < s.gpu_devices.size(); ++i) {
+    fields.element("gpu_devices", i).non_negative("", s.gpu_devices[i]);
+    // A GPU named twice would be counted twice in a scaling study's GPUs.
+    for (std::size_t j = 0; j < i; ++j) {
+      if (s.gpu_devices[j] == s.gpu_devices[i]) {
+        fields.element("gpu_devices", i)
+            .refuse_value(fmt::format("{} again", s.gpu_devices[i]), "each GPU is named once");
+      }
+    }
   }
 }
 

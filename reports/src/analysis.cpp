@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "nbody/reports/scale.hpp"
+
 namespace nbody::reports {
 namespace {
 
@@ -24,16 +26,23 @@ bool timed_ok(const ResultRecord& r) {
   return r.status == Status::ok && r.kernel && r.kernel_rate;
 }
 
-RateFigure rate_figure(const ResultRecord& r) {
+RateFigure rate_figure(const ResultsDocument& doc, const ResultRecord& r) {
   const TimingStatistics& t = *r.kernel;
   const double credited = r.interactions_credited;
+  const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+  std::optional<RunScale> scale;
+  if (impl && spans_several_devices(doc.settings)) {
+    scale = scale_of(doc.settings, impl->device, r.threads);
+  }
   return {.implementation = r.implementation,
           .n = r.n,
           .interactions_per_second = r.kernel_rate->interactions_per_second,
           .low = t.ci_high_s > 0 ? credited / t.ci_high_s : 0,
           .high = t.ci_low_s > 0 ? credited / t.ci_low_s : 0,
           .ci_confidence = t.ci_confidence,
-          .disturbance = describe_disturbance(r)};
+          .disturbance = describe_disturbance(r),
+          .scale = scale,
+          .scale_label = scale ? describe(*scale) : std::string()};
 }
 
 RateRatio ratio_of(const RateFigure& gpu, const RateFigure& cpu) {
@@ -81,11 +90,11 @@ Headline make_headline(const ResultsDocument& doc) {
         if (impl->accuracy_class == AccuracyClass::full && impl->role != Role::tuning_variant) {
           std::optional<RateFigure>& best = gpu ? row.best_gpu : row.best_cpu;
           if (!best || r.kernel_rate->interactions_per_second > best->interactions_per_second) {
-            best = rate_figure(r);
+            best = rate_figure(doc, r);
           }
         }
         if (impl->role == Role::naive_baseline) {
-          (gpu ? row.naive_gpu : row.naive_cpu) = rate_figure(r);
+          (gpu ? row.naive_gpu : row.naive_cpu) = rate_figure(doc, r);
         }
       }
       if (!row.best_cpu && !row.best_gpu) continue;
@@ -463,7 +472,7 @@ AuditRule same_statistics(const ResultsDocument& doc, std::vector<RateFigure>& d
     if (fewest_repetitions == 0 || r.kernel->repetitions < fewest_repetitions) {
       fewest_repetitions = r.kernel->repetitions;
     }
-    const RateFigure figure = rate_figure(r);
+    const RateFigure figure = rate_figure(doc, r);
     if (figure.disturbed()) disturbed.push_back(figure);
   }
   if (timed == 0) {
@@ -579,11 +588,87 @@ AuditRule full_disclosure(const ResultsDocument& doc) {
   return rule;
 }
 
-AuditRule same_scale(const ResultsDocument&) {
-  return {.number = 8,
-          .title = "Same scale",
-          .verdict = RuleVerdict::not_applicable,
-          .evidence = "one CPU host against one GPU: no multi-device comparison in this run"};
+// The most ranks any one host ran: a host's share of the run.
+int ranks_per_host(const RunSettings& settings) {
+  if (settings.rank_hosts.empty()) return std::max(1, settings.ranks);
+  std::map<std::string, int> ranks;
+  int most = 0;
+  for (const std::string& host : settings.rank_hosts) most = std::max(most, ++ranks[host]);
+  return most;
+}
+
+// Rule 8 in one document: applicable where the run spanned several devices (ranks, or GPUs driven
+// by one rank). Every implementation ran on the same ranks and hosts, so K hosts meet K hosts;
+// what remains is each side's share of a host: all its cores against all its GPUs.
+AuditRule same_scale(const ResultsDocument& doc, const Headline& headline) {
+  AuditRule rule{.number = 8, .title = "Same scale"};
+  if (!spans_several_devices(doc.settings)) {
+    rule.verdict = RuleVerdict::not_applicable;
+    rule.evidence = "one CPU host against one GPU: no multi-device comparison in this run";
+    return rule;
+  }
+  const int host_ranks = ranks_per_host(doc.settings);
+  const int host_cpus = doc.machine.logical_cpus;
+  const int host_gpus = static_cast<int>(doc.machine.gpus.size());
+  std::vector<std::string> unlabelled, unlike, paired;
+  const auto whole_host = [&](const RateFigure& f) {
+    const RunScale& s = *f.scale;
+    if (s.device == DeviceKind::cpu) return host_ranks * s.threads_per_rank >= host_cpus;
+    return host_gpus == 0 || host_ranks * (s.gpus / s.ranks) >= host_gpus;
+  };
+  const auto share = [&](const RateFigure& f) {
+    const RunScale& s = *f.scale;
+    return s.device == DeviceKind::cpu
+               ? fmt::format("{} on {} of the host's {} cores", f.implementation,
+                             host_ranks * s.threads_per_rank, host_cpus)
+               : fmt::format("{} on {} of the host's {} GPUs", f.implementation,
+                             host_ranks * (s.gpus / s.ranks), host_gpus);
+  };
+  for (const HeadlineRow& row : headline.rows) {
+    for (const auto* f : {&row.best_cpu, &row.best_gpu, &row.naive_cpu, &row.naive_gpu}) {
+      if (*f && (!(*f)->scale || (*f)->scale_label.empty())) {
+        unlabelled.push_back(fmt::format("{} at N = {}", (*f)->implementation, row.n));
+      }
+    }
+    const auto pair = [&](const std::optional<RateFigure>& cpu,
+                          const std::optional<RateFigure>& gpu) {
+      if (!cpu || !gpu || !cpu->scale || !gpu->scale) return;
+      const std::string what = fmt::format("{} N = {}: {} against {}", to_string(row.precision),
+                                           row.n, share(*gpu), share(*cpu));
+      (whole_host(*cpu) && whole_host(*gpu) ? paired : unlike).push_back(what);
+    };
+    // Best against best only: the naive versions are one thread per rank by definition (rule 3),
+    // and their ratio pairs them on the same ranks and GPUs.
+    pair(row.best_cpu, row.best_gpu);
+  }
+  if (!unlabelled.empty()) {
+    rule.verdict = RuleVerdict::not_kept;
+    rule.evidence =
+        fmt::format("headline figures that do not name their scale: {}", names(unlabelled));
+    return rule;
+  }
+  if (!unlike.empty()) {
+    rule.verdict = RuleVerdict::not_kept;
+    rule.evidence = fmt::format(
+        "a best-against-best ratio sets part of a host against the whole of one (all GPUs of a "
+        "host pair with all its cores): {}",
+        names(unlike, 2));
+    return rule;
+  }
+  const RunScale run = scale_of(doc.settings, DeviceKind::cpu, 1);
+  rule.verdict = RuleVerdict::kept;
+  rule.evidence =
+      paired.empty()
+          ? fmt::format(
+                "decomposed over {} ranks on {} host{}, {} on the busiest; the headline sets no "
+                "CPU against a GPU, and every figure names its GPUs, ranks, cores and hosts",
+                run.ranks, run.hosts, run.hosts == 1 ? "" : "s", host_ranks)
+          : fmt::format(
+                "every formulation ran on the same ranks and hosts; each best-against-best ratio "
+                "sets all GPUs of a host against all its cores (e.g. {}), and every figure names "
+                "its GPUs, ranks, cores and hosts",
+                paired.front());
+  return rule;
 }
 
 FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline) {
@@ -595,7 +680,7 @@ FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline) {
                  same_statistics(doc, audit.disturbed_measurements),
                  same_ceilings(doc),
                  full_disclosure(doc),
-                 same_scale(doc)};
+                 same_scale(doc, headline)};
   std::vector<std::string> not_kept, cannot_tell;
   std::size_t applicable = 0;
   for (const AuditRule& rule : audit.rules) {

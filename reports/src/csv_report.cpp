@@ -119,11 +119,7 @@ bool has_conditions(const ResultRecord& r) {
 }
 
 void append_row(std::string& out, const std::vector<std::string>& cells) {
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    if (i > 0) out += ',';
-    out += csv_field(cells[i]);
-  }
-  out += "\r\n";
+  out += csv_record(cells);
 }
 
 std::string render_simulation_csv(const ResultsDocument& doc) {
@@ -218,6 +214,15 @@ std::string render_csv(const ResultsDocument& doc) {
     append_row(out, cells);
   }
   return out;
+}
+
+std::string csv_record(const std::vector<std::string>& cells) {
+  std::string out;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (i > 0) out += ',';
+    out += csv_field(cells[i]);
+  }
+  return out + "\r\n";
 }
 
 }  // namespace nbody::reports

@@ -49,6 +49,8 @@ table.audit td:nth-child(2) { min-width: 9rem; }
 table.audit td:nth-child(4) { min-width: 14rem; }
 table.headline td { white-space: nowrap; }
 table.ladders td:last-child { min-width: 30rem; }
+/* A scale's label wraps onto two lines rather than widening the scaling tables. */
+table.scaling td:nth-child(4) { min-width: 9rem; max-width: 13rem; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 0.78rem; font-weight: 600;
   white-space: nowrap; }
 .badge.kept { background: #e3f6e8; color: #1b6b34; }
@@ -586,6 +588,67 @@ inline constexpr const char* kReportScript = R"js(
             var s = rows[c.dataIndex].seconds[c.dataset.label];
             return c.dataset.label + ": " + c.raw.toFixed(1) + "% (" + duration(s) +
               (s < 0 ? ", below zero: noise, drawn as 0" : "") + ")";
+          } } } } } });
+  };
+
+  // ---- scaling ----
+  builders.scalingEfficiency = function (canvas, index) {
+    var chart = data.efficiency[index], ks = [], ys = [100];
+    var datasets = chart.series.map(function (s) {
+      var c = colour(s.device, s.name);
+      s.points.forEach(function (p) { ks.push(p.k); ys.push(100 * p.y); });
+      return { label: s.name, series: s,
+        data: s.points.map(function (p) { return { x: p.k, y: 100 * p.y, p: p }; }),
+        borderColor: c, backgroundColor: c, borderDash: dash(s), borderWidth: 2,
+        pointStyle: s.device === "gpu" ? "rectRot" : "circle", pointRadius: 4.5,
+        pointBackgroundColor: s.points.map(function (p) { return p.disturbed ? "#ffffff" : c; }) };
+    });
+    var kmin = Math.min.apply(null, ks), kmax = Math.max.apply(null, ks);
+    datasets.push({ label: "100%", data: [{ x: kmin, y: 100 }, { x: kmax, y: 100 }],
+      borderColor: "#868e96", backgroundColor: "#868e96", borderDash: [4, 4], borderWidth: 1,
+      pointRadius: 0, pointHitRadius: 0, pointStyle: "line" });
+    growPlot(canvas, Math.ceil(datasets.length / 2), 20, 340);
+    var top = Math.max.apply(null, ys);
+    return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: {
+      scales: {
+        // Half a device either side, so the end points and their markers clear the edges.
+        x: axis("linear", chart.x_title, { min: kmin - 0.5, max: kmax + 0.5,
+          afterBuildTicks: sizeTicks(sortedSizes(ks)),
+          ticks: { callback: function (v) { return String(v); }, maxRotation: 0 } }),
+        y: axis("linear", "parallel efficiency (%)", { min: 0, max: Math.ceil((top + 10) / 20) * 20,
+          ticks: { callback: function (v) { return v + "%"; } } }) },
+      plugins: { legend: { labels: { usePointStyle: true } }, tooltip: { callbacks: {
+        title: noTitle, label: function (c) {
+          var p = c.raw.p;
+          if (!p) return c.dataset.label;
+          return p.text + (p.disturbed ? " ⚠ " + p.disturbed : "");
+        } } } } } });
+  };
+
+  var partColours = { compute: "#4263eb", communication: "#f59f00", other: "#adb5bd" };
+  builders.scalingSplit = function (canvas, index) {
+    var split = data.splits[index], rows = split.rows;
+    growPlot(canvas, rows.length, 52, 240);
+    var datasets = split.parts.map(function (part) {
+      return { label: part.label, key: part.key,
+        data: rows.map(function (r) { return r.seconds[part.key]; }),
+        backgroundColor: partColours[part.key], borderWidth: 0 };
+    });
+    return new Chart(canvas, { type: "bar", data: { datasets: datasets,
+        labels: rows.map(function (r) { return r.lines; }) },
+      options: { indexAxis: "y",
+        scales: {
+          x: axis("linear", "median time per " + split.per, { stacked: true, min: 0,
+            ticks: { callback: function (v) { return duration(v); }, maxRotation: 0 } }),
+          y: axis("category", "", { stacked: true, title: { display: false },
+            ticks: { autoSkip: false, font: rowFont(canvas) } }) },
+        plugins: { tooltip: { mode: "index", callbacks: {
+          title: function (items) {
+            var r = rows[items[0].dataIndex];
+            return r.title + ": " + duration(r.total_s) + " per " + split.per;
+          },
+          label: function (c) {
+            return c.dataset.label + ": " + duration(rows[c.dataIndex].seconds[c.dataset.key]);
           } } } } } });
   };
 

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "html_assets.hpp"
+#include "html_page.hpp"
 #include "nbody/files.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 
@@ -47,62 +47,11 @@ json optional_number(const std::optional<double>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
-// JSON inside <script>: '<', '>' and '&' only occur inside JSON strings, where \u escapes mean
-// the same, so no "</script>" or "<!--" in a string can end or change the element.
-std::string script_safe_json(const json& data) {
-  std::string out;
-  for (const char c : data.dump()) {
-    if (c == '<')
-      out += "\\u003c";
-    else if (c == '>')
-      out += "\\u003e";
-    else if (c == '&')
-      out += "\\u0026";
-    else
-      out += c;
-  }
-  return out;
-}
-
-// A library inlined into <script> must not contain "</script" (it would end the element); in
-// JavaScript source that text can only sit in a string, regex or comment, where "<\/" reads alike.
-std::string script_safe_js(std::string source) {
-  for (std::size_t at = 0; (at = source.find("</", at)) != std::string::npos; at += 3) {
-    source.replace(at, 2, "<\\/");
-  }
-  return source;
-}
-
-// A table inside a horizontally scrollable box, so wide tables never widen the page.
-struct Table {
-  std::string html;
-  explicit Table(std::initializer_list<std::string_view> headers, std::string_view css = "") {
-    html = fmt::format("<div class=\"scroll\"><table{}><thead><tr>",
-                       css.empty() ? "" : fmt::format(" class=\"{}\"", css));
-    for (const std::string_view h : headers) html += fmt::format("<th>{}</th>", html_escape(h));
-    html += "</tr></thead><tbody>\n";
-  }
-  // Cells are HTML already (escape text with html_escape()).
-  void row(std::initializer_list<std::string> cells) {
-    html += "<tr>";
-    for (const std::string& c : cells) html += "<td>" + c + "</td>";
-    html += "</tr>\n";
-  }
-  std::string done() { return html + "</tbody></table></div>\n"; }
-};
-
-std::string verdict_badge(RuleVerdict verdict) {
-  const char* css = verdict == RuleVerdict::kept          ? "kept"
-                    : verdict == RuleVerdict::not_kept    ? "notkept"
-                    : verdict == RuleVerdict::cannot_tell ? "unsure"
-                                                          : "na";
-  return fmt::format("<span class=\"badge {}\">{}</span>", css, html_escape(to_string(verdict)));
-}
-
 std::string rate_cell(const std::optional<RateFigure>& f) {
   if (!f) return "—";
-  return fmt::format("{}<br><small>{}{}</small>", si(f->interactions_per_second, "int/s"),
-                     html_escape(f->implementation), f->disturbed() ? " ⚠" : "");
+  return fmt::format("{}<br><small>{}{}{}</small>", si(f->interactions_per_second, "int/s"),
+                     html_escape(f->implementation), f->disturbed() ? " ⚠" : "",
+                     f->scale_label.empty() ? "" : "<br>" + html_escape(f->scale_label));
 }
 
 std::string ratio_cell(const std::optional<RateRatio>& r) {
@@ -269,25 +218,6 @@ json repetition_data(const Analysis& a, const ResultsDocument& doc) {
   return rows;
 }
 
-// ---- the charts: a canvas where there is data, one line saying why where there is none ----
-
-struct Chart {
-  std::string id, kind, title, note;
-  int index = 0;
-  std::string absent;  // why there is no chart
-  bool wide = false;   // spans the grid's row
-};
-
-std::string chart_html(const Chart& c) {
-  std::string out = fmt::format(
-      "<figure class=\"card{}\"><figcaption>{}</figcaption><div class=\"plot\"><canvas "
-      "id=\"{}\" data-kind=\"{}\" data-index=\"{}\" role=\"img\" aria-label=\"{}\"></canvas>"
-      "</div>",
-      c.wide ? " wide" : "", html_escape(c.title), c.id, c.kind, c.index, html_escape(c.title));
-  if (!c.note.empty()) out += fmt::format("<p class=\"note\">{}</p>", html_escape(c.note));
-  return out + "</figure>\n";
-}
-
 std::string counters_reason(const ResultsDocument& doc, const Analysis& a) {
   if (!doc.settings.counters) return "the run was made with --no-counters";
   for (const PeakFractions& f : a.peak_fractions) {
@@ -319,8 +249,9 @@ std::vector<std::size_t> charted_ladders(const Analysis& a) {
   return indices;
 }
 
-std::vector<Chart> plan_charts(const ResultsDocument& doc, const Analysis& a, const json& data) {
-  std::vector<Chart> charts;
+std::vector<ChartCard> plan_charts(const ResultsDocument& doc, const Analysis& a,
+                                   const json& data) {
+  std::vector<ChartCard> charts;
   charts.push_back({"chart-throughput", "throughput",
                     "Throughput against N (kernel time, interactions/s, log-log)",
                     "Bars: the confidence interval of the median time. Blue: CPU; orange: GPU; "
@@ -386,30 +317,6 @@ std::vector<Chart> plan_charts(const ResultsDocument& doc, const Analysis& a, co
                     "One dot per repetition; the bar is the median.", 0,
                     data["repetitions"].empty() ? "no measurement was timed ok" : ""});
   return charts;
-}
-
-std::string charts_section(const std::vector<Chart>& charts, const ChartJsSource& chartjs) {
-  std::string out = "<section id=\"charts\"><h2>Charts</h2>\n";
-  if (chartjs.source) {
-    out +=
-        "<p class=\"hint\">Hover or tap a point for its exact value.</p>\n<div class=\"grid\">\n";
-    std::string absent;
-    for (const Chart& c : charts) {
-      if (c.absent.empty()) {
-        out += chart_html(c);
-      } else {
-        absent += fmt::format("<li><b>{}</b>: no chart, {}.</li>", html_escape(c.title),
-                              html_escape(c.absent));
-      }
-    }
-    out += "</div>\n";
-    // Charts without data, one line each under the grid, so no card stands empty in it.
-    if (!absent.empty()) out += "<ul class=\"absent\">" + absent + "</ul>\n";
-  } else {
-    out += fmt::format("<p class=\"why\">No charts: {}. The tables below have every figure.</p>\n",
-                       html_escape(chartjs.missing_reason));
-  }
-  return out + "</section>\n";
 }
 
 // ---- simulate: the data island and the charts ----
@@ -513,19 +420,19 @@ json split_data(const Analysis& a) {
 
 // The speedups across N (spanning the grid's row), then for each N its energy error (left) and its
 // step split (right), so at two columns each row of the grid is one N.
-std::vector<Chart> plan_simulation_charts(const ResultsDocument& doc, const json& data) {
-  std::vector<Chart> charts;
-  Chart speedups{"chart-speedups",
-                 "speedups",
-                 "GPU over CPU: application speedup and kernel speedup against N",
-                 "Fastest full-accuracy GPU over fastest full-accuracy CPU of one precision at "
-                 "each N. Kernel: force seconds per step; application: whole steps, diagnostics "
-                 "and snapshots included. Dashed: float64.",
-                 0,
-                 data["speedups"].empty()
-                     ? "a speedup needs a CPU and a GPU simulation of one precision that "
-                       "finished at the same N; this run has none"
-                     : ""};
+std::vector<ChartCard> plan_simulation_charts(const ResultsDocument& doc, const json& data) {
+  std::vector<ChartCard> charts;
+  ChartCard speedups{
+      "chart-speedups",
+      "speedups",
+      "GPU over CPU: application speedup and kernel speedup against N",
+      "Fastest full-accuracy GPU over fastest full-accuracy CPU of one precision at "
+      "each N. Kernel: force seconds per step; application: whole steps, diagnostics "
+      "and snapshots included. Dashed: float64.",
+      0,
+      data["speedups"].empty() ? "a speedup needs a CPU and a GPU simulation of one precision that "
+                                 "finished at the same N; this run has none"
+                               : ""};
   speedups.wide = true;
   charts.push_back(speedups);
   const json& energy = data["energy"];
@@ -993,32 +900,12 @@ std::string simulation_sections(const Analysis& a) {
   return out;
 }
 
-namespace {
-
-// The page's end: the data island, Chart.js and the script that draws (both pages).
-std::string page_scripts(const json& data, const ChartJsSource& chartjs) {
-  std::string out = "<script type=\"application/json\" id=\"report-data\">" +
-                    script_safe_json(data) + "</script>\n";
-  if (chartjs.source) out += "<script>" + script_safe_js(*chartjs.source) + "</script>\n";
-  out += "<script>";
-  out += kReportScript;
-  return out + "</script>\n";
-}
-
-}  // namespace
-
 std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a,
                                    const ChartJsSource& chartjs) {
   const json data = {
       {"speedups", speedup_data(a)}, {"energy", energy_data(a)}, {"splits", split_data(a)}};
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>nbody-fair simulation report</title>\n<script>";
-  out += kErrorScript;
-  out += "</script>\n<style>";
-  out += kReportCss;
-  out += "</style></head>\n<body><main>\n<header><h1>nbody-fair simulation report</h1>\n";
+  std::string out = page_head("nbody-fair simulation report");
+  out += "<header><h1>nbody-fair simulation report</h1>\n";
   const RunSettings& s = doc.settings;
   out += fmt::format(
       "<p class=\"summary\">Kick-drift-kick leapfrog, dt = {}, {} steps, softening {}, initial "
@@ -1053,16 +940,10 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
                {"repetitions", repetition_data(a, doc)}};
   for (const Ladder& l : a.ladders) data["ladders"].push_back(ladder_data(l));
   for (const Roofline& r : a.rooflines) data["rooflines"].push_back(roofline_data(r));
-  const std::vector<Chart> charts = plan_charts(doc, a, data);
+  const std::vector<ChartCard> charts = plan_charts(doc, a, data);
 
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>nbody-fair report</title>\n<script>";
-  out += kErrorScript;
-  out += "</script>\n<style>";
-  out += kReportCss;
-  out += "</style></head>\n<body><main>\n<header><h1>nbody-fair report</h1>\n";
+  std::string out = page_head("nbody-fair report");
+  out += "<header><h1>nbody-fair report</h1>\n";
   out += "<p class=\"summary\">" + summary_line(doc, a) + "</p>\n";
   if (const std::string decomposed = decomposition_sentence(doc.settings); !decomposed.empty()) {
     out += "<p>" + html_escape(decomposed) + "</p>\n";

@@ -44,8 +44,8 @@ std::string escape(std::string text) {
 }
 
 std::string rate_cell(const RateFigure& f) {
-  return fmt::format("{} ({}){}", si(f.interactions_per_second, "int/s"), f.implementation,
-                     f.disturbed() ? " ⚠" : "");
+  return fmt::format("{} ({}{}){}", si(f.interactions_per_second, "int/s"), f.implementation,
+                     f.scale_label.empty() ? "" : "; " + f.scale_label, f.disturbed() ? " ⚠" : "");
 }
 
 std::string ratio_cell(const std::optional<RateRatio>& r) {

@@ -23,8 +23,9 @@ inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
 // 2: implementations have a role; enums, counters, ceilings and GPUs are typed (same spellings).
 // 3: each timing records its measurement conditions. 4: simulations. 5: runs decomposed over
 // ranks (settings.ranks, decomposition, rank_hosts; results' communication; per_step's).
+// 6: the GPUs each rank drives (settings.gpu_devices).
 // Older files are still read (docs/results-schema.md says how).
-inline constexpr int kResultsSchemaVersion = 5;
+inline constexpr int kResultsSchemaVersion = 6;
 
 // The GPU's state at one instant, as NVML reports it: SM clock, temperature, and the reasons its
 // clocks are held below the maximum (names as NVML's clock event reasons, e.g. "sw_power_cap").
@@ -187,6 +188,9 @@ struct RunSettings {
   int ranks = 1;
   std::string decomposition;
   std::vector<std::string> rank_hosts;
+  // Version 6: the CUDA device ordinals each rank drives (--gpus); empty: the one device of
+  // gpu_device, as in every older file.
+  std::vector<int> gpu_devices;
 };
 
 // Conserved quantities of a simulation at one step, in float64 (nbody/diagnostics.hpp).
@@ -303,8 +307,8 @@ void to_json(nlohmann::json& j, const ResultsDocument& v);
 void from_json(const nlohmann::json& j, ResultsDocument& v);
 
 void save_results(const ResultsDocument& document, const std::filesystem::path& path);
-// Reads version 1 and 2 files. Throws UsageError for a missing file, invalid JSON, another schema
-// or a newer version.
+// Reads files of every version up to this one's. Throws UsageError for a missing file, invalid
+// JSON, another schema or a newer version.
 ResultsDocument load_results(const std::filesystem::path& path);
 
 }  // namespace nbody

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nbody/properties.hpp"
+#include "nbody/reports/scale.hpp"
 #include "nbody/results.hpp"
 
 namespace nbody::reports {
@@ -24,6 +25,10 @@ struct RateFigure {
   // Why the figure may read low (its timing's disturbances and attempts); empty when undisturbed.
   std::string disturbance;
   bool disturbed() const { return !disturbance.empty(); }
+  // Runs over several devices (ranks, or GPUs driven by one rank): the scale it ran at, and its
+  // label naming GPUs, ranks, cores and hosts (FAIRNESS.md rule 8); empty in one process.
+  std::optional<RunScale> scale;
+  std::string scale_label;
 };
 
 // GPU over CPU. The interval combines the two rates' intervals at their extremes (low: slowest

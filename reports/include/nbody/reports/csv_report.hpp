@@ -2,6 +2,7 @@
 // results.csv: one row per result record (a simulate run's: per simulation) with the figures
 // people plot, for spreadsheets and pandas. A printer: it reads results, never measures.
 #include <string>
+#include <vector>
 
 #include "nbody/results.hpp"
 
@@ -11,5 +12,8 @@ namespace nbody::reports {
 // simulation, with that header; RFC 4180: CRLF line ends, a field holding a comma, a quote or a
 // line break quoted (quotes doubled). An absent value is an empty cell.
 std::string render_csv(const ResultsDocument& document);
+
+// One RFC 4180 record: the cells, quoted where they must be, joined by commas, ended by CRLF.
+std::string csv_record(const std::vector<std::string>& cells);
 
 }  // namespace nbody::reports

@@ -1,0 +1,44 @@
+#include "nbody/reports/scale.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace nbody::reports {
+namespace {
+
+std::string counted(int count, const char* one, const char* many) {
+  return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+}  // namespace
+
+RunScale scale_of(const RunSettings& settings, DeviceKind device, int threads) {
+  const std::set<std::string> hosts(settings.rank_hosts.begin(), settings.rank_hosts.end());
+  const int ranks = std::max(1, settings.ranks);
+  const int gpus_per_rank = std::max(1, static_cast<int>(settings.gpu_devices.size()));
+  return {.device = device,
+          .ranks = ranks,
+          .hosts = std::max(1, static_cast<int>(hosts.size())),
+          .gpus = device == DeviceKind::gpu ? ranks * gpus_per_rank : 0,
+          .threads_per_rank = std::max(1, threads)};
+}
+
+bool spans_several_devices(const RunSettings& settings) {
+  return settings.ranks > 1 || settings.gpu_devices.size() > 1;
+}
+
+std::string describe(const RunScale& s) {
+  const std::string hosts = counted(s.hosts, "host", "hosts");
+  const std::string cores = counted(s.cores(), "core", "cores");
+  if (s.device == DeviceKind::gpu) {
+    return fmt::format("{}: {} × {}, {}, {}", counted(s.gpus, "GPU", "GPUs"),
+                       counted(s.ranks, "rank", "ranks"), counted(s.gpus / s.ranks, "GPU", "GPUs"),
+                       cores, hosts);
+  }
+  return fmt::format("{} × {}: {}, 0 GPUs, {}", counted(s.ranks, "rank", "ranks"),
+                     counted(s.threads_per_rank, "thread", "threads"), cores, hosts);
+}
+
+}  // namespace nbody::reports
