@@ -220,6 +220,7 @@ ResultsDocument make_document(const SuiteContext& context, const SuiteOptions& o
   s.threads = options.execution.threads;
   s.isa = options.execution.isa;
   s.gpu_device = options.execution.gpu_device;
+  s.gpu_devices = options.execution.gpu_devices;
   s.ranks = context.decomposition ? context.decomposition->ranks : 1;
   s.decomposition = context.decomposition ? context.decomposition->scheme : "none";
   if (context.decomposition) s.rank_hosts = context.decomposition->hosts;
