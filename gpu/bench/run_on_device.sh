@@ -4,9 +4,13 @@
 #
 #   gpu/bench/run_on_device.sh OUTDIR [STAGE...]
 #   stages: default kernelonly simulate sass test ctest cupti bench variants ncu source dram sanitize fair
+#           gpus
 #   (default: the default `nbody-fair run`, timed, on a fresh cache; kernelonly: the GPU
 #   formulations timed in kernel scope alone at the default sizes, to set beside it; simulate:
-#   simulation_test on the GPU, then `nbody-fair simulate` on a Plummer sphere, SIM_ARGS added)
+#   simulation_test on the GPU, then `nbody-fair simulate` on a Plummer sphere, SIM_ARGS added;
+#   gpus: issue 15 on every GPU of the host: the multi-GPU tests (memcheck among them), then gpu.tuned
+#   on one GPU and on all of them, `run` at GPUS_RUN_SIZES and `simulate` at GPUS_SIM_SIZES, and
+#   `nbody-fair scaling` over the pairs; NCCL_NVLS_ENABLE=0 throughout)
 #
 # log.txt (the summary) goes to OUTDIR; the other logs are packed into OUTDIR/logs.tar.gz at the
 # end (the device returns few files). BENCH_REPS, BENCH_MIN_TIME and FAIR_TIMEOUT shorten the bench
@@ -33,6 +37,8 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu,
 targets="gpu_formulations_test nbody-fair"
 has fair && targets="$targets nbody-fair"
 has simulate && targets="$targets simulation_test"
+has gpus && targets="$targets simulation_test decomposed_test"
+export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service
 has ctest && targets=all
 has cupti && targets="$targets counters_test"
 stage "build $targets"
@@ -173,6 +179,41 @@ if has sanitize; then
       head -10 | tee -a "$log"
   done
   cat "$out"/sanitize-*.txt >"$out/sanitize.log" && rm "$out"/sanitize-*.txt
+fi
+if has gpus; then
+  stage "several GPUs: tests"
+  timeout 300 $build/tests/gpu_formulations_test --gtest_filter='*Several*:*Slices*' \
+    >"$out/gpus-test.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  timeout 200 $build/tests/simulation_test --gtest_filter='*Several*' >>"$out/gpus-test.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|\[ gpus" "$out/gpus-test.log" | sort |
+    uniq -c | tee -a "$log"
+  stage "several GPUs: memcheck (NCCL's own probing of its kernels is not reported)"
+  timeout 200 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 99 \
+    $build/tests/gpu_formulations_test --gtest_filter='*Several*tuned*:*Several*shared' \
+    >"$out/gpus-memcheck.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/gpus-memcheck.log" | tee -a "$log"
+  all=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
+  for gpus in 0 "$all"; do
+    tag=gpus-${gpus//,/-}
+    stage "gpu.tuned on --gpus $gpus: run and simulate"
+    timeout 300 $build/nbody-fair run --impl '^gpu\.tuned$' --gpus "$gpus" --no-counters \
+      --sizes "${GPUS_RUN_SIZES:-1M,4M}" --out "$out/$tag-run" >"$out/$tag-run.log" 2>&1
+    echo "run rc=$?" | tee -a "$log"
+    timeout 300 $build/nbody-fair simulate --impl '^gpu\.tuned$' --gpus "$gpus" --ic plummer \
+      --sizes "${GPUS_SIM_SIZES:-4K,8K,16K,32K,64K,256K}" --steps 64 --out "$out/$tag-sim" \
+      >"$out/$tag-sim.log" 2>&1
+    echo "simulate rc=$?" | tee -a "$log"
+  done
+  stage "scaling"
+  $build/nbody-fair scaling --out "$out/scaling-run" "$out/gpus-0-run" "$out/gpus-${all//,/-}-run" \
+    >>"$log" 2>&1
+  $build/nbody-fair scaling --out "$out/scaling-sim" "$out/gpus-0-sim" "$out/gpus-${all//,/-}-sim" \
+    >>"$log" 2>&1
+  grep -E "^\| gpu" "$out/scaling-run/scaling.md" "$out/scaling-sim/scaling.md" | head -40 |
+    tee -a "$log"
 fi
 if has fair; then
   stage "nbody-fair run"
