@@ -601,8 +601,15 @@ constexpr TunedShape kFloatShape{.bodies_per_thread = 8,
                                  .prefetch = false,
                                  .exact_waves = true,
                                  .mass_first_tile = true};
-constexpr TunedShape kDoubleShape{
-    .bodies_per_thread = 4, .block_size = 128, .unroll = 4, .min_blocks = 0, .prefetch = false};
+// Float64 with split-j filling the last wave (exact_waves): on the H100 0.776 x10^12 interactions/s
+// at N = 262144 and 0.779 at 65536, against 0.670 and 0.668 without (docs/perf-notes.md, "Float64
+// on the GPU").
+constexpr TunedShape kDoubleShape{.bodies_per_thread = 4,
+                                  .block_size = 128,
+                                  .unroll = 4,
+                                  .min_blocks = 0,
+                                  .prefetch = false,
+                                  .exact_waves = true};
 
 // For small N: fewer bodies per thread and smaller blocks give 8-16 times as many blocks of the
 // same work (docs/perf-notes.md, "Time integration, second pass").
@@ -654,6 +661,15 @@ void register_gpu_tuned(Registry& registry) {
   variants.push_back(make_tuned_variant<float, TunedShape{4, 128, 4, 0, false, true, true}>());
   variants.push_back(make_tuned_variant<float, TunedShape{8, 64, 4, 0, false, true, true}>());
   variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 4, 1, false}>());
+  // Float64 shapes (issue 16): gpu.shared.f64, one body per thread in tiles of 256, measured
+  // faster than the shipped 4x128 at N = 262144.
+  variants.push_back(make_tuned_variant<double, TunedShape{1, 256, 4, 0, false}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{2, 128, 4, 0, false}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{2, 256, 4, 0, false}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{4, 64, 4, 0, false}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 2, 0, false}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 4, 0, false, true}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{2, 128, 4, 0, false, true, true}>());
   for (Implementation& variant : variants) registry.add(std::move(variant));
 }
 
