@@ -18,6 +18,7 @@
 #include "nbody/app/runner.hpp"
 #include "nbody/app/simulate.hpp"
 #include "nbody/app/wiring.hpp"
+#include "nbody/diagnostics.hpp"
 #include "nbody/distributed/decomposed.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/reference.hpp"
@@ -209,6 +210,12 @@ TEST(DecomposedSimulation, TrajectoryIsTheOneProcessTrajectoryBitForBit) {
               << what << ": body " << i;
         }
         expect_bitwise_equal(got.velocities, want.velocities, what + " velocities");
+        // The potential, its rows shared out over the ranks: the host's sum, bit for bit.
+        const std::optional<double> potential = decomposed->potential_energy();
+        ASSERT_TRUE(potential.has_value());
+        EXPECT_EQ(*potential,
+                  conserved_quantities(want.bodies, want.velocities, kSoftening).potential_energy)
+            << what;
       }
     }
   }

@@ -15,14 +15,13 @@ double ConservedQuantities::virial_ratio() const {
   return potential_energy != 0 ? 2 * kinetic_energy / std::abs(potential_energy) : 0;
 }
 
-ConservedQuantities conserved_quantities(std::span<const Body<double>> bodies,
-                                         std::span<const Vec3<double>> velocities,
-                                         double softening) {
-  // Each row i sums its pairs j > i; the rows are then added in order, so the result is the same
-  // on any number of threads.
+void potential_rows(std::span<const Body<double>> bodies, double softening, TargetRange rows,
+                    std::span<double> out) {
+  if (rows.end > bodies.size() || rows.begin > rows.end || out.size() != rows.size()) {
+    throw std::invalid_argument("potential_rows: rows outside the bodies, or a wrong output size");
+  }
   const double softening_squared = softening * softening;
-  std::vector<double> rows(bodies.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies.size(), 16),
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(rows.begin, rows.end, 16),
                     [&](const tbb::blocked_range<std::size_t>& range) {
                       for (std::size_t i = range.begin(); i != range.end(); ++i) {
                         const Body<double>& bi = bodies[i];
@@ -32,9 +31,18 @@ ConservedQuantities conserved_quantities(std::span<const Body<double>> bodies,
                           row.add(pair_potential<double>(bi.x, bi.y, bi.z, bi.m, bj.x, bj.y, bj.z,
                                                          bj.m, softening_squared));
                         }
-                        rows[i] = row.value();
+                        out[i - rows.begin] = row.value();
                       }
                     });
+}
+
+ConservedQuantities conserved_quantities(std::span<const Body<double>> bodies,
+                                         std::span<const Vec3<double>> velocities,
+                                         double softening) {
+  // Each row i sums its pairs j > i; the rows are then added in order, so the result is the same
+  // on any number of threads (and of ranks, each summing a slice of the rows).
+  std::vector<double> rows(bodies.size());
+  potential_rows(bodies, softening, {0, bodies.size()}, rows);
   return conserved_quantities_given_potential(bodies, velocities, potential_from_rows(rows));
 }
 

@@ -8,6 +8,7 @@
 
 #include "nbody/bodies.hpp"
 #include "nbody/host_device.hpp"
+#include "nbody/target_range.hpp"
 
 namespace nbody {
 
@@ -49,6 +50,12 @@ ConservedQuantities conserved_quantities(std::span<const Body<double>> bodies,
 ConservedQuantities conserved_quantities_given_potential(std::span<const Body<double>> bodies,
                                                          std::span<const Vec3<double>> velocities,
                                                          double potential_energy);
+
+// Rows `rows` of the potential (row i: the compensated sum of pair_potential over j > i, in order
+// of j), into `out` (rows.size() entries): a slice of what conserved_quantities sums, so that
+// ranks can share it (the decomposed simulation) and still give its result bit for bit.
+void potential_rows(std::span<const Body<double>> bodies, double softening, TargetRange rows,
+                    std::span<double> out);
 
 // The potential energy from its rows (row i: the compensated sum of pair_potential over j > i in
 // order of j), added in order with compensation,
