@@ -316,6 +316,23 @@ TEST_F(MpiCommandLine, InterruptKeepsWhatWasMeasured) {
   EXPECT_LT(doc.results.size(), 18u);
 }
 
+// Help and the version come once, from rank 0, not once per rank.
+TEST_F(MpiCommandLine, HelpAndVersionArePrintedOnce) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "--help"}, std::vector<std::string>{"--version"}}) {
+    const Job job = run({{.args = args}});
+    EXPECT_EQ(job.exit_code, 0) << job.stderr_text;
+    const std::string printed = text_of(dir_ / "job.stdout");
+    const std::string marker = args.front() == "run" ? "Usage:" : "nbody-fair ";
+    std::size_t count = 0;
+    for (std::size_t at = printed.find(marker); at != std::string::npos;
+         at = printed.find(marker, at + 1)) {
+      ++count;
+    }
+    EXPECT_EQ(count, 1u) << printed;
+  }
+}
+
 // One rank under mpirun is a plain process: nothing decomposed, nothing recorded as such.
 TEST_F(MpiCommandLine, OneRankRunsAsOneProcess) {
   const Job job = run({{.args = {"run", "--sizes", "64", "--impl", "^cpu\\.soa$", "--reps", "2",

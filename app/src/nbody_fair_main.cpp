@@ -497,14 +497,18 @@ int run_main(int argc, char** argv, const RankPart* part) {
                                    fmt::join(command_names, ", ")));
     }
   }
+  // Help and the version are printed once under mpirun: by rank 0.
+  const auto print_once = [&](const CLI::Error& e) {
+    return part != nullptr && part->rank != 0 ? e.get_exit_code() : app.exit(e);
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return print_once(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return print_once(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return print_once(e);
   } catch (const CLI::ParseError& e) {
     if (part != nullptr) throw UsageError(e.what());  // the ranks agree on it (main)
     fmt::print(stderr, "nbody-fair: {}\n", e.what());
