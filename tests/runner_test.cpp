@@ -23,6 +23,7 @@
 #include "nbody/results.hpp"
 #include "nbody/results_validation.hpp"
 #include "nbody/sizes.hpp"
+#include "program_run.hpp"
 #include "stand_in_suite.hpp"
 
 extern char** environ;
@@ -85,18 +86,8 @@ int wait_exit_code(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-struct CommandResult {
-  int exit_code;
-  std::string stderr_text;
-  std::string stdout_text;
-};
-
-std::string read_and_remove(const fs::path& file) {
-  std::ifstream in(file);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  fs::remove(file);
-  return text;
-}
+using testing::CommandResult;
+using testing::read_and_remove;
 
 CommandResult run_tool(const std::vector<std::string>& args) {
   const std::string stem =

@@ -21,6 +21,7 @@
 #include "nbody/reports/scaling.hpp"
 #include "nbody/reports/scaling_report.hpp"
 #include "nbody/results.hpp"
+#include "program_run.hpp"
 
 extern char** environ;
 
@@ -347,41 +348,9 @@ TEST(ScalingReports, EveryFormatHasEveryRow) {
 
 // ---- the command ----
 
-struct CommandResult {
-  int exit_code;
-  std::string stderr_text;
-  std::string stdout_text;
-};
-
-std::string read_and_remove(const fs::path& file) {
-  std::ifstream in(file);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  fs::remove(file);
-  return text;
-}
-
-CommandResult run_program(const std::vector<std::string>& argv_words) {
-  const std::string stem = (fs::temp_directory_path() / "nbody-fair-scaling-test-").string() +
-                           std::to_string(::getpid());
-  const std::string out_file = stem + "-stdout", err_file = stem + "-stderr";
-  std::vector<char*> argv;
-  for (const std::string& a : argv_words) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  pid_t pid = 0;
-  EXPECT_EQ(posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  const std::string err = read_and_remove(err_file);
-  return {code, err, read_and_remove(out_file)};
-}
+using testing::CommandResult;
+using testing::read_and_remove;
+using testing::run_program;
 
 CommandResult run_tool(std::vector<std::string> args) {
   args.insert(args.begin(), NBODY_FAIR_EXE);
