@@ -33,5 +33,13 @@ Tolerance scalar_float32_tolerance() {
           .max_relative_coefficient = 96.0};
 }
 
+Tolerance scalar_float64_tolerance() {
+  // Measured worst L2 1.1, max 9.7 (40000 inputs per size up to N = 31): the loop rounds like the
+  // reference, all but the compensated sum. The float32 scalar coefficients hold with room.
+  return {.unit_roundoff = kFloat64UnitRoundoff,
+          .relative_l2_coefficient = 8.0,
+          .max_relative_coefficient = 96.0};
+}
+
 }  // namespace cpu
 }  // namespace nbody

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <tbb/info.h>
@@ -49,15 +50,16 @@ std::string_view isa_name(Isa isa) {
   return "unknown";
 }
 
-std::string isa_description(Isa isa) {
-  const KernelSet kernels = kernels_for(isa);
+std::string isa_description(Isa isa, Precision precision) {
+  const std::size_t lanes_f32 = kernels_for<float>(isa).lanes;
+  const std::size_t lanes = precision == Precision::f32 ? lanes_f32 : lanes_f32 / 2;
   switch (isa) {
     case Isa::sse4_2:
-      return fmt::format("SSE4.2, {} lanes", kernels.lanes);
+      return fmt::format("SSE4.2, {} lanes", lanes);
     case Isa::avx2:
-      return fmt::format("AVX2+FMA, {} lanes", kernels.lanes);
+      return fmt::format("AVX2+FMA, {} lanes", lanes);
     case Isa::avx512f:
-      return fmt::format("AVX-512F, {} lanes", kernels.lanes);
+      return fmt::format("AVX-512F, {} lanes", lanes);
   }
   return "unknown";
 }
@@ -86,7 +88,8 @@ Isa resolve_isa(std::string_view forced) {
   return resolve_isa(forced, widest_isa());
 }
 
-KernelSet kernels_for(Isa isa) {
+template <>
+KernelSet<float> kernels_for<float>(Isa isa) {
   switch (isa) {
     case Isa::sse4_2:
       return kernels_sse4_2();
@@ -98,35 +101,51 @@ KernelSet kernels_for(Isa isa) {
   throw std::logic_error("kernels_for: no such ISA");
 }
 
+template <>
+KernelSet<double> kernels_for<double>(Isa isa) {
+  switch (isa) {
+    case Isa::sse4_2:
+      return kernels_f64_sse4_2();
+    case Isa::avx2:
+      return kernels_f64_avx2();
+    case Isa::avx512f:
+      return kernels_f64_avx512f();
+  }
+  throw std::logic_error("kernels_for: no such ISA");
+}
+
 std::uint64_t diagonal_tile_pair_evaluations(std::size_t size, std::size_t lanes) {
   const std::uint64_t blocks = size / lanes;
   const std::uint64_t block_pairs = static_cast<std::uint64_t>(lanes) * lanes;
   return blocks * block_pairs + blocks * (blocks - 1) / 2 * block_pairs;
 }
 
-PaddedBodies::PaddedBodies(std::span<const Body<double>> bodies)
+template <class T>
+PaddedBodies<T>::PaddedBodies(std::span<const Body<double>> bodies)
     : storage_((bodies.size() + kBodyPadding - 1) / kBodyPadding * kBodyPadding),
       count_(bodies.size()) {
   for (std::size_t i = 0; i < storage_.size(); ++i) {
     const bool real = i < bodies.size();
-    storage_.x[i] = real ? static_cast<float>(bodies[i].x) : kPaddingCoordinate;
-    storage_.y[i] = real ? static_cast<float>(bodies[i].y) : kPaddingCoordinate;
-    storage_.z[i] = real ? static_cast<float>(bodies[i].z) : kPaddingCoordinate;
-    storage_.m[i] = real ? static_cast<float>(bodies[i].m) : 0.0f;
+    storage_.x[i] = real ? static_cast<T>(bodies[i].x) : T(kPaddingCoordinate);
+    storage_.y[i] = real ? static_cast<T>(bodies[i].y) : T(kPaddingCoordinate);
+    storage_.z[i] = real ? static_cast<T>(bodies[i].z) : T(kPaddingCoordinate);
+    storage_.m[i] = real ? static_cast<T>(bodies[i].m) : T(0);
   }
 }
 
-void PaddedBodies::assign(std::span<const Body<double>> bodies) {
+template <class T>
+void PaddedBodies<T>::assign(std::span<const Body<double>> bodies) {
   if (bodies.size() != count_) throw std::invalid_argument("PaddedBodies::assign: another count");
   for (std::size_t i = 0; i < count_; ++i) {
-    storage_.x[i] = static_cast<float>(bodies[i].x);
-    storage_.y[i] = static_cast<float>(bodies[i].y);
-    storage_.z[i] = static_cast<float>(bodies[i].z);
-    storage_.m[i] = static_cast<float>(bodies[i].m);
+    storage_.x[i] = static_cast<T>(bodies[i].x);
+    storage_.y[i] = static_cast<T>(bodies[i].y);
+    storage_.z[i] = static_cast<T>(bodies[i].z);
+    storage_.m[i] = static_cast<T>(bodies[i].m);
   }
 }
 
-BodiesView PaddedBodies::view() const {
+template <class T>
+BodiesView<T> PaddedBodies<T>::view() const {
   return {.x = storage_.x.data(),
           .y = storage_.y.data(),
           .z = storage_.z.data(),
@@ -135,11 +154,13 @@ BodiesView PaddedBodies::view() const {
           .padded_count = storage_.size()};
 }
 
-AccelerationsView PaddedAccelerations::view() {
+template <class T>
+AccelerationsView<T> PaddedAccelerations<T>::view() {
   return {.x = storage_.x.data(), .y = storage_.y.data(), .z = storage_.z.data()};
 }
 
-std::vector<Vec3<double>> PaddedAccelerations::promoted(TargetRange targets) const {
+template <class T>
+std::vector<Vec3<double>> PaddedAccelerations<T>::promoted(TargetRange targets) const {
   std::vector<Vec3<double>> out(targets.size());
   for (std::size_t k = 0; k < out.size(); ++k) {
     const std::size_t i = targets.begin + k;
@@ -148,6 +169,11 @@ std::vector<Vec3<double>> PaddedAccelerations::promoted(TargetRange targets) con
   }
   return out;
 }
+
+template class PaddedBodies<float>;
+template class PaddedBodies<double>;
+template class PaddedAccelerations<float>;
+template class PaddedAccelerations<double>;
 
 TargetRange kernel_bounds(TargetRange targets, std::size_t step) {
   if (targets.size() == 0) return {0, 0};
@@ -166,15 +192,59 @@ int tbb_threads(const ExecutionOptions& options) {
   return options.threads == 0 ? available : options.threads;
 }
 
-std::vector<std::string> simd_kernel_optimizations(bool newton_step, std::vector<std::string> own) {
+std::string_view inv_sqrt_method_name(InvSqrtMethod method) {
+  switch (method) {
+    case InvSqrtMethod::newton:
+      return "newton";
+    case InvSqrtMethod::bare_rsqrt:
+      return "bare_rsqrt";
+    case InvSqrtMethod::sqrt_divide:
+      return "sqrt_divide";
+  }
+  return "unknown";
+}
+
+template <class T>
+std::string inv_sqrt_detail(const KernelSet<T>& kernels, InvSqrtMethod method) {
+  switch (method) {
+    case InvSqrtMethod::newton:
+      return fmt::format("{} + {} Newton-Raphson step{}", kernels.rsqrt_instruction,
+                         kernels.newton_steps, kernels.newton_steps == 1 ? "" : "s");
+    case InvSqrtMethod::bare_rsqrt:
+      return fmt::format("{} alone", kernels.rsqrt_instruction);
+    case InvSqrtMethod::sqrt_divide:
+      return std::is_same_v<T, float> ? "sqrtps + divps" : "sqrtpd + divpd";
+  }
+  return "unknown";
+}
+
+template std::string inv_sqrt_detail(const KernelSet<float>&, InvSqrtMethod);
+template std::string inv_sqrt_detail(const KernelSet<double>&, InvSqrtMethod);
+
+std::vector<std::string> simd_kernel_optimizations(Precision precision,
+                                                   std::optional<InvSqrtMethod> method,
+                                                   std::vector<std::string> own) {
   const std::optional<Isa> widest = widest_isa();
+  const auto inv_sqrt = [&]() -> std::string {
+    if (method == InvSqrtMethod::sqrt_divide) return "exact square root, then divide";
+    if (precision == Precision::f64) {
+      if (!method) {
+        return "1/sqrt by the ISA's faster full-accuracy method: AVX-512F vrsqrt14pd + 2 "
+               "Newton-Raphson steps; AVX2, SSE4.2 square root then divide";
+      }
+      return "approximate rsqrt (rsqrt14pd, or rsqrtps on values narrowed to float32) + 2 to 3 "
+             "Newton-Raphson steps in float64";
+    }
+    return method == InvSqrtMethod::newton
+               ? "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step"
+               : "approximate rsqrt alone (rsqrt14 / rsqrtps, 12-14 bits)";
+  };
   std::vector<std::string> list = {
       "structure of arrays",
       fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower one)",
-                  widest ? isa_description(*widest) : "none"),
-      newton_step ? "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step"
-                  : "approximate rsqrt alone (rsqrt14 / rsqrtps, 12-14 bits)",
-      "FMA (AVX2, AVX-512F)"};
+                  widest ? isa_description(*widest, precision) : "none"),
+      inv_sqrt(), "FMA (AVX2, AVX-512F)"};
+  if (precision == Precision::f64) list.front() = "structure of arrays, float64";
   list.insert(list.end(), own.begin(), own.end());
   return list;
 }
@@ -200,6 +270,16 @@ Tolerance simd_bare_rsqrt_tolerance() {
   // inputs per size: L2 2.2 (N = 2; analytic worst case of one pair 3.2), max 20 (N = 7).
   return {
       .unit_roundoff = 0x1.0p-12, .relative_l2_coefficient = 4.0, .max_relative_coefficient = 32.0};
+}
+
+// Measured worst cases and margins: docs/tolerances.md, section "Float64 on the CPU".
+Tolerance simd_float64_tolerance() {
+  // Worst of 40000 inputs per size (both generators, every ISA): L2 7.5 (AVX2, N = 2), max 120
+  // (AVX2, N = 16, a body whose forces nearly cancel); the same L2 coefficient as float32's, a
+  // max coefficient 1.6 times the measured worst.
+  return {.unit_roundoff = kFloat64UnitRoundoff,
+          .relative_l2_coefficient = 12.0,
+          .max_relative_coefficient = 192.0};
 }
 
 }  // namespace nbody::cpu::simd

@@ -1,8 +1,8 @@
 #pragma once
-// The SIMD kernels, written once over xsimd::batch<float, Arch> and the shared interaction of
-// physics.hpp, and instantiated by each cpu/simd_arch_*.cpp with its own compile flags, its own
-// approximate rsqrt and its own horizontal sum. Include only from those files: everything here has
-// internal linkage, so each ISA's copy stays in its own object file.
+// The SIMD kernels, written once over xsimd::batch<T, Arch> (T float or double) and the shared
+// interaction of physics.hpp, and instantiated by each cpu/simd_arch_*.cpp with its own compile
+// flags, its own approximate rsqrt and its own horizontal sum. Include only from those files:
+// everything here has internal linkage, so each ISA's copy stays in its own object file.
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -15,15 +15,37 @@
 namespace nbody::cpu::simd {
 namespace {
 
-// One Newton-Raphson step on the approximate y0 ~ 1/sqrt(x): y1 = y0 + y0/2 (1 - x y0^2). Written
-// as a correction, the rounding of the small correction term is second order, so a 12- or 14-bit
-// start ends within about 1 ulp, like the GPU's rsqrtf (FAIRNESS.md rule 2).
-template <class Batch, class BareRsqrt>
+// kSteps Newton-Raphson steps on the approximate y0 ~ 1/sqrt(x): y1 = y0 + y0/2 (1 - x y0^2).
+// Written as a correction, the rounding of the small correction term is second order, so the
+// last step ends within about 1 ulp. Each step squares the relative error (times 1.5): in float32
+// one step takes a 12- or 14-bit start to full accuracy, like the GPU's rsqrtf (FAIRNESS.md
+// rule 2); in float64 a 14-bit start needs two (1.5^3 2^-56 < 2^-53), a 12-bit one three.
+template <class Batch, class BareRsqrt, int kSteps>
 struct NewtonRsqrt {
   NBODY_FORCE_INLINE Batch operator()(const Batch& x) const {
-    const Batch y = BareRsqrt{}(x);
-    const Batch residual = xsimd::fnma(x * y, y, Batch(1.0f));
-    return xsimd::fma(Batch(0.5f) * y, residual, y);
+    using T = typename Batch::value_type;
+    Batch y = BareRsqrt{}(x);
+    for (int step = 0; step < kSteps; ++step) {
+      const Batch residual = xsimd::fnma(x * y, y, Batch(T(1)));
+      y = xsimd::fma(Batch(T(0.5)) * y, residual, y);
+    }
+    return y;
+  }
+};
+
+// The exact 1/sqrt of the physics function (a correctly rounded square root, then a division),
+// with the ISA's square root (xsimd's, or an ISA file's own where xsimd's trips a compiler bug).
+struct XsimdSqrt {
+  template <class Batch>
+  NBODY_FORCE_INLINE Batch operator()(const Batch& x) const {
+    return xsimd::sqrt(x);
+  }
+};
+
+template <class Batch, class Sqrt>
+struct SqrtDivide {
+  NBODY_FORCE_INLINE Batch operator()(const Batch& x) const {
+    return Batch(typename Batch::value_type(1)) / Sqrt{}(x);
   }
 };
 
@@ -40,10 +62,10 @@ NBODY_FORCE_INLINE void for_each_index(F&& f) {
 
 // Targets in vectors (kUnroll of them, independent dependency chains), sources broadcast one at a
 // time in index order: each lane sums exactly like the scalar loop, and no source tail exists.
-template <class Arch, class InvSqrt, std::size_t kUnroll>
-void all_pairs(const BodiesView& bodies, float softening_squared, std::size_t target_begin,
-               std::size_t target_end, AccelerationsView out) {
-  using Batch = xsimd::batch<float, Arch>;
+template <class T, class Arch, class InvSqrt, std::size_t kUnroll>
+void all_pairs(const BodiesView<T>& bodies, T softening_squared, std::size_t target_begin,
+               std::size_t target_end, AccelerationsView<T> out) {
+  using Batch = xsimd::batch<T, Arch>;
   constexpr std::size_t kLanes = Batch::size;
   constexpr std::size_t kStep = kLanes * kUnroll;
   static_assert(kBodyPadding % kStep == 0, "a step must tile the padding");
@@ -54,7 +76,7 @@ void all_pairs(const BodiesView& bodies, float softening_squared, std::size_t ta
       xi[u] = Batch::load_aligned(bodies.x + i + u * kLanes);
       yi[u] = Batch::load_aligned(bodies.y + i + u * kLanes);
       zi[u] = Batch::load_aligned(bodies.z + i + u * kLanes);
-      ax[u] = ay[u] = az[u] = Batch(0.0f);
+      ax[u] = ay[u] = az[u] = Batch(T(0));
     });
     for (std::size_t j = 0; j < bodies.count; ++j) {
       const Batch xj(bodies.x[j]), yj(bodies.y[j]), zj(bodies.z[j]), mj(bodies.m[j]);
@@ -75,15 +97,15 @@ void all_pairs(const BodiesView& bodies, float softening_squared, std::size_t ta
 // second range. Each pair's d / |d|^3 is evaluated once (pair_acceleration with unit mass) and
 // applied as +m_j to the broadcast body (reduced across lanes once per range) and -m_i to the
 // vector's bodies (accumulated over the cluster in registers, then added to memory).
-template <class Arch, class InvSqrt, class ReduceAdd, std::size_t kCluster>
-void symmetric_tile(const BodiesView& bodies, float softening_squared, std::size_t first_begin,
+template <class T, class Arch, class InvSqrt, class ReduceAdd, std::size_t kCluster>
+void symmetric_tile(const BodiesView<T>& bodies, T softening_squared, std::size_t first_begin,
                     std::size_t first_end, std::size_t second_begin, std::size_t second_end,
-                    AccelerationsView out) {
-  using Batch = xsimd::batch<float, Arch>;
+                    AccelerationsView<T> out) {
+  using Batch = xsimd::batch<T, Arch>;
   constexpr std::size_t kLanes = Batch::size;
   static_assert(kLanes % kCluster == 0, "a cluster must not straddle a vector block");
   const Batch eps2(softening_squared);
-  const Batch unit_mass(1.0f);
+  const Batch unit_mass(T(1));
   const bool diagonal = first_begin == second_begin;
   for (std::size_t i = first_begin; i < first_end; i += kCluster) {
     Batch xi[kCluster], yi[kCluster], zi[kCluster], mi[kCluster];
@@ -93,7 +115,7 @@ void symmetric_tile(const BodiesView& bodies, float softening_squared, std::size
       yi[c] = Batch(bodies.y[i + c]);
       zi[c] = Batch(bodies.z[i + c]);
       mi[c] = Batch(bodies.m[i + c]);
-      ax[c] = ay[c] = az[c] = Batch(0.0f);
+      ax[c] = ay[c] = az[c] = Batch(T(0));
     });
     std::size_t j = second_begin;
     if (diagonal) {
@@ -115,7 +137,7 @@ void symmetric_tile(const BodiesView& bodies, float softening_squared, std::size
       const Batch yj = Batch::load_aligned(bodies.y + j);
       const Batch zj = Batch::load_aligned(bodies.z + j);
       const Batch mj = Batch::load_aligned(bodies.m + j);
-      Batch reaction_x(0.0f), reaction_y(0.0f), reaction_z(0.0f);
+      Batch reaction_x(T(0)), reaction_y(T(0)), reaction_z(T(0));
       for_each_index<kCluster>([&](auto c) {
         const PairAcceleration<Batch> per_unit_mass =
             pair_acceleration<Batch, InvSqrt>(xi[c], yi[c], zi[c], xj, yj, zj, unit_mass, eps2);
@@ -138,20 +160,26 @@ void symmetric_tile(const BodiesView& bodies, float softening_squared, std::size
   }
 }
 
-// The kernel set of one ISA.
-template <class Arch, class BareRsqrt, class ReduceAdd, std::size_t kUnroll, std::size_t kCluster>
-KernelSet make_kernel_set(Isa isa, const char* rsqrt_instruction, bool fma) {
-  using Batch = xsimd::batch<float, Arch>;
-  using FullRsqrt = NewtonRsqrt<Batch, BareRsqrt>;
+// The kernel set of one ISA in value type T. BareRsqrt, ReduceAdd and Sqrt take
+// xsimd::batch<T, Arch>.
+template <class T, class Arch, class BareRsqrt, class ReduceAdd, std::size_t kUnroll,
+          std::size_t kCluster, int kNewtonSteps, class Sqrt = XsimdSqrt>
+KernelSet<T> make_kernel_set(Isa isa, const char* rsqrt_instruction, InvSqrtMethod full_accuracy,
+                             bool fma) {
+  using Batch = xsimd::batch<T, Arch>;
+  using FullRsqrt = NewtonRsqrt<Batch, BareRsqrt, kNewtonSteps>;
   return {.isa = isa,
           .lanes = Batch::size,
           .all_pairs_step = Batch::size * kUnroll,
           .symmetric_cluster = kCluster,
           .rsqrt_instruction = rsqrt_instruction,
+          .newton_steps = kNewtonSteps,
+          .full_accuracy = full_accuracy,
           .fma = fma,
-          .all_pairs = &all_pairs<Arch, FullRsqrt, kUnroll>,
-          .all_pairs_bare_rsqrt = &all_pairs<Arch, BareRsqrt, kUnroll>,
-          .symmetric_tile = &symmetric_tile<Arch, FullRsqrt, ReduceAdd, kCluster>};
+          .all_pairs = &all_pairs<T, Arch, FullRsqrt, kUnroll>,
+          .all_pairs_bare_rsqrt = &all_pairs<T, Arch, BareRsqrt, kUnroll>,
+          .all_pairs_sqrt_divide = &all_pairs<T, Arch, SqrtDivide<Batch, Sqrt>, kUnroll>,
+          .symmetric_tile = &symmetric_tile<T, Arch, FullRsqrt, ReduceAdd, kCluster>};
 }
 
 }  // namespace

@@ -158,6 +158,95 @@ TEST(Analysis, RooflineHasTheMeasuredCeilingsAndTheMixInFlops) {
             1);
 }
 
+// A run with float64 on both sides (issue 16): its own headline row, best against best and naive
+// against naive where both naive exist, a float64 CPU ladder, and the CPU roofline with the float64
+// FMA ceilings the float64 kernels' fractions are taken against.
+TEST(Analysis, Float64OnBothSidesHasItsOwnHeadlineRowLadderAndCeilings) {
+  ResultsDocument doc = document();
+  for (ImplementationRecord i :
+       {implementation("cpu.soa.f64", DeviceKind::cpu, Role::naive_baseline),
+        implementation("cpu.tbb.f64", DeviceKind::cpu, Role::optimized),
+        implementation("gpu.tuned.f64", DeviceKind::gpu, Role::optimized)}) {
+    i.precision = Precision::f64;
+    doc.implementations.push_back(i);
+  }
+  // cpu.tbb.f64 faster than cpu.tbb would not make it the float32 row's best CPU.
+  doc.results.push_back(measured("cpu.soa.f64", 1024, 5e7));
+  doc.results.push_back(measured("cpu.tbb.f64", 1024, 5e10, 16, "avx512f"));
+  doc.results.push_back(measured("gpu.tuned.f64", 1024, 6e11));
+  doc.results.back().counters =
+      CounterReadout{.source = "test", .unavailable_reason = {}, .metrics = {}, .derived = {}};
+  doc.results.back().counters->derived.gflops_counted = 12000;
+  ResultRecord& cpu_f64 = doc.results[doc.results.size() - 2];
+  cpu_f64.counters = CounterReadout{
+      .source = "disassembly", .unavailable_reason = {}, .metrics = {}, .derived = {}};
+  cpu_f64.counters->derived.gflops_counted = 1250;
+  cpu_f64.counters->derived.fraction_of_measured_peak = 0.78;
+  for (const bool all_cores : {false, true}) {
+    doc.ceilings->entries.push_back({.name = cpu_fp32_flops_ceiling("avx512f", all_cores),
+                                     .device = DeviceKind::cpu,
+                                     .value = all_cores ? 3.2e12 : 2e11,
+                                     .unit = "FLOP/s",
+                                     .threads = all_cores ? 16 : 1,
+                                     .isa = "avx512f"});
+    doc.ceilings->entries.push_back({.name = cpu_fp64_flops_ceiling("avx512f", all_cores),
+                                     .device = DeviceKind::cpu,
+                                     .value = all_cores ? 1.6e12 : 1e11,
+                                     .unit = "FLOP/s",
+                                     .threads = all_cores ? 16 : 1,
+                                     .isa = "avx512f"});
+  }
+  const Analysis a = analyze(doc);
+
+  ASSERT_EQ(a.headline.rows.size(), 2u);
+  const HeadlineRow& f32 = a.headline.rows[0];
+  EXPECT_EQ(f32.precision, Precision::f32);
+  EXPECT_EQ(f32.best_cpu->implementation, "cpu.tbb");
+  const HeadlineRow& f64 = a.headline.rows[1];
+  EXPECT_EQ(f64.precision, Precision::f64);
+  ASSERT_TRUE(f64.best_cpu && f64.best_gpu && f64.best_ratio);
+  EXPECT_EQ(f64.best_cpu->implementation, "cpu.tbb.f64");
+  EXPECT_EQ(f64.best_gpu->implementation, "gpu.tuned.f64");
+  EXPECT_DOUBLE_EQ(f64.best_ratio->value, 12);
+  ASSERT_TRUE(f64.naive_cpu);
+  EXPECT_EQ(f64.naive_cpu->implementation, "cpu.soa.f64");
+  EXPECT_FALSE(f64.naive_gpu);  // no float64 naive GPU kernel: no naive ratio, never a mixed one
+  EXPECT_FALSE(f64.naive_ratio);
+
+  const auto ladder = std::find_if(a.ladders.begin(), a.ladders.end(), [](const Ladder& l) {
+    return l.device == DeviceKind::cpu && l.precision == Precision::f64;
+  });
+  ASSERT_NE(ladder, a.ladders.end());
+  ASSERT_EQ(ladder->steps.size(), 2u);
+  EXPECT_DOUBLE_EQ(*ladder->steps[1].over_naive, 1000);
+
+  const auto cpu_roof = std::find_if(a.rooflines.begin(), a.rooflines.end(),
+                                     [](const Roofline& r) { return r.device == DeviceKind::cpu; });
+  ASSERT_NE(cpu_roof, a.rooflines.end());
+  const auto fp64_all = std::find_if(
+      cpu_roof->ceilings.begin(), cpu_roof->ceilings.end(),
+      [](const RooflineCeiling& c) { return c.name == cpu_fp64_flops_ceiling("avx512f", true); });
+  ASSERT_NE(fp64_all, cpu_roof->ceilings.end());
+  EXPECT_EQ(fp64_all->label, "avx512f FP64 FMA, 16 cores");
+  EXPECT_DOUBLE_EQ(fp64_all->value, 1.6e12);
+
+  const auto fraction =
+      std::find_if(a.peak_fractions.begin(), a.peak_fractions.end(),
+                   [](const PeakFractions& f) { return f.implementation == "cpu.tbb.f64"; });
+  ASSERT_NE(fraction, a.peak_fractions.end());
+  EXPECT_DOUBLE_EQ(*fraction->of_measured_peak, 0.78);
+
+  // Without a float64 CPU kernel the CPU roofline keeps to the float32 roofs.
+  ResultsDocument float32_cpu = doc;
+  std::erase_if(float32_cpu.implementations, [](const ImplementationRecord& i) {
+    return i.device == DeviceKind::cpu && i.precision == Precision::f64;
+  });
+  for (const Roofline& r : analyze(float32_cpu).rooflines) {
+    for (const RooflineCeiling& c : r.ceilings)
+      EXPECT_FALSE(c.name.starts_with("cpu.fp64")) << c.name;
+  }
+}
+
 TEST(Analysis, RepetitionsAndEndToEndAreReadOffTheTimings) {
   const Analysis a = analyze(document());
   ASSERT_EQ(a.repetitions.size(), 5u);

@@ -348,7 +348,9 @@ void write_json(const fs::path& file, const nlohmann::json& j) {
 TEST(CompareCommand, ExitCodesOnARealRun) {
   const fs::path dir = scratch("real");
   const std::string a = (dir / "A").string();
-  const CommandResult run = run_tool({"run", "--impl", "cpu.soa", "--sizes", "1K,2K", "--out", a});
+  // Anchored: the rows below are cpu.soa's alone, not cpu.soa.f64's.
+  const CommandResult run =
+      run_tool({"run", "--impl", "^cpu\\.soa$", "--sizes", "1K,2K", "--out", a});
   ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
 
   const CommandResult self = run_tool({"compare", a, a});

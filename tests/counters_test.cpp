@@ -203,7 +203,11 @@ nlohmann::json synthetic_ceilings() {
             {{"name", cpu_fp32_flops_ceiling("avx512f", true)},
              {"value", 3.2e12},
              {"threads", 16},
-             {"fp_instructions_per_second", 1e11}}}}};
+             {"fp_instructions_per_second", 1e11}},
+            {{"name", cpu_fp64_flops_ceiling("avx512f", true)},
+             {"value", 1.6e12},
+             {"threads", 16},
+             {"fp_instructions_per_second", 0.9e11}}}}};
 }
 
 #if defined(NBODY_HAVE_CUDA)  // the GPU figures are gpu/'s
@@ -299,6 +303,35 @@ TEST(CounterFigures, SymmetricKernelsAreCreditedNSquared) {
   EXPECT_DOUBLE_EQ(d.instruction_bound_interactions_per_second.value(), 0.5e11 / 3.0 / half);
 }
 
+// A float64 kernel is held against the float64 FMA ceiling of its ISA, never the float32 one: half
+// the flops per instruction.
+TEST(CounterFigures, Float64CpuKernelsAreHeldAgainstTheFloat64Ceiling) {
+  const std::size_t n = 1000;
+  const std::map<std::string, double> loop = {
+      {"loop.interactions", 16},    {"loop.instructions", 50},
+      {"loop.fp_instructions", 40}, {"loop.flops", 16 * 25.0},
+      {"loop.vector_bits", 512},    {"loop.rsqrt", 2},
+      {"kernel_seconds", 1e-3},     {"threads", 16}};
+  const Ceilings ceilings = synthetic_ceilings().get<Ceilings>();
+  const auto f64 =
+      peaks::derive_cpu_figures(loop, info_of(Precision::f64, PairScheme::all_pairs), n, ceilings);
+  const double flop_rate = 25.0 * 1e6 / 1e-3;
+  EXPECT_DOUBLE_EQ(f64.fraction_of_measured_peak.value(), flop_rate / 1.6e12);
+  EXPECT_DOUBLE_EQ(f64.fraction_of_machine_peak.value(), flop_rate / 1.6e12);
+  EXPECT_DOUBLE_EQ(f64.instruction_bound_interactions_per_second.value(), 0.9e11 / 2.5);
+  const auto f32 =
+      peaks::derive_cpu_figures(loop, info_of(Precision::f32, PairScheme::all_pairs), n, ceilings);
+  EXPECT_DOUBLE_EQ(f32.fraction_of_measured_peak.value(), flop_rate / 3.2e12);
+  // No float64 ceiling of that ISA (a file measured before there were any): no fraction at all.
+  Ceilings float32_only = ceilings;
+  std::erase_if(float32_only.entries,
+                [](const CeilingEntry& e) { return e.name.starts_with("cpu.fp64"); });
+  const auto without = peaks::derive_cpu_figures(
+      loop, info_of(Precision::f64, PairScheme::all_pairs), n, float32_only);
+  EXPECT_FALSE(without.fraction_of_measured_peak.has_value());
+  EXPECT_FALSE(without.instruction_bound_interactions_per_second.has_value());
+}
+
 std::filesystem::path fresh_temporary_directory(const std::string& name) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / (name + "-" + std::to_string(testing::test_seed()));
@@ -323,6 +356,10 @@ TEST(Ceilings, MeasuredCachedAndRendered) {
   const auto sse_all = measured->value(cpu_fp32_flops_ceiling("sse4.2", true));
   ASSERT_TRUE(sse_all.has_value());
   EXPECT_GT(*sse_all, 0.2 * *sse_one);  // loose: tests may share the machine with other tests
+  // The float64 chains beside the float32 ones: the same instructions on half the lanes.
+  const auto sse_one_f64 = measured->value(cpu_fp64_flops_ceiling("sse4.2", false));
+  ASSERT_TRUE(sse_one_f64.has_value());
+  EXPECT_GT(*sse_one_f64, 0);
   const auto triad = measured->value(kCpuMemoryBandwidthCeiling);
   ASSERT_TRUE(triad.has_value());
   EXPECT_GT(*triad, 0);

@@ -10,6 +10,15 @@ std::string cpu_fp32_flops_ceiling(std::string_view isa, bool all_cores) {
   return fmt::format("cpu.fp32_flops.{}.{}", isa, all_cores ? "all_cores" : "one_core");
 }
 
+std::string cpu_fp64_flops_ceiling(std::string_view isa, bool all_cores) {
+  return fmt::format("cpu.fp64_flops.{}.{}", isa, all_cores ? "all_cores" : "one_core");
+}
+
+std::string cpu_flops_ceiling(Precision precision, std::string_view isa, bool all_cores) {
+  return precision == Precision::f64 ? cpu_fp64_flops_ceiling(isa, all_cores)
+                                     : cpu_fp32_flops_ceiling(isa, all_cores);
+}
+
 const CeilingEntry* Ceilings::find(std::string_view name) const {
   for (const CeilingEntry& e : entries) {
     if (e.name == name) return &e;

@@ -2,6 +2,8 @@
 // this CPU has (or the one forced with --isa). cpu.simd follows the approximate rsqrt with one
 // Newton-Raphson step (full accuracy, like the GPU's rsqrtf); cpu.simd.approx does not, and is
 // reported in the approximate class so the report can show what the step costs and buys.
+// cpu.simd.f64: the same kernel in float64, with as many Newton-Raphson steps as full float64
+// accuracy needs (or, as a tuning variant, a square root and a division).
 
 #include <fmt/format.h>
 
@@ -10,17 +12,18 @@
 namespace nbody::cpu::simd {
 namespace {
 
+template <class T>
 class SingleThreadRun final : public PreparedRun {
  public:
   SingleThreadRun(std::span<const Body<double>> bodies, double softening, TargetRange targets,
-                  Isa isa, bool newton_step)
+                  Isa isa, std::optional<InvSqrtMethod> method)
       : bodies_(bodies),
         targets_(targets),
         accelerations_(bodies_.padded_count()),
-        softening_squared_(static_cast<float>(softening * softening)),
-        kernels_(kernels_for(isa)),
-        kernel_(newton_step ? kernels_.all_pairs : kernels_.all_pairs_bare_rsqrt),
-        newton_step_(newton_step) {}
+        softening_squared_(static_cast<T>(softening * softening)),
+        kernels_(kernels_for<T>(isa)),
+        method_(method.value_or(kernels_.full_accuracy)),
+        kernel_(kernels_.all_pairs_by(method_)) {}
 
   Seconds evaluate(Scope) override {
     const TargetRange bounds = kernel_bounds(targets_, kernels_.all_pairs_step);
@@ -37,32 +40,39 @@ class SingleThreadRun final : public PreparedRun {
     return {{"isa", std::string(isa_name(kernels_.isa))},
             {"lanes", std::to_string(kernels_.lanes)},
             {"threads", "1"},
-            {"rsqrt", fmt::format("{}{}", kernels_.rsqrt_instruction,
-                                  newton_step_ ? " + 1 Newton-Raphson step" : " alone")},
+            {"rsqrt", inv_sqrt_detail(kernels_, method_)},
             {"fma", kernels_.fma ? "yes" : "no"},
             {"targets_per_iteration", std::to_string(kernels_.all_pairs_step)}};
   }
 
  private:
-  PaddedBodies bodies_;
+  PaddedBodies<T> bodies_;
   TargetRange targets_;
-  PaddedAccelerations accelerations_;  // of every body: a target's entry is at its index
-  float softening_squared_;
-  KernelSet kernels_;
-  AllPairsKernel kernel_;
-  bool newton_step_;
+  PaddedAccelerations<T> accelerations_;  // of every body: a target's entry is at its index
+  T softening_squared_;
+  KernelSet<T> kernels_;
+  InvSqrtMethod method_;
+  AllPairsKernel<T> kernel_;
 };
 
 }  // namespace
 
+template <class T>
 std::unique_ptr<PreparedRun> prepare_single_thread(std::span<const Body<double>> bodies,
                                                    double softening,
                                                    const ExecutionOptions& options,
-                                                   bool newton_step) {
-  return std::make_unique<SingleThreadRun>(bodies, softening,
-                                           resolve_targets(options.targets, bodies.size()),
-                                           resolve_isa(options.isa), newton_step);
+                                                   std::optional<InvSqrtMethod> method) {
+  return std::make_unique<SingleThreadRun<T>>(bodies, softening,
+                                              resolve_targets(options.targets, bodies.size()),
+                                              resolve_isa(options.isa), method);
 }
+
+template std::unique_ptr<PreparedRun> prepare_single_thread<float>(std::span<const Body<double>>,
+                                                                   double, const ExecutionOptions&,
+                                                                   std::optional<InvSqrtMethod>);
+template std::unique_ptr<PreparedRun> prepare_single_thread<double>(std::span<const Body<double>>,
+                                                                    double, const ExecutionOptions&,
+                                                                    std::optional<InvSqrtMethod>);
 
 }  // namespace nbody::cpu::simd
 
@@ -71,6 +81,7 @@ namespace nbody::cpu {
 void register_cpu_simd(Registry& registry) {
   using namespace simd;
   for (const bool newton_step : {true, false}) {
+    const InvSqrtMethod method = newton_step ? InvSqrtMethod::newton : InvSqrtMethod::bare_rsqrt;
     registry.add({
         .info = {.name = newton_step ? "cpu.simd" : "cpu.simd.approx",
                  .description = newton_step
@@ -83,15 +94,48 @@ void register_cpu_simd(Registry& registry) {
                  .pairs = PairScheme::all_pairs,
                  .multithreaded = false,
                  .isa_choice = true,
-                 .optimizations =
-                     simd_kernel_optimizations(newton_step, {"2 target vectors per iteration"}),
+                 .optimizations = simd_kernel_optimizations(Precision::f32, method,
+                                                            {"2 target vectors per iteration"}),
                  .tolerance = newton_step ? simd_full_tolerance() : simd_bare_rsqrt_tolerance(),
                  .bytes_per_body = 32},
         .unavailable_reason = [] { return simd_unavailable_reason(); },
         .prepare =
-            [newton_step](std::span<const Body<double>> bodies, double softening,
-                          const ExecutionOptions& options) {
-              return prepare_single_thread(bodies, softening, options, newton_step);
+            [method](std::span<const Body<double>> bodies, double softening,
+                     const ExecutionOptions& options) {
+              return prepare_single_thread<float>(bodies, softening, options, method);
+            },
+        .threads_used = [](const ExecutionOptions&) { return 1; },
+        .size_limit_reason = {},
+    });
+  }
+  // Float64: each ISA's faster full-accuracy 1/sqrt (measured), and beside it each method forced,
+  // as tuning variants.
+  for (const std::optional<InvSqrtMethod> method :
+       {std::optional<InvSqrtMethod>{}, std::optional{InvSqrtMethod::newton},
+        std::optional{InvSqrtMethod::sqrt_divide}}) {
+    const bool shipped = !method;
+    registry.add({
+        .info = {.name = shipped ? "cpu.simd.f64"
+                                 : fmt::format("cpu.simd.f64[inv_sqrt={}]",
+                                               inv_sqrt_method_name(*method)),
+                 .description = "cpu.simd in float64, one thread",
+                 .device = DeviceKind::cpu,
+                 .layout = Layout::soa,
+                 .precision = Precision::f64,
+                 .accuracy_class = AccuracyClass::full,
+                 .pairs = PairScheme::all_pairs,
+                 .role = shipped ? Role::optimized : Role::tuning_variant,
+                 .multithreaded = false,
+                 .isa_choice = true,
+                 .optimizations = simd_kernel_optimizations(Precision::f64, method,
+                                                            {"2 target vectors per iteration"}),
+                 .tolerance = simd_float64_tolerance(),
+                 .bytes_per_body = 64},
+        .unavailable_reason = [] { return simd_unavailable_reason(); },
+        .prepare =
+            [method](std::span<const Body<double>> bodies, double softening,
+                     const ExecutionOptions& options) {
+              return prepare_single_thread<double>(bodies, softening, options, method);
             },
         .threads_used = [](const ExecutionOptions&) { return 1; },
         .size_limit_reason = {},

@@ -1,4 +1,6 @@
 // cpu.soa: the same scalar loop over a structure of arrays, one thread: the stepping stone to SIMD.
+// cpu.soa.f64: the same loop in float64, the CPU's naive float64 baseline (no float64 cpu.aos:
+// the naive side of a float64 comparison needs one plain port, and this is it).
 #include "nbody/cpu/cpu_run.hpp"
 
 namespace nbody::cpu {
@@ -38,6 +40,25 @@ void register_cpu_soa(Registry& registry) {
              const ExecutionOptions& options) {
             return std::make_unique<ScalarRun<float, Layout::soa>>(bodies, softening, options,
                                                                    soa_forces<float>);
+          },
+      .threads_used = [](const ExecutionOptions&) { return 1; },
+      .size_limit_reason = {},
+  });
+  registry.add({
+      .info = {.name = "cpu.soa.f64",
+               .description = "cpu.soa in float64: the scalar loop, one thread",
+               .device = DeviceKind::cpu,
+               .layout = Layout::soa,
+               .precision = Precision::f64,
+               .role = Role::naive_baseline,
+               .optimizations = {"none (float64 reference port)", "structure of arrays"},
+               .tolerance = scalar_float64_tolerance()},
+      .unavailable_reason = [] { return std::optional<std::string>{}; },
+      .prepare =
+          [](std::span<const Body<double>> bodies, double softening,
+             const ExecutionOptions& options) {
+            return std::make_unique<ScalarRun<double, Layout::soa>>(bodies, softening, options,
+                                                                    soa_forces<double>);
           },
       .threads_used = [](const ExecutionOptions&) { return 1; },
       .size_limit_reason = {},

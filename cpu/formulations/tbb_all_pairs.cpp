@@ -1,6 +1,6 @@
 // cpu.tbb: cpu.simd's kernel spread over all cores with oneTBB, a parallel_for over blocks of
 // targets. Each target's sum runs over the sources in the same order as in cpu.simd, so the two
-// give bit-identical results on the same ISA.
+// give bit-identical results on the same ISA. cpu.tbb.f64: cpu.simd.f64's kernel, the same way.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -15,15 +15,18 @@
 namespace nbody::cpu::simd {
 namespace {
 
+template <class T>
 class TbbAllPairsRun final : public PreparedRun {
  public:
   TbbAllPairsRun(std::span<const Body<double>> bodies, double softening, TargetRange targets,
-                 Isa isa, int threads, std::size_t grain)
+                 Isa isa, int threads, std::size_t grain, std::optional<InvSqrtMethod> method)
       : bodies_(bodies),
         targets_(targets),
         accelerations_(bodies_.padded_count()),
-        softening_squared_(static_cast<float>(softening * softening)),
-        kernels_(kernels_for(isa)),
+        softening_squared_(static_cast<T>(softening * softening)),
+        kernels_(kernels_for<T>(isa)),
+        method_(method.value_or(kernels_.full_accuracy)),
+        kernel_(kernels_.all_pairs_by(method_)),
         arena_(threads),
         threads_(threads),
         grain_steps_(std::max<std::size_t>(1, grain / kernels_.all_pairs_step)) {
@@ -33,16 +36,15 @@ class TbbAllPairsRun final : public PreparedRun {
   Seconds evaluate(Scope) override {
     const std::size_t step = kernels_.all_pairs_step;
     const TargetRange bounds = kernel_bounds(targets_, step);
-    const BodiesView bodies = bodies_.view();
-    const AccelerationsView out = accelerations_.view();
+    const BodiesView<T> bodies = bodies_.view();
+    const AccelerationsView<T> out = accelerations_.view();
     return Seconds::kernel_only(time_seconds([&] {
       arena_.execute([&] {
         // simple_partitioner: tasks of exactly the measured grain.
         tbb::parallel_for(
             tbb::blocked_range<std::size_t>(bounds.begin / step, bounds.end / step, grain_steps_),
             [&](const tbb::blocked_range<std::size_t>& range) {
-              kernels_.all_pairs(bodies, softening_squared_, range.begin() * step,
-                                 range.end() * step, out);
+              kernel_(bodies, softening_squared_, range.begin() * step, range.end() * step, out);
             },
             tbb::simple_partitioner());
       });
@@ -58,16 +60,18 @@ class TbbAllPairsRun final : public PreparedRun {
             {"lanes", std::to_string(kernels_.lanes)},
             {"threads", std::to_string(threads_)},
             {"grain_bodies", std::to_string(grain_steps_ * kernels_.all_pairs_step)},
-            {"rsqrt", fmt::format("{} + 1 Newton-Raphson step", kernels_.rsqrt_instruction)},
+            {"rsqrt", inv_sqrt_detail(kernels_, method_)},
             {"fma", kernels_.fma ? "yes" : "no"}};
   }
 
  private:
-  PaddedBodies bodies_;
+  PaddedBodies<T> bodies_;
   TargetRange targets_;
-  PaddedAccelerations accelerations_;  // of every body: a target's entry is at its index
-  float softening_squared_;
-  KernelSet kernels_;
+  PaddedAccelerations<T> accelerations_;  // of every body: a target's entry is at its index
+  T softening_squared_;
+  KernelSet<T> kernels_;
+  InvSqrtMethod method_;
+  AllPairsKernel<T> kernel_;
   tbb::task_arena arena_;
   int threads_;
   std::size_t grain_steps_;
@@ -75,14 +79,25 @@ class TbbAllPairsRun final : public PreparedRun {
 
 }  // namespace
 
+template <class T>
 std::unique_ptr<PreparedRun> prepare_tbb_all_pairs(std::span<const Body<double>> bodies,
                                                    double softening,
                                                    const ExecutionOptions& options,
-                                                   std::size_t grain) {
-  return std::make_unique<TbbAllPairsRun>(bodies, softening,
-                                          resolve_targets(options.targets, bodies.size()),
-                                          resolve_isa(options.isa), tbb_threads(options), grain);
+                                                   std::size_t grain,
+                                                   std::optional<InvSqrtMethod> method) {
+  return std::make_unique<TbbAllPairsRun<T>>(
+      bodies, softening, resolve_targets(options.targets, bodies.size()), resolve_isa(options.isa),
+      tbb_threads(options), grain, method);
 }
+
+template std::unique_ptr<PreparedRun> prepare_tbb_all_pairs<float>(std::span<const Body<double>>,
+                                                                   double, const ExecutionOptions&,
+                                                                   std::size_t,
+                                                                   std::optional<InvSqrtMethod>);
+template std::unique_ptr<PreparedRun> prepare_tbb_all_pairs<double>(std::span<const Body<double>>,
+                                                                    double, const ExecutionOptions&,
+                                                                    std::size_t,
+                                                                    std::optional<InvSqrtMethod>);
 
 }  // namespace nbody::cpu::simd
 
@@ -106,16 +121,54 @@ void register_cpu_tbb(Registry& registry) {
                  .multithreaded = true,
                  .isa_choice = true,
                  .optimizations = simd_kernel_optimizations(
-                     true, {"2 target vectors per iteration",
-                            fmt::format("oneTBB parallel_for, grain {} bodies", grain),
-                            "all cores (--threads sets the count)"}),
+                     Precision::f32, InvSqrtMethod::newton,
+                     {"2 target vectors per iteration",
+                      fmt::format("oneTBB parallel_for, grain {} bodies", grain),
+                      "all cores (--threads sets the count)"}),
                  .tolerance = simd_full_tolerance(),
                  .bytes_per_body = 32},
         .unavailable_reason = [] { return simd_unavailable_reason(); },
         .prepare =
             [grain](std::span<const Body<double>> bodies, double softening,
                     const ExecutionOptions& options) {
-              return prepare_tbb_all_pairs(bodies, softening, options, grain);
+              return prepare_tbb_all_pairs<float>(bodies, softening, options, grain);
+            },
+        .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
+        .size_limit_reason = {},
+    });
+  }
+  // Float64: each ISA's faster full-accuracy 1/sqrt (measured), at the float32 grain (a float64
+  // task is only longer), and beside it each method forced, as tuning variants.
+  for (const std::optional<InvSqrtMethod> method :
+       {std::optional<InvSqrtMethod>{}, std::optional{InvSqrtMethod::newton},
+        std::optional{InvSqrtMethod::sqrt_divide}}) {
+    const bool shipped = !method;
+    registry.add({
+        .info = {.name = shipped ? "cpu.tbb.f64"
+                                 : fmt::format("cpu.tbb.f64[inv_sqrt={}]",
+                                               inv_sqrt_method_name(*method)),
+                 .description = "cpu.simd.f64's kernel on every core, oneTBB parallel_for",
+                 .device = DeviceKind::cpu,
+                 .layout = Layout::soa,
+                 .precision = Precision::f64,
+                 .accuracy_class = AccuracyClass::full,
+                 .pairs = PairScheme::all_pairs,
+                 .role = shipped ? Role::optimized : Role::tuning_variant,
+                 .multithreaded = true,
+                 .isa_choice = true,
+                 .optimizations = simd_kernel_optimizations(
+                     Precision::f64, method,
+                     {"2 target vectors per iteration",
+                      fmt::format("oneTBB parallel_for, grain {} bodies", kDefaultTbbGrain),
+                      "all cores (--threads sets the count)"}),
+                 .tolerance = simd_float64_tolerance(),
+                 .bytes_per_body = 64},
+        .unavailable_reason = [] { return simd_unavailable_reason(); },
+        .prepare =
+            [method](std::span<const Body<double>> bodies, double softening,
+                     const ExecutionOptions& options) {
+              return prepare_tbb_all_pairs<double>(bodies, softening, options, kDefaultTbbGrain,
+                                                   method);
             },
         .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
         .size_limit_reason = {},

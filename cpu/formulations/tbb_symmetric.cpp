@@ -36,18 +36,19 @@ std::optional<std::string> target_range_refusal(std::size_t n, const ExecutionOp
   return std::nullopt;
 }
 
+template <class T>
 class TbbSymmetricRun final : public PreparedRun {
  public:
   TbbSymmetricRun(std::span<const Body<double>> bodies, double softening, Isa isa, int threads,
                   std::size_t tile)
       : bodies_(bodies),
         accelerations_(bodies_.padded_count()),
-        softening_squared_(static_cast<float>(softening * softening)),
-        kernels_(kernels_for(isa)),
+        softening_squared_(static_cast<T>(softening * softening)),
+        kernels_(kernels_for<T>(isa)),
         arena_(threads),
         threads_(threads),
         tile_(std::max(kBodyPadding, tile / kBodyPadding * kBodyPadding)),
-        partial_(PaddedAccelerations(bodies_.padded_count())) {
+        partial_(PaddedAccelerations<T>(bodies_.padded_count())) {
     const std::size_t n = bodies_.padded_count();
     for (std::size_t a = 0; a < n; a += tile_) {
       for (std::size_t b = a; b < n; b += tile_) {
@@ -61,12 +62,12 @@ class TbbSymmetricRun final : public PreparedRun {
   }
 
   Seconds evaluate(Scope) override {
-    const BodiesView bodies = bodies_.view();
+    const BodiesView<T> bodies = bodies_.view();
     return Seconds::kernel_only(time_seconds([&] {
       arena_.execute([&] {
         tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tiles_.size()),
                           [&](const tbb::blocked_range<std::size_t>& range) {
-                            const AccelerationsView out = partial_.local().view();
+                            const AccelerationsView<T> out = partial_.local().view();
                             for (std::size_t t = range.begin(); t != range.end(); ++t) {
                               const TilePair& p = tiles_[t];
                               kernels_.symmetric_tile(bodies, softening_squared_, p.first_begin,
@@ -91,7 +92,7 @@ class TbbSymmetricRun final : public PreparedRun {
             {"lanes", std::to_string(kernels_.lanes)},
             {"threads", std::to_string(threads_)},
             {"tile_bodies", std::to_string(tile_)},
-            {"rsqrt", fmt::format("{} + 1 Newton-Raphson step", kernels_.rsqrt_instruction)},
+            {"rsqrt", inv_sqrt_detail(kernels_, InvSqrtMethod::newton)},
             {"fma", kernels_.fma ? "yes" : "no"},
             {"pair_evaluations", std::to_string(pair_evaluations_)},
             {"pair_evaluations_per_n_squared",
@@ -106,17 +107,17 @@ class TbbSymmetricRun final : public PreparedRun {
   // accelerations = sum of the threads' accumulators, which are zeroed on the way for the next
   // evaluation (a thread that joins later starts from the zeroed exemplar).
   void reduce_partials() {
-    std::vector<AccelerationsView> partials;
-    for (PaddedAccelerations& partial : partial_) partials.push_back(partial.view());
-    const AccelerationsView out = accelerations_.view();
+    std::vector<AccelerationsView<T>> partials;
+    for (PaddedAccelerations<T>& partial : partial_) partials.push_back(partial.view());
+    const AccelerationsView<T> out = accelerations_.view();
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies_.padded_count(), kReductionGrain),
                       [&](const tbb::blocked_range<std::size_t>& range) {
                         for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                          float x = 0, y = 0, z = 0;
-                          for (const AccelerationsView& p : partials) {
-                            x += std::exchange(p.x[i], 0.0f);
-                            y += std::exchange(p.y[i], 0.0f);
-                            z += std::exchange(p.z[i], 0.0f);
+                          T x = 0, y = 0, z = 0;
+                          for (const AccelerationsView<T>& p : partials) {
+                            x += std::exchange(p.x[i], T(0));
+                            y += std::exchange(p.y[i], T(0));
+                            z += std::exchange(p.z[i], T(0));
                           }
                           out.x[i] = x;
                           out.y[i] = y;
@@ -125,20 +126,21 @@ class TbbSymmetricRun final : public PreparedRun {
                       });
   }
 
-  PaddedBodies bodies_;
-  PaddedAccelerations accelerations_;
-  float softening_squared_;
-  KernelSet kernels_;
+  PaddedBodies<T> bodies_;
+  PaddedAccelerations<T> accelerations_;
+  T softening_squared_;
+  KernelSet<T> kernels_;
   tbb::task_arena arena_;
   int threads_;
   std::size_t tile_;
   std::vector<TilePair> tiles_;
   std::uint64_t pair_evaluations_ = 0;
-  tbb::enumerable_thread_specific<PaddedAccelerations> partial_;
+  tbb::enumerable_thread_specific<PaddedAccelerations<T>> partial_;
 };
 
 }  // namespace
 
+template <class T>
 std::unique_ptr<PreparedRun> prepare_tbb_symmetric(std::span<const Body<double>> bodies,
                                                    double softening,
                                                    const ExecutionOptions& options,
@@ -146,9 +148,13 @@ std::unique_ptr<PreparedRun> prepare_tbb_symmetric(std::span<const Body<double>>
   if (const auto refusal = target_range_refusal(bodies.size(), options)) {
     throw std::invalid_argument(*refusal);
   }
-  return std::make_unique<TbbSymmetricRun>(bodies, softening, resolve_isa(options.isa),
-                                           tbb_threads(options), tile);
+  return std::make_unique<TbbSymmetricRun<T>>(bodies, softening, resolve_isa(options.isa),
+                                              tbb_threads(options), tile);
 }
+
+template std::unique_ptr<PreparedRun> prepare_tbb_symmetric<float>(std::span<const Body<double>>,
+                                                                   double, const ExecutionOptions&,
+                                                                   std::size_t);
 
 }  // namespace nbody::cpu::simd
 
@@ -174,10 +180,11 @@ void register_cpu_tbb_symmetric(Registry& registry) {
                  .multithreaded = true,
                  .isa_choice = true,
                  .optimizations = simd_kernel_optimizations(
-                     true, {"symmetric pairs (Newton's third law), about N^2/2 evaluated",
-                            "per-thread private accumulators, summed at the end",
-                            fmt::format("oneTBB parallel_for over pairs of {}-body tiles", tile),
-                            "all cores (--threads sets the count)"}),
+                     Precision::f32, InvSqrtMethod::newton,
+                     {"symmetric pairs (Newton's third law), about N^2/2 evaluated",
+                      "per-thread private accumulators, summed at the end",
+                      fmt::format("oneTBB parallel_for over pairs of {}-body tiles", tile),
+                      "all cores (--threads sets the count)"}),
                  .tolerance = simd_full_tolerance(),
                  // Bodies, result, and one accumulator set per thread.
                  .bytes_per_body =
@@ -186,7 +193,7 @@ void register_cpu_tbb_symmetric(Registry& registry) {
         .prepare =
             [tile](std::span<const Body<double>> bodies, double softening,
                    const ExecutionOptions& options) {
-              return prepare_tbb_symmetric(bodies, softening, options, tile);
+              return prepare_tbb_symmetric<float>(bodies, softening, options, tile);
             },
         .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
         .size_limit_reason = target_range_refusal,

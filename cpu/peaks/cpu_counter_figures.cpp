@@ -30,12 +30,14 @@ DerivedFigures derive_cpu_figures(const std::map<std::string, double>& metrics,
   d.sqrt_per_pair = per_pair("loop.sqrt");
   d.div_per_pair = per_pair("loop.div");
 
-  // The ceiling of the loop's own vector width, scaled to the threads the kernel used.
+  // The ceiling of the loop's own vector width and the kernel's precision (float64 FMA for a
+  // float64 kernel), scaled to the threads the kernel used.
   const double bits = find_metric(metrics, "loop.vector_bits").value_or(0.0);
   const std::string isa = bits >= 512 ? "avx512f" : bits >= 256 ? "avx2" : "sse4.2";
   const double threads = std::max(1.0, find_metric(metrics, "threads").value_or(0.0));
   const auto scaled_peak = [&](const std::string& which, auto field) -> std::optional<double> {
-    const CeilingEntry* entry = ceilings.find(cpu_fp32_flops_ceiling(which, threads > 1));
+    const CeilingEntry* entry =
+        ceilings.find(cpu_flops_ceiling(info.precision, which, threads > 1));
     if (entry == nullptr) return std::nullopt;
     const std::optional<double> value = field(*entry);
     if (!value) return std::nullopt;

@@ -27,17 +27,24 @@ double seconds_of(F&& f) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-float run_chains(const std::string& isa, long iterations) {
-  if (isa == "sse4.2") return detail::fma_chains_sse4_2(iterations);
-  if (isa == "avx2") return detail::fma_chains_avx2(iterations);
-  if (isa == "avx512f") return detail::fma_chains_avx512f(iterations);
+double run_chains(const std::string& isa, Precision precision, long iterations) {
+  const bool f64 = precision == Precision::f64;
+  if (isa == "sse4.2") {
+    return f64 ? detail::fma_chains_f64_sse4_2(iterations) : detail::fma_chains_sse4_2(iterations);
+  }
+  if (isa == "avx2") {
+    return f64 ? detail::fma_chains_f64_avx2(iterations) : detail::fma_chains_avx2(iterations);
+  }
+  if (isa == "avx512f") {
+    return f64 ? detail::fma_chains_f64_avx512f(iterations)
+               : detail::fma_chains_avx512f(iterations);
+  }
   throw std::invalid_argument("unknown ISA " + isa);
 }
 
-int float_lanes(const std::string& isa) {
-  if (isa == "sse4.2") return 4;
-  if (isa == "avx2") return 8;
-  return 16;
+int lanes_of(const std::string& isa, Precision precision) {
+  const int float_lanes = isa == "sse4.2" ? 4 : isa == "avx2" ? 8 : 16;
+  return precision == Precision::f64 ? float_lanes / 2 : float_lanes;
 }
 
 // Runs `body(thread_index)` once on each of `threads` threads at the same time: one task per
@@ -88,36 +95,42 @@ int detail::fma_chains_per_iteration(const std::string& isa) {
   return isa == "avx512f" ? kChainsThirtyTwoRegisters : kChainsSixteenRegisters;
 }
 
-std::optional<FmaPeak> measure_fma_peak(const std::string& isa, int threads, double seconds) {
+std::optional<FmaPeak> measure_fma_peak(const std::string& isa, int threads, double seconds,
+                                        Precision precision) {
   if (!cpu_isa_available(isa) || threads < 1) return std::nullopt;
   // Calibrate on one thread (this also raises the clock), then size one run to `seconds`.
   long iterations = 1 << 16;
   double calibration_s = 0;
-  while ((calibration_s = seconds_of([&] { run_chains(isa, iterations); })) < 0.02) iterations *= 2;
+  while ((calibration_s = seconds_of([&] { run_chains(isa, precision, iterations); })) < 0.02) {
+    iterations *= 2;
+  }
   iterations = std::max(1L, static_cast<long>(static_cast<double>(iterations) * seconds /
                                               std::max(calibration_s, 1e-9)));
-  std::vector<float> sink(static_cast<std::size_t>(threads));
+  std::vector<double> sink(static_cast<std::size_t>(threads));
   double best_s = 0;
   constexpr int kRuns = 3;  // a peak is the best run: anything slower was disturbed
   for (int run = 0; run < kRuns; ++run) {
-    const double s = seconds_of(
-        [&] { on_every_thread(threads, [&](int t) { sink[t] = run_chains(isa, iterations); }); });
+    const double s = seconds_of([&] {
+      on_every_thread(threads, [&](int t) { sink[t] = run_chains(isa, precision, iterations); });
+    });
     if (run == 0 || s < best_s) best_s = s;
   }
-  const int lanes = float_lanes(isa);
+  const int lanes = lanes_of(isa, precision);
   const double fma_instructions =
       static_cast<double>(iterations) * threads * detail::fma_chains_per_iteration(isa);
   FmaPeak peak;
   peak.isa = isa;
   peak.threads = threads;
+  peak.precision = precision;
   peak.lanes = lanes;
   // SSE has no FMA: each chain step is a multiply and an add, two arithmetic instructions.
   peak.fp_instructions_per_second = (isa == "sse4.2" ? 2.0 : 1.0) * fma_instructions / best_s;
   peak.flops_per_second = 2.0 * lanes * fma_instructions / best_s;
   peak.method = fmt::format(
-      "{} independent {}-lane float32 {} chains per thread (xsimd), {} thread(s) in a oneTBB "
+      "{} independent {}-lane {} {} chains per thread (xsimd), {} thread(s) in a oneTBB "
       "arena, best of {} runs of {:.2f} s",
-      detail::fma_chains_per_iteration(isa), lanes, isa == "sse4.2" ? "multiply+add" : "FMA",
+      detail::fma_chains_per_iteration(isa), lanes,
+      precision == Precision::f64 ? "float64" : "float32", isa == "sse4.2" ? "multiply+add" : "FMA",
       threads, kRuns, best_s);
   return peak;
 }

@@ -11,11 +11,11 @@
 
 namespace nbody::peaks::detail {
 
-template <class Arch, int kChains>
-float run_fma_chains(long iterations, float multiplier, float addend) {
-  using Batch = xsimd::batch<float, Arch>;
+template <class T, class Arch, int kChains>
+T run_fma_chains(long iterations, T multiplier, T addend) {
+  using Batch = xsimd::batch<T, Arch>;
   std::array<Batch, kChains> acc;
-  for (int k = 0; k < kChains; ++k) acc[k] = Batch(1.0f + 0.125f * static_cast<float>(k));
+  for (int k = 0; k < kChains; ++k) acc[k] = Batch(T(1) + T(0.125) * static_cast<T>(k));
   const Batch a(multiplier);
   const Batch b(addend);
   // acc = acc * a + b converges to b / (1 - a): values stay normal, so timing is data-independent.
@@ -27,10 +27,10 @@ float run_fma_chains(long iterations, float multiplier, float addend) {
   Batch sum = acc[0];
   for (int k = 1; k < kChains; ++k) sum += acc[k];
   // Stored and summed in scalar: xsimd 8.1's AVX-512 horizontal add needs AVX-512DQ.
-  alignas(64) std::array<float, Batch::size> lanes{};
+  alignas(64) std::array<T, Batch::size> lanes{};
   sum.store_aligned(lanes.data());
-  float total = 0;
-  for (const float lane : lanes) total += lane;
+  T total = 0;
+  for (const T lane : lanes) total += lane;
   return total;
 }
 

@@ -5,7 +5,13 @@
 namespace nbody::peaks::detail {
 
 float fma_chains_avx2(long iterations) {
-  return run_fma_chains<xsimd::fma3<xsimd::avx2>, kChainsSixteenRegisters>(iterations, 0.5f, 0.25f);
+  return run_fma_chains<float, xsimd::fma3<xsimd::avx2>, kChainsSixteenRegisters>(iterations, 0.5f,
+                                                                                  0.25f);
+}
+
+double fma_chains_f64_avx2(long iterations) {
+  return run_fma_chains<double, xsimd::fma3<xsimd::avx2>, kChainsSixteenRegisters>(iterations, 0.5,
+                                                                                   0.25);
 }
 
 }  // namespace nbody::peaks::detail

@@ -5,7 +5,11 @@
 namespace nbody::peaks::detail {
 
 float fma_chains_avx512f(long iterations) {
-  return run_fma_chains<xsimd::avx512f, kChainsThirtyTwoRegisters>(iterations, 0.5f, 0.25f);
+  return run_fma_chains<float, xsimd::avx512f, kChainsThirtyTwoRegisters>(iterations, 0.5f, 0.25f);
+}
+
+double fma_chains_f64_avx512f(long iterations) {
+  return run_fma_chains<double, xsimd::avx512f, kChainsThirtyTwoRegisters>(iterations, 0.5, 0.25);
 }
 
 }  // namespace nbody::peaks::detail

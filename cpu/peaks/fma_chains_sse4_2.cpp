@@ -6,7 +6,11 @@
 namespace nbody::peaks::detail {
 
 float fma_chains_sse4_2(long iterations) {
-  return run_fma_chains<xsimd::sse4_2, kChainsSixteenRegisters>(iterations, 0.5f, 0.25f);
+  return run_fma_chains<float, xsimd::sse4_2, kChainsSixteenRegisters>(iterations, 0.5f, 0.25f);
+}
+
+double fma_chains_f64_sse4_2(long iterations) {
+  return run_fma_chains<double, xsimd::sse4_2, kChainsSixteenRegisters>(iterations, 0.5, 0.25);
 }
 
 }  // namespace nbody::peaks::detail

@@ -162,7 +162,8 @@ std::string ceiling_label(const CeilingEntry& e) {
   if (e.name == kCpuMemoryBandwidthCeiling) return "DRAM bandwidth (triad)";
   if (e.name == kGpuInteractionMixCeiling) return "FP32 interaction mix";
   if (!e.isa.empty()) {
-    return fmt::format("{} FP32 FMA, {}", e.isa,
+    const bool f64 = e.name.starts_with("cpu.fp64_flops");
+    return fmt::format("{} {} FMA, {}", e.isa, f64 ? "FP64" : "FP32",
                        e.threads && *e.threads > 1 ? fmt::format("{} cores", *e.threads)
                                                    : std::string("one core"));
   }
@@ -179,10 +180,17 @@ std::vector<Roofline> make_rooflines(const ResultsDocument& doc) {
             : (doc.machine.gpus.empty() ? std::string("GPU") : doc.machine.gpus.front().name);
     if (doc.ceilings) {
       const bool flagged = !doc.ceilings->warnings.empty();
+      const bool cpu_float64 =
+          std::any_of(doc.implementations.begin(), doc.implementations.end(),
+                      [](const ImplementationRecord& i) {
+                        return i.device == DeviceKind::cpu && i.precision == Precision::f64;
+                      });
       for (const CeilingEntry& e : doc.ceilings->entries) {
         if (e.device != device) continue;
         // The CPU's roofs: the widest ISA on all cores and on one; narrower ISAs add clutter.
         if (!e.isa.empty() && e.isa != "avx512f" && e.isa != "avx2") continue;
+        // Float64 roofs only where a float64 CPU kernel ran (older files have none of either).
+        if (e.name.starts_with("cpu.fp64_flops") && !cpu_float64) continue;
         if (e.unit == "FLOP/s" || e.unit == "B/s") {
           roof.ceilings.push_back({.name = e.name,
                                    .label = ceiling_label(e),

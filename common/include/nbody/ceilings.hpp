@@ -17,11 +17,15 @@ namespace nbody {
 
 inline constexpr const char* kCeilingsSchemaName = "nbody-fair/ceilings";
 // Bump when a measurement method changes: cached ceilings of another version are remeasured.
-inline constexpr int kCeilingsSchemaVersion = 3;  // 3: gpu.fp32_interaction_mix
+inline constexpr int kCeilingsSchemaVersion = 4;  // 3: gpu.fp32_interaction_mix; 4: cpu.fp64_flops
 
 // Entry names.
 std::string cpu_fp32_flops_ceiling(std::string_view isa,
                                    bool all_cores);  // "cpu.fp32_flops.avx2.all_cores"
+std::string cpu_fp64_flops_ceiling(std::string_view isa,
+                                   bool all_cores);  // "cpu.fp64_flops.avx2.all_cores"
+// The FMA ceiling a CPU kernel of `precision` is held against.
+std::string cpu_flops_ceiling(Precision precision, std::string_view isa, bool all_cores);
 inline constexpr const char* kCpuMemoryBandwidthCeiling = "cpu.memory_bandwidth.triad";
 inline constexpr const char* kGpuFp32FlopsCeiling = "gpu.fp32_flops.fma";
 inline constexpr const char* kGpuFp64FlopsCeiling = "gpu.fp64_flops.fma";
@@ -51,7 +55,7 @@ struct CeilingEntry {
   std::optional<TheoreticalFigure> theoretical;
   std::optional<int> threads;  // CPU entries: the threads it ran on
   std::string isa;             // CPU FMA entries
-  int lanes = 0;               // CPU FMA entries: float32 lanes per vector
+  int lanes = 0;               // CPU FMA entries: lanes per vector of the entry's precision
   // CPU FMA entries: arithmetic vector instructions per second, the issue rate that instruction
   // bounds divide by.
   std::optional<double> fp_instructions_per_second;

@@ -86,7 +86,8 @@ class ScalarRun final : public PreparedRun {
   ScalarKernel<T, L> kernel_;
 };
 
-// Tolerances of the single-threaded scalar float32 formulations (docs/tolerances.md).
+// Tolerances of the single-threaded scalar formulations (docs/tolerances.md).
 Tolerance scalar_float32_tolerance();
+Tolerance scalar_float64_tolerance();
 
 }  // namespace nbody::cpu

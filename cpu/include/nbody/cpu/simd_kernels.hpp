@@ -1,10 +1,11 @@
 #pragma once
 // The interface of the explicitly vectorized kernels (xsimd), compiled once per ISA in
-// cpu/simd_arch_*.cpp with that ISA's flags. Only plain pointers and sizes cross it: an inline
-// function that both the baseline code and a wider-ISA file instantiated (a std::vector member,
-// say) could be linked from the wrong one and fault on a narrower CPU.
+// cpu/simd_arch_*.cpp with that ISA's flags, in float32 and float64 (T). Only plain pointers and
+// sizes cross it: an inline function that both the baseline code and a wider-ISA file instantiated
+// (a std::vector member, say) could be linked from the wrong one and fault on a narrower CPU.
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 
 namespace nbody::cpu::simd {
 
@@ -18,52 +19,88 @@ inline constexpr Isa kAllIsas[] = {Isa::sse4_2, Isa::avx2, Isa::avx512f};
 // real bodies, and their own results are never read.
 inline constexpr std::size_t kBodyPadding = 64;
 
-// Structure-of-arrays float32 bodies, 64-byte aligned, `padded_count` entries in each array.
+// Structure-of-arrays bodies of value type T, 64-byte aligned, `padded_count` entries in each
+// array.
+template <class T>
 struct BodiesView {
-  const float* x;
-  const float* y;
-  const float* z;
-  const float* m;
+  const T* x;
+  const T* y;
+  const T* z;
+  const T* m;
   std::size_t count;         // real bodies
   std::size_t padded_count;  // a multiple of kBodyPadding
 };
 
+template <class T>
 struct AccelerationsView {
-  float* x;
-  float* y;
-  float* z;
+  T* x;
+  T* y;
+  T* z;
 };
 
 // Writes out[i] = a_i for i in [target_begin, target_end), summing over the `count` real bodies
 // in index order. Both bounds are multiples of KernelSet::all_pairs_step, at most padded_count.
-using AllPairsKernel = void (*)(const BodiesView& bodies, float softening_squared,
+template <class T>
+using AllPairsKernel = void (*)(const BodiesView<T>& bodies, T softening_squared,
                                 std::size_t target_begin, std::size_t target_end,
-                                AccelerationsView out);
+                                AccelerationsView<T> out);
 // Adds to `out` the interactions between bodies [first_begin, first_end) and
 // [second_begin, second_end), each pair evaluated once and applied to both bodies (Newton's third
 // law). The ranges are equal (a diagonal tile) or disjoint with first_end <= second_begin. Bounds
 // are multiples of kBodyPadding. On a diagonal tile, pairs inside one `lanes`-wide block are
 // evaluated from both sides, one-sided, as an all-pairs kernel would.
-using SymmetricTileKernel = void (*)(const BodiesView& bodies, float softening_squared,
+template <class T>
+using SymmetricTileKernel = void (*)(const BodiesView<T>& bodies, T softening_squared,
                                      std::size_t first_begin, std::size_t first_end,
                                      std::size_t second_begin, std::size_t second_end,
-                                     AccelerationsView out);
+                                     AccelerationsView<T> out);
 
-// The kernels of one ISA.
+// How an all-pairs kernel computes 1/sqrt(d^2).
+enum class InvSqrtMethod {
+  newton,       // the ISA's approximate rsqrt + KernelSet::newton_steps Newton-Raphson steps
+  bare_rsqrt,   // the approximate rsqrt alone (the approximate class)
+  sqrt_divide,  // exact: a correctly rounded square root, then a division
+};
+
+// The kernels of one ISA in value type T.
+template <class T>
 struct KernelSet {
   Isa isa;
   std::size_t lanes;
   std::size_t all_pairs_step;     // targets per all-pairs iteration: lanes times the unroll
   std::size_t symmetric_cluster;  // bodies broadcast against each source vector (symmetric)
-  const char* rsqrt_instruction;
+  const char* rsqrt_instruction;  // the approximate rsqrt (float64: with its conversions)
+  int newton_steps;               // after it, for full accuracy in T (float32 1, float64 2 or 3)
+  // The faster full-accuracy 1/sqrt on this ISA, by measurement (docs/perf-notes.md): newton for
+  // float32; for float64 newton on AVX-512F (rsqrt14pd), sqrt_divide where the start is a float32
+  // rsqrtps and needs three steps and two conversions.
+  InvSqrtMethod full_accuracy;
   bool fma;
-  AllPairsKernel all_pairs;             // approximate rsqrt + one Newton-Raphson step
-  AllPairsKernel all_pairs_bare_rsqrt;  // the approximate rsqrt alone (approximate class)
-  SymmetricTileKernel symmetric_tile;   // approximate rsqrt + one Newton-Raphson step
+  AllPairsKernel<T> all_pairs;              // approximate rsqrt + newton_steps steps
+  AllPairsKernel<T> all_pairs_bare_rsqrt;   // the approximate rsqrt alone (approximate class)
+  AllPairsKernel<T> all_pairs_sqrt_divide;  // square root, then divide
+  // Approximate rsqrt + newton_steps steps. Float64: compiled, not yet registered (no
+  // cpu.tbb.symmetric.f64).
+  SymmetricTileKernel<T> symmetric_tile;
+
+  AllPairsKernel<T> all_pairs_by(InvSqrtMethod method) const {
+    switch (method) {
+      case InvSqrtMethod::newton:
+        return all_pairs;
+      case InvSqrtMethod::bare_rsqrt:
+        return all_pairs_bare_rsqrt;
+      case InvSqrtMethod::sqrt_divide:
+        return all_pairs_sqrt_divide;
+    }
+    throw std::logic_error("all_pairs_by: no such method");
+  }
 };
 
-KernelSet kernels_sse4_2();
-KernelSet kernels_avx2();
-KernelSet kernels_avx512f();
+KernelSet<float> kernels_sse4_2();
+KernelSet<float> kernels_avx2();
+KernelSet<float> kernels_avx512f();
+KernelSet<double> kernels_f64_sse4_2();
+KernelSet<double> kernels_f64_avx2();
+KernelSet<double> kernels_f64_avx512f();
 
 }  // namespace nbody::cpu::simd

@@ -1,8 +1,9 @@
 #pragma once
-// The xsimd and oneTBB formulations (cpu.simd, cpu.simd.approx, cpu.tbb, cpu.tbb.symmetric): the
-// run-time ISA choice, the padded layout their kernels read, and their runs, exposed so that the
-// tests and the micro-benchmark (cpu/bench) can drive them with settings the registry does not
-// carry (the oneTBB grain and tile).
+// The xsimd and oneTBB formulations (cpu.simd, cpu.simd.approx, cpu.tbb, cpu.tbb.symmetric, and
+// cpu.simd.f64, cpu.tbb.f64 in float64): the run-time ISA choice, the padded layout their kernels
+// read, and their runs, exposed so that the tests and the micro-benchmark (cpu/bench) can drive
+// them with settings the registry does not carry (the oneTBB grain and tile). T is the value type
+// the kernels compute in: float or double.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -21,8 +22,8 @@ namespace nbody::cpu::simd {
 
 // As ExecutionOptions::isa spells them: "sse4.2", "avx2", "avx512f".
 std::string_view isa_name(Isa isa);
-// For reports: "AVX-512F, 16 lanes".
-std::string isa_description(Isa isa);
+// For reports: "AVX-512F, 16 lanes" (lanes of `precision`).
+std::string isa_description(Isa isa, Precision precision = Precision::f32);
 
 // The widest ISA this CPU has, chosen by xsimd's run-time dispatch; empty without SSE4.2.
 std::optional<Isa> widest_isa();
@@ -31,38 +32,46 @@ std::optional<Isa> widest_isa();
 Isa resolve_isa(std::string_view forced, std::optional<Isa> widest);
 // The same against this CPU.
 Isa resolve_isa(std::string_view forced);
-KernelSet kernels_for(Isa isa);
+// The kernels of `isa` in T (defined for float and double).
+template <class T>
+KernelSet<T> kernels_for(Isa isa);
+template <>
+KernelSet<float> kernels_for<float>(Isa isa);
+template <>
+KernelSet<double> kernels_for<double>(Isa isa);
 
 // Pair evaluations of symmetric_tile on a diagonal tile of `size` bodies with `lanes`-wide
 // vectors: pairs inside one vector block from both sides, all others once.
 std::uint64_t diagonal_tile_pair_evaluations(std::size_t size, std::size_t lanes);
 
-// Float32 bodies in the padded layout the kernels read.
+// Bodies rounded to T in the padded layout the kernels read (defined for float and double).
+template <class T>
 class PaddedBodies {
  public:
   explicit PaddedBodies(std::span<const Body<double>> bodies);
   // New positions and masses for the same count (time integration); the padding stays.
   void assign(std::span<const Body<double>> bodies);
-  BodiesView view() const;
+  BodiesView<T> view() const;
   std::size_t count() const { return count_; }
   std::size_t padded_count() const { return storage_.size(); }
 
  private:
-  BodiesSoA<float> storage_;
+  BodiesSoA<T> storage_;
   std::size_t count_;
 };
 
-// Accelerations in the same padded layout.
+// Accelerations in the same padded layout (defined for float and double).
+template <class T>
 class PaddedAccelerations {
  public:
   explicit PaddedAccelerations(std::size_t padded_count = 0) : storage_(padded_count) {}
-  AccelerationsView view();
+  AccelerationsView<T> view();
   std::size_t padded_count() const { return storage_.size(); }
   // The entries of `targets`, promoted to double.
   std::vector<Vec3<double>> promoted(TargetRange targets) const;
 
  private:
-  AccelerationsSoA<float> storage_;
+  AccelerationsSoA<T> storage_;
 };
 
 // The bounds an all-pairs kernel of `step` targets per iteration (KernelSet::all_pairs_step)
@@ -80,27 +89,42 @@ inline constexpr std::size_t kDefaultSymmetricTile = 1024;
 // UsageError for a negative count or more than this machine's hardware threads.
 int tbb_threads(const ExecutionOptions& options);
 
+// As tuning variants spell it: "newton", "bare_rsqrt", "sqrt_divide".
+std::string_view inv_sqrt_method_name(InvSqrtMethod method);
+
+// The runs (defined for float and double; the symmetric one for float only so far). An all-pairs
+// run computes 1/sqrt by `method`, or, when empty, by its ISA's faster full-accuracy method
+// (KernelSet::full_accuracy).
+template <class T>
 std::unique_ptr<PreparedRun> prepare_single_thread(std::span<const Body<double>> bodies,
                                                    double softening,
                                                    const ExecutionOptions& options,
-                                                   bool newton_step);
-std::unique_ptr<PreparedRun> prepare_tbb_all_pairs(std::span<const Body<double>> bodies,
-                                                   double softening,
-                                                   const ExecutionOptions& options,
-                                                   std::size_t grain = kDefaultTbbGrain);
+                                                   std::optional<InvSqrtMethod> method);
+template <class T>
+std::unique_ptr<PreparedRun> prepare_tbb_all_pairs(
+    std::span<const Body<double>> bodies, double softening, const ExecutionOptions& options,
+    std::size_t grain = kDefaultTbbGrain, std::optional<InvSqrtMethod> method = std::nullopt);
+template <class T>
 std::unique_ptr<PreparedRun> prepare_tbb_symmetric(std::span<const Body<double>> bodies,
                                                    double softening,
                                                    const ExecutionOptions& options,
                                                    std::size_t tile = kDefaultSymmetricTile);
 
-// Tolerances (docs/tolerances.md, section "CPU SIMD/TBB").
+// What a run's details() says of its 1/sqrt: "vrsqrt14pd + 2 Newton-Raphson steps".
+template <class T>
+std::string inv_sqrt_detail(const KernelSet<T>& kernels, InvSqrtMethod method);
+
+// Tolerances (docs/tolerances.md, sections "CPU SIMD/TBB" and "Float64 on the CPU").
 Tolerance simd_full_tolerance();
 Tolerance simd_bare_rsqrt_tolerance();
+Tolerance simd_float64_tolerance();
 
 // What the registry lists of an xsimd formulation: the kernel's own optimizations (layout, ISA
-// chosen at run time, rsqrt with or without a Newton-Raphson step, FMA), then `own`. The run's
-// details() has the ISA actually used.
-std::vector<std::string> simd_kernel_optimizations(bool newton_step, std::vector<std::string> own);
+// chosen at run time, how it computes 1/sqrt in which precision, FMA), then `own`. The run's
+// details() has the ISA and the 1/sqrt actually used. `method` empty: each ISA's faster one.
+std::vector<std::string> simd_kernel_optimizations(Precision precision,
+                                                   std::optional<InvSqrtMethod> method,
+                                                   std::vector<std::string> own);
 
 // Why the SIMD formulations cannot run here (a CPU without SSE4.2), or empty.
 std::optional<std::string> simd_unavailable_reason();

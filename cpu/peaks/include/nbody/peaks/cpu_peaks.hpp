@@ -1,6 +1,7 @@
 #pragma once
-// CPU ceilings measured on the machine itself (FAIRNESS.md rule 6): float32 FMA throughput of each
-// SIMD ISA on one core and on all cores, and memory bandwidth by a STREAM-style triad.
+// CPU ceilings measured on the machine itself (FAIRNESS.md rule 6): float32 and float64 FMA
+// throughput of each SIMD ISA on one core and on all cores, and memory bandwidth by a STREAM-style
+// triad.
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -18,15 +19,17 @@ bool cpu_isa_available(const std::string& isa);
 struct FmaPeak {
   std::string isa;
   int threads = 0;
-  int lanes = 0;                          // float32 lanes per vector
+  Precision precision = Precision::f32;
+  int lanes = 0;                          // lanes of `precision` per vector
   double flops_per_second = 0;            // 2 per lane per FMA (mul + add on SSE)
   double fp_instructions_per_second = 0;  // arithmetic instructions (SSE: muls and adds)
   std::string method;
 };
 
-// Best of a few timed runs of independent FMA chains. `threads` = 1 or more (oneTBB arena);
-// `seconds` is the target duration of one run. Empty when the ISA is not available.
-std::optional<FmaPeak> measure_fma_peak(const std::string& isa, int threads, double seconds);
+// Best of a few timed runs of independent FMA chains in `precision`. `threads` = 1 or more (oneTBB
+// arena); `seconds` is the target duration of one run. Empty when the ISA is not available.
+std::optional<FmaPeak> measure_fma_peak(const std::string& isa, int threads, double seconds,
+                                        Precision precision = Precision::f32);
 
 struct BandwidthPeak {
   int threads = 0;
@@ -47,9 +50,10 @@ std::size_t default_triad_bytes_per_array();
 // Logical CPUs oneTBB uses by default: "all cores" in the ceilings.
 int all_cores_threads();
 
-// The CPU's ceiling entries: cpu.fp32_flops.<isa>.{one_core,all_cores} for every ISA this CPU has
-// (`seconds_per_fma_run` per timed run) and cpu.memory_bandwidth.triad (`triad_bytes_per_array`
-// per array, 0: the default), with warnings where the machine was busy meanwhile.
+// The CPU's ceiling entries: cpu.fp32_flops.<isa>.{one_core,all_cores} and cpu.fp64_flops.<isa>...
+// for every ISA this CPU has (`seconds_per_fma_run` per timed run) and cpu.memory_bandwidth.triad
+// (`triad_bytes_per_array` per array, 0: the default), with warnings where the machine was busy
+// meanwhile.
 CeilingMeasurement measure_cpu_ceilings(double seconds_per_fma_run,
                                         std::size_t triad_bytes_per_array);
 
@@ -63,6 +67,9 @@ inline constexpr int kChainsThirtyTwoRegisters = 24;
 float fma_chains_sse4_2(long iterations);
 float fma_chains_avx2(long iterations);
 float fma_chains_avx512f(long iterations);
+double fma_chains_f64_sse4_2(long iterations);
+double fma_chains_f64_avx2(long iterations);
+double fma_chains_f64_avx512f(long iterations);
 // FMA instructions (SSE: mul + add pairs) one call of the above executes per iteration.
 int fma_chains_per_iteration(const std::string& isa);
 }  // namespace detail
