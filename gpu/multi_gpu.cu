@@ -337,6 +337,10 @@ class MultiGpuSimulation final : public Simulation {
     check_cuda(cudaSetDevice(devices_.front()));
     potential_ = std::make_unique<DevicePotential<T>>(shares_.front()->plan.count());
     enqueue_forces();  // the first opening kick's
+    // NCCL's first collective sets up its channels (12 ms on two H200s): here, in setup, and not
+    // in the first, phase-timed steps, whose split it skewed (the positions are every device's
+    // already: the gather changes nothing).
+    gather_positions(current_);
     synchronize();
   }
 
