@@ -781,6 +781,7 @@ TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
       {"run", "--isa", "avx9", "--out", out},
       {"run", "--threads", "100000", "--out", out},
       {"run", "--softening", "0", "--out", out},
+      {"run", "--softening", "1e-20", "--out", out},  // eps^2 below float32's normals
       {"validate", "--sizes", "12q"},
       {"no-such-command"},
   };

@@ -32,6 +32,7 @@
 #include "nbody/app/wiring.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io/snapshot.hpp"
+#include "nbody/physics.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 #include "nbody/reports/comparison.hpp"
@@ -228,7 +229,7 @@ void add_selection_options(CLI::App& command, CommonOptions& o) {
       ->capture_default_str();
   command.add_option("--softening", o.suite.softening, "Softening length eps")
       ->capture_default_str()
-      ->check(at_least(0, false));
+      ->check(at_least(nbody::kSmallestSoftening, true));
   command.add_option("--threads", o.suite.execution.threads, "CPU threads (0 = all)")
       ->capture_default_str()
       ->check(at_least(0, true));

@@ -34,6 +34,15 @@ void register_gpu_aos(Registry& registry) {
        .optimizations = {"none (straight port)", "rsqrtf (MUFU.RSQ)"},
        .tolerance = gpu_float32_tolerance()},
       launch<float>(aos_forces<float>, {.block_size = kBlockSize})));
+  registry.add(make_gpu_implementation<double>(
+      {.name = "gpu.aos.f64",
+       .description = "gpu.aos in float64: the GPU's naive float64 baseline",
+       .layout = Layout::aos,
+       .precision = Precision::f64,
+       .role = Role::naive_baseline,
+       .optimizations = {"none (straight port)", kDeviceFloat64InvCube},
+       .tolerance = gpu_float64_tolerance()},
+      launch<double>(aos_forces<double>, {.block_size = kBlockSize})));
 }
 
 }  // namespace nbody::gpu

@@ -51,13 +51,14 @@ void register_gpu_shared(Registry& registry) {
        .optimizations = optimizations("rsqrtf (MUFU.RSQ)"),
        .tolerance = gpu_float32_tolerance()},
       shared_launch<float>()));
-  registry.add(make_gpu_implementation<double>({.name = "gpu.shared.f64",
-                                                .description = "gpu.shared in float64",
-                                                .layout = Layout::aos,
-                                                .precision = Precision::f64,
-                                                .optimizations = optimizations("rsqrt (float64)"),
-                                                .tolerance = gpu_float64_tolerance()},
-                                               shared_launch<double>()));
+  registry.add(
+      make_gpu_implementation<double>({.name = "gpu.shared.f64",
+                                       .description = "gpu.shared in float64",
+                                       .layout = Layout::aos,
+                                       .precision = Precision::f64,
+                                       .optimizations = optimizations(kDeviceFloat64InvCube),
+                                       .tolerance = gpu_float64_tolerance()},
+                                      shared_launch<double>()));
 }
 
 }  // namespace nbody::gpu

@@ -532,7 +532,7 @@ ImplementationInfo tuned_info(std::string name, std::string description) {
       std::to_string(kShape.bodies_per_thread) + " bodies per thread",
       "shared-memory tiles of " + std::to_string(kShape.block_size) + " (broadcast loads)",
       "unrolled x" + std::to_string(kShape.unroll),
-      f32 ? "rsqrtf (MUFU.RSQ), -ftz=true" : "rsqrt (float64)",
+      f32 ? "rsqrtf (MUFU.RSQ), -ftz=true" : kDeviceFloat64InvCube,
       "split-j for small N (splits from SM count and occupancy)"};
   ((optimizations.push_back("small N: " + std::to_string(kSmallerShapes.bodies_per_thread) +
                             " bodies per thread, blocks of " +
@@ -670,6 +670,15 @@ void register_gpu_tuned(Registry& registry) {
   variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 2, 0, false}>());
   variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 4, 0, false, true}>());
   variants.push_back(make_tuned_variant<double, TunedShape{2, 128, 4, 0, false, true, true}>());
+  // Float64 after the one-Newton-step x^(-3/2) (16 FP64 instructions per interaction): more
+  // bodies per thread, other blocks, prefetch and the mass-first tile, all filling the last wave.
+  variants.push_back(make_tuned_variant<double, TunedShape{8, 64, 4, 0, false, true}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{8, 128, 2, 0, false, true}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{4, 64, 4, 0, false, true}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{4, 256, 4, 0, false, true}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 8, 0, false, true}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 4, 0, true, true}>());
+  variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 4, 0, false, true, true}>());
   for (Implementation& variant : variants) registry.add(std::move(variant));
 }
 

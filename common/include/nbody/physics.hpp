@@ -20,6 +20,24 @@ struct ExactInvSqrt {
   }
 };
 
+// x^(-3/2), the factor every interaction needs: the policy's own `cubed` where it has one (the
+// GPU's float64 policy takes it in one Newton step from a rough rsqrt, which costs fewer FP64
+// instructions than a full-accuracy rsqrt cubed), else the cube of its reciprocal square root.
+template <class T, class InvSqrt>
+NBODY_HOST_DEVICE NBODY_FORCE_INLINE T inv_sqrt_cubed(const T& x, InvSqrt inv_sqrt) {
+  if constexpr (requires { inv_sqrt.cubed(x); }) {
+    return inv_sqrt.cubed(x);
+  } else {
+    const T inv_distance = inv_sqrt(x);
+    return inv_distance * inv_distance * inv_distance;
+  }
+}
+
+// The smallest softening the suite accepts: below it eps^2 is no longer a normal float32, and
+// the j = i term, 0 x 1/sqrt(eps^2), is 0/0 where a kernel flushes subnormals (FAIRNESS.md rule 1
+// counts on that term being zero).
+inline constexpr double kSmallestSoftening = 1.1e-19;
+
 template <class T>
 struct PairAcceleration {
   T x, y, z;
@@ -27,7 +45,8 @@ struct PairAcceleration {
 
 // Contribution of body j to the acceleration of body i. The term order is chosen so that a
 // compiler with FMA contraction emits 3 subtractions, 3 FMAs for the distance, one rsqrt,
-// 3 multiplies and (in accumulate_interaction) 3 FMAs: 12 arithmetic instructions plus the rsqrt.
+// 3 multiplies and (in accumulate_interaction) 3 FMAs: 12 arithmetic instructions plus the rsqrt
+// (a policy with its own `cubed` replaces the rsqrt and 2 of the multiplies).
 template <class T, class InvSqrt = ExactInvSqrt>
 NBODY_HOST_DEVICE NBODY_FORCE_INLINE PairAcceleration<T> pair_acceleration(
     const T& xi, const T& yi, const T& zi, const T& xj, const T& yj, const T& zj, const T& mj,
@@ -36,8 +55,7 @@ NBODY_HOST_DEVICE NBODY_FORCE_INLINE PairAcceleration<T> pair_acceleration(
   const T dy = yj - yi;
   const T dz = zj - zi;
   const T distance_squared = softening_squared + dx * dx + dy * dy + dz * dz;
-  const T inv_distance = inv_sqrt(distance_squared);
-  const T scale = mj * (inv_distance * inv_distance * inv_distance);
+  const T scale = mj * inv_sqrt_cubed(distance_squared, inv_sqrt);
   return {dx * scale, dy * scale, dz * scale};
 }
 

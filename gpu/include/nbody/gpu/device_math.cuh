@@ -2,10 +2,35 @@
 // The GPU's inverse square root for the one interaction (nbody/physics.hpp's InvSqrt parameter).
 namespace nbody {
 
-// MUFU.RSQ (about 2 ulp in float32); double uses the correctly rounded rsqrt().
+// MUFU.RSQ (about 2 ulp in float32); double uses the correctly rounded rsqrt(). The interaction's
+// x^(-3/2) (physics.hpp's inv_sqrt_cubed) is the rsqrt cubed in float32, and in float64 one Newton
+// step of x^(-3/2) itself from the hardware's rough rsqrt (docs/perf-notes.md, "Float64 on the
+// GPU"): 6 FP64 instructions and no branch, where rsqrt(double) cubed takes 7 and a branch around
+// its slow path for zero, infinity and subnormals, none of which a softened distance can be.
 struct DeviceInvSqrt {
   __device__ float operator()(float x) const { return rsqrtf(x); }
   __device__ double operator()(double x) const { return rsqrt(x); }
+
+  __device__ float cubed(float x) const {
+    const float inv = rsqrtf(x);
+    return inv * inv * inv;
+  }
+  // x must be a normal positive double (x >= eps^2 >= kSmallestSoftening^2). With y the
+  // approximation (MUFU.RSQ64H: relative error far below 2^-18) and e = 1 - x y^2,
+  // x^(-3/2) = y^3 (1 - e)^(-3/2) = y^3 (1 + 3/2 e + 15/8 e^2 + O(e^3)); the O(e^3) term is below
+  // double rounding.
+  __device__ double cubed(double x) const {
+    double y;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+    const double y2 = y * y;
+    const double e = fma(-x, y2, 1.0);
+    const double y3 = y * y2;
+    return fma(y3 * e, fma(e, 1.875, 1.5), y3);
+  }
 };
+
+// How the float64 kernels take x^(-3/2), as their optimization lists name it.
+inline constexpr const char* kDeviceFloat64InvCube =
+    "x^(-3/2) in one Newton step from MUFU.RSQ64H, branch-free (float64)";
 
 }  // namespace nbody
