@@ -32,12 +32,12 @@ struct ReduceAdd {
 }  // namespace
 
 KernelSet<float> kernels_avx2() {
-  return make_kernel_set<float, Arch, Rsqrt, ReduceAdd, 2, 2, 1>(Isa::avx2, "vrsqrtps",
-                                                                 InvSqrtMethod::newton, true);
+  return make_kernel_set<float, Arch, Rsqrt, ReduceAdd, 2, 2, 1, 2>(Isa::avx2, "vrsqrtps",
+                                                                    InvSqrtMethod::newton, true);
 }
 
 KernelSet<double> kernels_f64_avx2() {
-  return make_kernel_set<double, Arch, Rsqrt, ReduceAdd, 2, 2, 3>(
+  return make_kernel_set<double, Arch, Rsqrt, ReduceAdd, 2, 2, 3, 5>(
       Isa::avx2, "vcvtpd2ps + vrsqrtps + vcvtps2pd", InvSqrtMethod::sqrt_divide, true);
 }
 

@@ -58,13 +58,13 @@ struct ReduceAdd {
 // Two target vectors per step keep the 4-cycle FMA chains of the accumulators off the critical
 // path; four broadcast bodies per source vector in the symmetric kernel fit the 32 registers.
 KernelSet<float> kernels_avx512f() {
-  return make_kernel_set<float, Arch, Rsqrt14, ReduceAdd, 2, 4, 1, Sqrt>(
+  return make_kernel_set<float, Arch, Rsqrt14, ReduceAdd, 2, 4, 1, 2, Sqrt>(
       Isa::avx512f, "vrsqrt14ps", InvSqrtMethod::newton, true);
 }
 
 KernelSet<double> kernels_f64_avx512f() {
-  return make_kernel_set<double, Arch, Rsqrt14, ReduceAdd, 2, 4, 2, Sqrt>(
-      Isa::avx512f, "vrsqrt14pd", InvSqrtMethod::newton, true);
+  return make_kernel_set<double, Arch, Rsqrt14, ReduceAdd, 2, 4, 2, 4, Sqrt>(
+      Isa::avx512f, "vrsqrt14pd", InvSqrtMethod::cube_series, true);
 }
 
 }  // namespace nbody::cpu::simd

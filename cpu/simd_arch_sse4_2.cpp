@@ -33,12 +33,12 @@ struct ReduceAdd {
 }  // namespace
 
 KernelSet<float> kernels_sse4_2() {
-  return make_kernel_set<float, Arch, Rsqrt, ReduceAdd, 2, 2, 1>(Isa::sse4_2, "rsqrtps",
-                                                                 InvSqrtMethod::newton, false);
+  return make_kernel_set<float, Arch, Rsqrt, ReduceAdd, 2, 2, 1, 2>(Isa::sse4_2, "rsqrtps",
+                                                                    InvSqrtMethod::newton, false);
 }
 
 KernelSet<double> kernels_f64_sse4_2() {
-  return make_kernel_set<double, Arch, Rsqrt, ReduceAdd, 2, 2, 3>(
+  return make_kernel_set<double, Arch, Rsqrt, ReduceAdd, 2, 2, 3, 5>(
       Isa::sse4_2, "cvtpd2ps + rsqrtps + cvtps2pd", InvSqrtMethod::sqrt_divide, false);
 }
 

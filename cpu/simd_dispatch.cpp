@@ -200,6 +200,8 @@ std::string_view inv_sqrt_method_name(InvSqrtMethod method) {
       return "bare_rsqrt";
     case InvSqrtMethod::sqrt_divide:
       return "sqrt_divide";
+    case InvSqrtMethod::cube_series:
+      return "cube_series";
   }
   return "unknown";
 }
@@ -214,6 +216,9 @@ std::string inv_sqrt_detail(const KernelSet<T>& kernels, InvSqrtMethod method) {
       return fmt::format("{} alone", kernels.rsqrt_instruction);
     case InvSqrtMethod::sqrt_divide:
       return std::is_same_v<T, float> ? "sqrtps + divps" : "sqrtpd + divpd";
+    case InvSqrtMethod::cube_series:
+      return fmt::format("{}, then d^-3 by its series to e^{} (no Newton step)",
+                         kernels.rsqrt_instruction, kernels.cube_series_terms);
   }
   return "unknown";
 }
@@ -229,8 +234,12 @@ std::vector<std::string> simd_kernel_optimizations(Precision precision,
     if (method == InvSqrtMethod::sqrt_divide) return "exact square root, then divide";
     if (precision == Precision::f64) {
       if (!method) {
-        return "1/sqrt by the ISA's faster full-accuracy method: AVX-512F vrsqrt14pd + 2 "
-               "Newton-Raphson steps; AVX2, SSE4.2 square root then divide";
+        return "1/sqrt by the ISA's faster full-accuracy method: AVX-512F vrsqrt14pd, then d^-3 "
+               "by its series to e^4 (no Newton step); AVX2, SSE4.2 square root then divide";
+      }
+      if (method == InvSqrtMethod::cube_series) {
+        return "approximate rsqrt (rsqrt14pd, or rsqrtps on values narrowed to float32), then "
+               "d^-3 by its series to e^4 or e^5 in float64 (no Newton step)";
       }
       return "approximate rsqrt (rsqrt14pd, or rsqrtps on values narrowed to float32) + 2 to 3 "
              "Newton-Raphson steps in float64";

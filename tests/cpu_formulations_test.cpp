@@ -264,7 +264,8 @@ TEST(SimdAccuracy, Float64KernelsAreAsAccurateAsThePlainFloat64Loop) {
     const std::string name(cpu::simd::isa_name(isa));
     if (missing_isa(name)) continue;
     for (const char* impl :
-         {"cpu.simd.f64", "cpu.simd.f64[inv_sqrt=newton]", "cpu.simd.f64[inv_sqrt=sqrt_divide]"}) {
+         {"cpu.simd.f64", "cpu.simd.f64[inv_sqrt=newton]", "cpu.simd.f64[inv_sqrt=sqrt_divide]",
+          "cpu.simd.f64[inv_sqrt=cube_series]"}) {
       const auto outcome = testing::validate_implementation(
           *registry.find(impl), InitialCondition::plummer, 1000, seed, {.isa = name});
       EXPECT_LT(outcome.metrics.relative_l2, 1.5 * plain.metrics.relative_l2)

@@ -112,7 +112,7 @@ void register_cpu_simd(Registry& registry) {
   // as tuning variants.
   for (const std::optional<InvSqrtMethod> method :
        {std::optional<InvSqrtMethod>{}, std::optional{InvSqrtMethod::newton},
-        std::optional{InvSqrtMethod::sqrt_divide}}) {
+        std::optional{InvSqrtMethod::sqrt_divide}, std::optional{InvSqrtMethod::cube_series}}) {
     const bool shipped = !method;
     registry.add({
         .info = {.name = shipped ? "cpu.simd.f64"

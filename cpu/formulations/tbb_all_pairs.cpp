@@ -141,7 +141,7 @@ void register_cpu_tbb(Registry& registry) {
   // task is only longer), and beside it each method forced, as tuning variants.
   for (const std::optional<InvSqrtMethod> method :
        {std::optional<InvSqrtMethod>{}, std::optional{InvSqrtMethod::newton},
-        std::optional{InvSqrtMethod::sqrt_divide}}) {
+        std::optional{InvSqrtMethod::sqrt_divide}, std::optional{InvSqrtMethod::cube_series}}) {
     const bool shipped = !method;
     registry.add({
         .info = {.name = shipped ? "cpu.tbb.f64"

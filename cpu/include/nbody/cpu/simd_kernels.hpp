@@ -60,6 +60,7 @@ enum class InvSqrtMethod {
   newton,       // the ISA's approximate rsqrt + KernelSet::newton_steps Newton-Raphson steps
   bare_rsqrt,   // the approximate rsqrt alone (the approximate class)
   sqrt_divide,  // exact: a correctly rounded square root, then a division
+  cube_series,  // d^-3 straight from the approximate rsqrt by its series, no Newton step
 };
 
 // The kernels of one ISA in value type T.
@@ -71,14 +72,16 @@ struct KernelSet {
   std::size_t symmetric_cluster;  // bodies broadcast against each source vector (symmetric)
   const char* rsqrt_instruction;  // the approximate rsqrt (float64: with its conversions)
   int newton_steps;               // after it, for full accuracy in T (float32 1, float64 2 or 3)
+  int cube_series_terms;          // of cube_series, for full accuracy in T
   // The faster full-accuracy 1/sqrt on this ISA, by measurement (docs/perf-notes.md): newton for
-  // float32; for float64 newton on AVX-512F (rsqrt14pd), sqrt_divide where the start is a float32
-  // rsqrtps and needs three steps and two conversions.
+  // float32; for float64 cube_series on AVX-512F (rsqrt14pd), sqrt_divide where the start is a
+  // float32 rsqrtps that needs two conversions.
   InvSqrtMethod full_accuracy;
   bool fma;
   AllPairsKernel<T> all_pairs;              // approximate rsqrt + newton_steps steps
   AllPairsKernel<T> all_pairs_bare_rsqrt;   // the approximate rsqrt alone (approximate class)
   AllPairsKernel<T> all_pairs_sqrt_divide;  // square root, then divide
+  AllPairsKernel<T> all_pairs_cube_series;  // approximate rsqrt + cube_series_terms terms
   // Approximate rsqrt + newton_steps steps. Float64: compiled, not yet registered (no
   // cpu.tbb.symmetric.f64).
   SymmetricTileKernel<T> symmetric_tile;
@@ -91,6 +94,8 @@ struct KernelSet {
         return all_pairs_bare_rsqrt;
       case InvSqrtMethod::sqrt_divide:
         return all_pairs_sqrt_divide;
+      case InvSqrtMethod::cube_series:
+        return all_pairs_cube_series;
     }
     throw std::logic_error("all_pairs_by: no such method");
   }
