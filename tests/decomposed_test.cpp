@@ -6,9 +6,11 @@
 // others their failures alone.
 // DISABLED_ tests end the job on purpose and are run on their own (tests/CMakeLists.txt).
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -316,6 +318,34 @@ TEST(Decomposition, AnInterruptOnOneRankStopsEveryRankAtTheNextAgreement) {
   *Ranks::signal_received = false;
   ranks().agree(AgreementPoint::decision);  // no rank reads the flag while it is reset
   *Ranks::interrupt_requested = false;
+}
+
+// The agreement after a step inside a library that waits for every rank (NCCL's set-up): where
+// every rank meets it, a failure on one is every rank's error, as at any agreement.
+TEST(Decomposition, AFailureAgreedWithPatienceIsEveryRanksErrorWhereEveryRankMeets) {
+  EXPECT_NO_THROW(ranks().agree_or_end_job(AgreementPoint::decision, nullptr, 60));
+  std::exception_ptr failure;
+  if (last_rank()) failure = std::make_exception_ptr(std::runtime_error("joining failed here"));
+  try {
+    ranks().agree_or_end_job(AgreementPoint::decision, failure, 60);
+    ADD_FAILURE() << "no error on rank " << ranks().rank();
+  } catch (const AgreedError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "rank " + std::to_string(ranks().ranks() - 1) + ": joining failed here");
+  }
+}
+
+// Run on its own (tests/CMakeLists.txt): a rank that failed there, and finds the others still
+// missing (here: rank 0 busy for 60 s, as if waiting inside NCCL for it), ends the job with its
+// message after its patience, instead of waiting with them.
+TEST(Decomposition, DISABLED_ARankFailingAloneEndsTheJobAfterItsPatience) {
+  if (last_rank()) {
+    ranks().agree_or_end_job(AgreementPoint::decision,
+                             std::make_exception_ptr(std::runtime_error("joining failed here")), 1);
+  } else {
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+  }
+  ADD_FAILURE() << "the job went on";
 }
 
 // Run on its own (tests/CMakeLists.txt): ranks at different agreement points end the job, with

@@ -7,29 +7,13 @@
 #include "nbody/distributed/decomposed.hpp"
 
 namespace nbody::distributed {
-namespace {
-
-// Each rank's local answer (empty: none), agreed: the lowest rank with an answer gives it to all,
-// prefixed with its rank where that is not 0. A collective.
-std::optional<std::string> agreed_reason(Decomposition& decomposition,
-                                         const std::optional<std::string>& local) {
-  const double lowest = decomposition.max_over_ranks(
-      local ? static_cast<double>(decomposition.ranks() - decomposition.rank()) : 0.0);
-  if (lowest == 0) return std::nullopt;
-  const int giver = decomposition.ranks() - static_cast<int>(lowest);
-  std::string reason = local.value_or("");
-  decomposition.communicator().broadcast(reason, giver);
-  return giver == 0 ? reason : "rank " + std::to_string(giver) + ": " + reason;
-}
-
-}  // namespace
 
 Registry decomposed_registry(const Registry& local, Decomposition& decomposition) {
   Registry decomposed;
   decomposition.agree(AgreementPoint::registry);
   for (const Implementation& original : local.all()) {
     const std::optional<std::string> unavailable =
-        agreed_reason(decomposition, original.unavailable_reason());
+        decomposition.agree_on_reason(original.unavailable_reason());
     Implementation impl = original;
     impl.unavailable_reason = [unavailable] { return unavailable; };
     impl.prepare = [original, &decomposition](std::span<const Body<double>> bodies,
@@ -50,7 +34,7 @@ Registry decomposed_registry(const Registry& local, Decomposition& decomposition
         failure = std::current_exception();
       }
       decomposition.agree(AgreementPoint::decision, failure);
-      return agreed_reason(decomposition, reason);
+      return decomposition.agree_on_reason(reason);
     };
     // Every formulation, GPU ones included, integrates its slice on the host around its prepared
     // run; positions travel between ranks through host memory (MPI).
