@@ -67,6 +67,12 @@ DeviceContext select_device(int ordinal) {
   return context;
 }
 
+std::string pci_bus_id(int ordinal) {
+  char text[64] = {};
+  check_cuda(cudaDeviceGetPCIBusId(text, static_cast<int>(sizeof text), ordinal));
+  return text;
+}
+
 std::optional<std::string> device_memory_limit_reason(int ordinal, std::size_t bytes) {
   if (auto reason = device_unavailable_reason(ordinal)) return reason;
   std::size_t free_bytes = 0, total_bytes = 0;

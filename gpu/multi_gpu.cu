@@ -1,17 +1,22 @@
-// Several GPUs driven by one process (issue 15, `--gpus`): each device computes the accelerations
+// Several GPUs exchanging slices through NCCL (issue 15): each device computes the accelerations
 // of a slice of the targets from all N sources, and NCCL all-gathers on device buffers what every
 // device needs next: the accelerations after a force evaluation (run), the positions after each
-// step (simulate). The slices are equal (the last one short): NCCL's all-gather takes the same
-// count from every device.
+// step (simulate). The devices are those one process drives (`--gpus`: ncclCommInitAll), or one
+// GPU per rank of mpirun, every rank running the same code on its own (ExecutionOptions::
+// gpu_group: ncclCommInitRank, GpuGroupMember). The slices are equal (the last one short): NCCL's
+// all-gather takes the same count from every device.
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <source_location>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -55,6 +60,16 @@ std::optional<std::string> multi_gpu_unavailable_reason(std::span<const int> dev
 #endif
 }
 
+std::optional<std::string> gpu_group_unavailable_reason(int device) {
+#if NBODY_HAVE_NCCL
+  return device_unavailable_reason(device);
+#else
+  static_cast<void>(device);
+  return "this nbody-fair was built without NCCL: GPU formulations' slices travel between ranks "
+         "through host memory (install NCCL and reconfigure)";
+#endif
+}
+
 #if NBODY_HAVE_NCCL
 namespace {
 
@@ -72,24 +87,82 @@ ncclDataType_t nccl_type() {
   return std::is_same_v<T, float> ? ncclFloat : ncclDouble;
 }
 
-// One communicator per device of this process (ncclCommInitAll), destroyed with it.
+}  // namespace
+
+// The group this process joined, while its GpuGroupMember lives.
+struct GpuGroupMember::Joined {
+  GpuGroup group;
+  int device = 0;
+  ncclComm_t comm = nullptr;
+};
+
+namespace {
+
+const GpuGroupMember::Joined* joined_group = nullptr;
+
+// NCCL's communicators of the devices this process drives in an exchange, in the order of their
+// parts (slices): one per device listed, its own (ncclCommInitAll: parts 0 to G - 1 of G, destroyed
+// with it), or this rank's one device in the group of ranks the process joined (part `rank` of
+// `size`, borrowed from its GpuGroupMember). A part is its communicator's NCCL rank, so an
+// all-gather puts slice p at p times the slice's length.
 class NcclCommunicators {
  public:
-  explicit NcclCommunicators(std::span<const int> devices) : comms_(devices.size(), nullptr) {
-    check_nccl(ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()));
+  explicit NcclCommunicators(const ExecutionOptions& options) {
+    if (options.gpu_group) {
+      if (!options.gpu_devices.empty()) {
+        throw std::invalid_argument("a GPU group of ranks drives one GPU per rank, not a list");
+      }
+      const GpuGroupMember::Joined* joined = joined_group;
+      if (joined == nullptr || joined->group != *options.gpu_group ||
+          joined->device != options.gpu_device) {
+        // Appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "..." + std::string + ...
+        std::string message = "this process is not in the GPU group of rank ";
+        message += std::to_string(options.gpu_group->rank);
+        message += " of ";
+        message += std::to_string(options.gpu_group->size);
+        message += " on CUDA device ";
+        message += std::to_string(options.gpu_device);
+        message += " (a GpuGroupMember joins it)";
+        throw std::invalid_argument(message);
+      }
+      devices_ = {options.gpu_device};
+      comms_ = {joined->comm};
+      first_part_ = static_cast<std::size_t>(joined->group.rank);
+      parts_ = static_cast<std::size_t>(joined->group.size);
+      return;
+    }
+    if (auto reason = multi_gpu_unavailable_reason(options.gpu_devices)) {
+      throw std::invalid_argument(*reason);
+    }
+    devices_ = options.gpu_devices;
+    parts_ = devices_.size();
+    owned_ = true;
+    comms_.assign(devices_.size(), nullptr);
+    check_nccl(ncclCommInitAll(comms_.data(), static_cast<int>(devices_.size()), devices_.data()));
   }
   NcclCommunicators(const NcclCommunicators&) = delete;
   NcclCommunicators& operator=(const NcclCommunicators&) = delete;
   ~NcclCommunicators() {
+    if (!owned_) return;
     for (ncclComm_t comm : comms_) {
       if (comm != nullptr) ncclCommDestroy(comm);
     }
   }
 
+  // This process's devices, in the order of their parts.
+  const std::vector<int>& devices() const { return devices_; }
+  std::size_t part(std::size_t device) const { return first_part_ + device; }
+  std::size_t parts() const { return parts_; }
+  // Whether the other parts are other ranks' (a group of ranks).
+  bool over_ranks() const { return !owned_; }
   ncclComm_t operator[](std::size_t device) const { return comms_[device]; }
 
  private:
+  std::vector<int> devices_;
   std::vector<ncclComm_t> comms_;
+  std::size_t first_part_ = 0;
+  std::size_t parts_ = 0;
+  bool owned_ = false;
 };
 
 // NCCL calls for several devices from one thread are one group (ncclGroupStart/End around them):
@@ -120,26 +193,28 @@ struct EqualSlices {
   std::size_t parts;
 };
 
-std::vector<int> checked_devices(const ExecutionOptions& options) {
-  if (auto reason = multi_gpu_unavailable_reason(options.gpu_devices)) {
-    throw std::invalid_argument(*reason);
-  }
-  return options.gpu_devices;
-}
-
 // The details both share: the first device's plan, then the decomposition.
 template <class T>
 std::map<std::string, std::string> decomposition_details(const KernelPlan<T>& first,
-                                                         std::span<const int> devices,
+                                                         const NcclCommunicators& communicators,
                                                          const EqualSlices& slices,
                                                          const char* gathered) {
   std::map<std::string, std::string> details = first.details();
   details.erase("targets");
-  details["gpus"] = describe_devices(devices);
-  details["gpu_count"] = std::to_string(devices.size());
-  details["decomposition"] =
-      std::string("target range over the GPUs of this process, ") + gathered + " (NCCL)";
+  details["gpus"] = describe_devices(communicators.devices());
+  details["gpu_count"] = std::to_string(communicators.parts());
   details["bodies_per_gpu"] = std::to_string(slices.length);
+  if (communicators.over_ranks()) {
+    details["decomposition"] =
+        std::string("target range over the ranks, one GPU each, ") + gathered + " (NCCL)";
+    details["exchange"] =
+        "ncclAllGather on device buffers, between the ranks' GPUs (ncclCommInitRank)";
+  } else {
+    details["decomposition"] =
+        std::string("target range over the GPUs of this process, ") + gathered + " (NCCL)";
+    details["exchange"] =
+        "ncclAllGather on device buffers, between the GPUs of this process (ncclCommInitAll)";
+  }
   return details;
 }
 
@@ -169,14 +244,14 @@ class MultiGpuRun final : public PreparedRun {
  public:
   MultiGpuRun(std::span<const Body<double>> bodies, double softening,
               const ExecutionOptions& options, const ForceKernelFactory<T>& factory)
-      : devices_(checked_devices(options)),
-        slices_(bodies.size(), devices_.size()),
-        communicators_(devices_),
+      : communicators_(options),
+        slices_(bodies.size(), communicators_.parts()),
         host_accelerations_(bodies.size()) {
-    shares_.reserve(devices_.size());
-    for (std::size_t d = 0; d < devices_.size(); ++d) {
-      shares_.push_back(std::make_unique<RunShare<T>>(bodies, softening, devices_[d], factory,
-                                                      slices_[d], slices_));
+    const std::vector<int>& devices = communicators_.devices();
+    shares_.reserve(devices.size());
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      shares_.push_back(std::make_unique<RunShare<T>>(bodies, softening, devices[d], factory,
+                                                      slices_[communicators_.part(d)], slices_));
     }
   }
 
@@ -248,7 +323,7 @@ class MultiGpuRun final : public PreparedRun {
   }
 
   std::map<std::string, std::string> details() const override {
-    return decomposition_details(shares_.front()->plan, devices_, slices_,
+    return decomposition_details(shares_.front()->plan, communicators_, slices_,
                                  "accelerations all-gathered after each evaluation");
   }
 
@@ -262,10 +337,9 @@ class MultiGpuRun final : public PreparedRun {
                                first.stream.get()));
   }
 
-  std::vector<int> devices_;
-  EqualSlices slices_;
   NcclCommunicators communicators_;
-  std::vector<std::unique_ptr<RunShare<T>>> shares_;  // one per device, in devices_ order
+  EqualSlices slices_;
+  std::vector<std::unique_ptr<RunShare<T>>> shares_;  // one per device, in part order
   PinnedBuffer<Vec3<T>> host_accelerations_;
   bool accelerations_on_host_ = false;
 };
@@ -280,6 +354,7 @@ struct SimulationShare {
         fused(plan.kernel().fuses_leapfrog()),
         bodies{positions(slices), fused ? positions(slices) : DeviceBuffer<Body<T>>()},
         velocities(slices.length),
+        gathered_velocities(slices.gathered()),
         accelerations(
             std::max(static_cast<std::size_t>(plan.padded_target_count()), slices.length)) {
     PinnedBuffer<Vec3<T>> host(slices.length);
@@ -313,7 +388,8 @@ struct SimulationShare {
   Stream stream;
   bool fused;
   std::array<DeviceBuffer<Body<T>>, 2> bodies;
-  DeviceBuffer<Vec3<T>> velocities;
+  DeviceBuffer<Vec3<T>> velocities;           // its slice's: slices.length, what a gather sends
+  DeviceBuffer<Vec3<T>> gathered_velocities;  // every slice's, all-gathered for state()
   DeviceBuffer<Vec3<T>> accelerations;
 };
 
@@ -321,32 +397,31 @@ template <class T>
 class MultiGpuSimulation final : public Simulation {
  public:
   MultiGpuSimulation(const SimulationSetup& setup, const ForceKernelFactory<T>& factory)
-      : devices_(checked_devices(setup.execution)),
-        slices_(setup.bodies.size(), devices_.size()),
-        communicators_(devices_),
+      : communicators_(setup.execution),
+        slices_(setup.bodies.size(), communicators_.parts()),
         softening_(setup.softening) {
     if (setup.velocities.size() != setup.bodies.size()) {
       throw std::invalid_argument("simulation: one velocity per body");
     }
-    shares_.reserve(devices_.size());
-    for (std::size_t d = 0; d < devices_.size(); ++d) {
-      shares_.push_back(
-          std::make_unique<SimulationShare<T>>(setup, devices_[d], factory, slices_[d], slices_));
+    const std::vector<int>& devices = communicators_.devices();
+    shares_.reserve(devices.size());
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      shares_.push_back(std::make_unique<SimulationShare<T>>(
+          setup, devices[d], factory, slices_[communicators_.part(d)], slices_));
     }
     fused_ = shares_.front()->fused;
-    check_cuda(cudaSetDevice(devices_.front()));
+    check_cuda(cudaSetDevice(devices.front()));
     potential_ = std::make_unique<DevicePotential<T>>(shares_.front()->plan.count());
     enqueue_forces();  // the first opening kick's
-    // NCCL's first collective sets up its channels (12 ms on two H200s): here, in setup, and not
-    // in the first, phase-timed steps, whose split it skewed (the positions are every device's
-    // already: the gather changes nothing).
-    gather_positions(current_);
     synchronize();
+    // No collective here: in a group of ranks, one whose construction failed would leave the
+    // others waiting in it, where no agreement reaches them (warm_up comes after).
   }
 
   StepSeconds advance(int steps, double dt, bool time_phases) override {
     StepSeconds seconds;
     if (steps <= 0) return seconds;
+    warm_up();
     const T half_dt = static_cast<T>(0.5 * dt);
     const auto start = Clock::now();
     if (fused_) {
@@ -406,20 +481,27 @@ class MultiGpuSimulation final : public Simulation {
   }
 
   PhaseSpaceState state() override {
+    warm_up();
     const std::size_t n = slices_.count;
+    // Every slice's velocities on every device (in a group of ranks each holds only its own).
+    nccl_group([&] {
+      for (std::size_t d = 0; d < shares_.size(); ++d) {
+        SimulationShare<T>& share = *shares_[d];
+        check_cuda(cudaSetDevice(share.plan.device().ordinal));
+        check_nccl(ncclAllGather(share.velocities.data(), share.gathered_velocities.data(),
+                                 3 * slices_.length, nccl_type<T>(), communicators_[d],
+                                 share.stream.get()));
+      }
+    });
     PinnedBuffer<Body<T>> host_bodies(n);
-    PinnedBuffer<Vec3<T>> host_velocities(slices_.gathered());
+    PinnedBuffer<Vec3<T>> host_velocities(n);
     SimulationShare<T>& first = *shares_.front();
     check_cuda(cudaSetDevice(first.plan.device().ordinal));
     check_cuda(cudaMemcpyAsync(host_bodies.data(), first.bodies[current_].data(),
                                host_bodies.bytes(), cudaMemcpyDeviceToHost, first.stream.get()));
-    for (std::size_t d = 0; d < shares_.size(); ++d) {
-      SimulationShare<T>& share = *shares_[d];
-      check_cuda(cudaSetDevice(share.plan.device().ordinal));
-      check_cuda(cudaMemcpyAsync(host_velocities.data() + d * slices_.length,
-                                 share.velocities.data(), share.velocities.bytes(),
-                                 cudaMemcpyDeviceToHost, share.stream.get()));
-    }
+    check_cuda(cudaMemcpyAsync(host_velocities.data(), first.gathered_velocities.data(),
+                               host_velocities.bytes(), cudaMemcpyDeviceToHost,
+                               first.stream.get()));
     synchronize();
     return promoted_state<T>(std::span<const Body<T>>(host_bodies.data(), n),
                              std::span<const Vec3<T>>(host_velocities.data(), n));
@@ -433,8 +515,11 @@ class MultiGpuSimulation final : public Simulation {
 
   std::map<std::string, std::string> details() const override {
     std::map<std::string, std::string> details = decomposition_details(
-        shares_.front()->plan, devices_, slices_, "positions all-gathered after each step");
-    details["potential_energy"] = std::string(kDevicePotentialDescription) + ", on the first GPU";
+        shares_.front()->plan, communicators_, slices_, "positions all-gathered after each step");
+    details["potential_energy"] =
+        std::string(kDevicePotentialDescription) +
+        (communicators_.over_ranks() ? ", on each rank's GPU (every one holds every position)"
+                                     : ", on the first GPU");
     details["integration"] =
         fused_ ? "on each GPU for its slice, fused into the force kernel's store; the new "
                  "positions all-gathered (NCCL) before the next step"
@@ -464,6 +549,17 @@ class MultiGpuSimulation final : public Simulation {
     }
   }
 
+  // NCCL's first collective sets up its channels (12 ms on two H200s): once, before the first
+  // steps or state, so that it falls in neither the phase-timed steps, whose split it skewed, nor
+  // setup, where a group of ranks has not yet agreed that every rank is ready (the positions are
+  // every device's already: the gather changes nothing).
+  void warm_up() {
+    if (warm_) return;
+    gather_positions(current_);
+    synchronize();
+    warm_ = true;
+  }
+
   // Every device's slice of position buffer `buffer` into every device's, in place.
   void gather_positions(int buffer) {
     nccl_group([&] {
@@ -471,8 +567,9 @@ class MultiGpuSimulation final : public Simulation {
         SimulationShare<T>& share = *shares_[d];
         check_cuda(cudaSetDevice(share.plan.device().ordinal));
         Body<T>* all = share.bodies[buffer].data();
-        check_nccl(ncclAllGather(all + d * slices_.length, all, 4 * slices_.length, nccl_type<T>(),
-                                 communicators_[d], share.stream.get()));
+        check_nccl(ncclAllGather(all + communicators_.part(d) * slices_.length, all,
+                                 4 * slices_.length, nccl_type<T>(), communicators_[d],
+                                 share.stream.get()));
       }
     });
   }
@@ -484,17 +581,61 @@ class MultiGpuSimulation final : public Simulation {
     }
   }
 
-  std::vector<int> devices_;
-  EqualSlices slices_;
   NcclCommunicators communicators_;
+  EqualSlices slices_;
   double softening_;
-  std::vector<std::unique_ptr<SimulationShare<T>>> shares_;  // one per device, in devices_ order
+  std::vector<std::unique_ptr<SimulationShare<T>>> shares_;  // one per device, in part order
   bool fused_ = false;
+  bool warm_ = false;                              // NCCL's first collective done (warm_up)
   int current_ = 0;                                // the position buffer holding the positions now
   std::unique_ptr<DevicePotential<T>> potential_;  // on the first device
 };
 
 }  // namespace
+
+std::vector<std::byte> make_gpu_group_id() {
+  ncclUniqueId id;
+  check_nccl(ncclGetUniqueId(&id));
+  std::vector<std::byte> bytes(sizeof id);
+  std::memcpy(bytes.data(), &id, sizeof id);
+  return bytes;
+}
+
+GpuGroupMember::GpuGroupMember(const GpuGroup& group, int device) {
+  if (joined_group != nullptr) throw std::logic_error("this process is in a GPU group already");
+  if (group.id.size() != sizeof(ncclUniqueId)) {
+    std::string message = "a GPU group's id is ";
+    message += std::to_string(group.id.size());
+    message += " bytes, not NCCL's ";
+    message += std::to_string(sizeof(ncclUniqueId));
+    throw std::invalid_argument(message);
+  }
+  if (group.size < 1 || group.rank < 0 || group.rank >= group.size) {
+    std::string message = "rank ";
+    message += std::to_string(group.rank);
+    message += " of a GPU group of ";
+    message += std::to_string(group.size);
+    message += ": no such rank";
+    throw std::invalid_argument(message);
+  }
+  ncclUniqueId id;
+  std::memcpy(&id, group.id.data(), sizeof id);
+  check_cuda(cudaSetDevice(device));
+  ncclComm_t comm = nullptr;
+  check_nccl(ncclCommInitRank(&comm, group.size, id, group.rank));
+  joined_ = std::make_unique<Joined>(Joined{.group = group, .device = device, .comm = comm});
+  joined_group = joined_.get();
+}
+
+GpuGroupMember::~GpuGroupMember() {
+  if (!joined_) return;
+  joined_group = nullptr;
+  if (std::uncaught_exceptions() > 0) {
+    ncclCommAbort(joined_->comm);
+  } else {
+    ncclCommDestroy(joined_->comm);
+  }
+}
 
 template <class T>
 std::unique_ptr<PreparedRun> make_multi_gpu_run(std::span<const Body<double>> bodies,
@@ -509,19 +650,40 @@ std::unique_ptr<Simulation> make_multi_gpu_simulation(const SimulationSetup& set
   return std::make_unique<MultiGpuSimulation<T>>(setup, factory);
 }
 
-#else  // without NCCL: multi_gpu_unavailable_reason says why, and nothing gets this far
+#else  // without NCCL: the reasons above say why, and nothing gets this far
+
+struct GpuGroupMember::Joined {};
+
+namespace {
+
+std::string without_nccl(const ExecutionOptions& options) {
+  return *(options.gpu_group ? gpu_group_unavailable_reason(options.gpu_device)
+                             : multi_gpu_unavailable_reason(options.gpu_devices));
+}
+
+}  // namespace
+
+std::vector<std::byte> make_gpu_group_id() {
+  throw std::invalid_argument(*gpu_group_unavailable_reason(0));
+}
+
+GpuGroupMember::GpuGroupMember(const GpuGroup&, int device) {
+  throw std::invalid_argument(*gpu_group_unavailable_reason(device));
+}
+
+GpuGroupMember::~GpuGroupMember() = default;
 
 template <class T>
 std::unique_ptr<PreparedRun> make_multi_gpu_run(std::span<const Body<double>>, double,
                                                 const ExecutionOptions& options,
                                                 const ForceKernelFactory<T>&) {
-  throw std::invalid_argument(*multi_gpu_unavailable_reason(options.gpu_devices));
+  throw std::invalid_argument(without_nccl(options));
 }
 
 template <class T>
 std::unique_ptr<Simulation> make_multi_gpu_simulation(const SimulationSetup& setup,
                                                       const ForceKernelFactory<T>&) {
-  throw std::invalid_argument(*multi_gpu_unavailable_reason(setup.execution.gpu_devices));
+  throw std::invalid_argument(without_nccl(setup.execution));
 }
 
 #endif

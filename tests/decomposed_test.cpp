@@ -6,15 +6,19 @@
 // others their failures alone.
 // DISABLED_ tests end the job on purpose and are run on their own (tests/CMakeLists.txt).
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <iostream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "mpi_test_support.hpp"
 #include "nbody/accuracy.hpp"
+#include "nbody/app/gpu_exchange.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/simulate.hpp"
 #include "nbody/app/wiring.hpp"
@@ -316,6 +320,88 @@ TEST(Decomposition, AnInterruptOnOneRankStopsEveryRankAtTheNextAgreement) {
   *Ranks::signal_received = false;
   ranks().agree(AgreementPoint::decision);  // no rank reads the flag while it is reset
   *Ranks::interrupt_requested = false;
+}
+
+// The agreement after a step inside a library that waits for every rank (NCCL's set-up): where
+// every rank meets it, a failure on one is every rank's error, as at any agreement.
+TEST(Decomposition, AFailureAgreedWithPatienceIsEveryRanksErrorWhereEveryRankMeets) {
+  EXPECT_NO_THROW(ranks().agree_or_end_job(AgreementPoint::decision, nullptr, 60));
+  std::exception_ptr failure;
+  if (last_rank()) failure = std::make_exception_ptr(std::runtime_error("joining failed here"));
+  try {
+    ranks().agree_or_end_job(AgreementPoint::decision, failure, 60);
+    ADD_FAILURE() << "no error on rank " << ranks().rank();
+  } catch (const AgreedError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "rank " + std::to_string(ranks().ranks() - 1) + ": joining failed here");
+  }
+}
+
+// Run on its own (tests/CMakeLists.txt): a rank that failed there, and finds the others still
+// missing (here: rank 0 busy for 60 s, as if waiting inside NCCL for it), ends the job with its
+// message after its patience, instead of waiting with them.
+TEST(Decomposition, DISABLED_ARankFailingAloneEndsTheJobAfterItsPatience) {
+  if (last_rank()) {
+    ranks().agree_or_end_job(AgreementPoint::decision,
+                             std::make_exception_ptr(std::runtime_error("joining failed here")), 1);
+  } else {
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+  }
+  ADD_FAILURE() << "the job went on";
+}
+
+// How GPU formulations' slices travel between the ranks (nbody/app/gpu_exchange.hpp), settled by
+// every rank together: nothing to settle without GPU formulations; host memory where asked; NCCL
+// where every rank has a GPU of its own, and otherwise host memory with the reason (and, asked
+// for NCCL, bad input on every rank). On a machine without a GPU (CI): the fallback and the
+// refusal; with one GPU per rank: the communicator, the id the same on every rank.
+TEST(GpuExchange, SettlesOnNcclWhereEveryRankHasAGpuOfItsOwnElseSaysWhy) {
+  const int gpus = static_cast<int>(describe_gpus().size());
+  const int device = gpus > 0 ? ranks().rank_on_host() % gpus : 0;
+  // Whether some host has more ranks than GPUs (or none): agreed, as settle's answer is.
+  const bool short_of_gpus = ranks().max_over_ranks(gpus < ranks().ranks_on_host() ? 1.0 : 0.0) > 0;
+
+  RankGpuExchange none = settle_gpu_exchange(ranks(), GpuExchangeRequest::automatic, device, false);
+  EXPECT_FALSE(none.group.has_value());
+  EXPECT_EQ(none.why_not_nccl, "");
+  EXPECT_STREQ(none.name(), "mpi");
+  const RankGpuExchange asked_mpi =
+      settle_gpu_exchange(ranks(), GpuExchangeRequest::mpi, device, true);
+  EXPECT_FALSE(asked_mpi.group.has_value());
+  EXPECT_EQ(asked_mpi.why_not_nccl, "--gpu-exchange mpi");
+
+  RankGpuExchange settled =
+      settle_gpu_exchange(ranks(), GpuExchangeRequest::automatic, device, true);
+  if (!short_of_gpus) {
+    if (ranks().rank() == 0) {
+      std::cout << "[ gpus     ] " << gpus << " GPU(s): NCCL between " << ranks().ranks()
+                << " ranks\n";
+    }
+    ASSERT_TRUE(settled.group.has_value()) << settled.why_not_nccl;
+    EXPECT_STREQ(settled.name(), "nccl");
+    EXPECT_EQ(settled.group->rank, ranks().rank());
+    EXPECT_EQ(settled.group->size, ranks().ranks());
+    EXPECT_EQ(settled.group->id.size(), 128u);  // NCCL_UNIQUE_ID_BYTES
+    std::vector<std::byte> rank_zeros = settled.group->id;
+    ranks().communicator().broadcast(rank_zeros, 0);
+    EXPECT_EQ(settled.group->id, rank_zeros);
+    EXPECT_NE(settled.membership, nullptr);
+    return;
+  }
+  if (ranks().rank() == 0) {
+    std::cout << "[ gpus     ] " << gpus << " GPU(s) for " << ranks().ranks_on_host()
+              << " ranks on this host: " << settled.why_not_nccl << "\n";
+  }
+  EXPECT_FALSE(settled.group.has_value());
+  EXPECT_STREQ(settled.name(), "mpi");
+  EXPECT_FALSE(settled.why_not_nccl.empty());
+  EXPECT_EQ(settled.membership, nullptr);
+  try {
+    settle_gpu_exchange(ranks(), GpuExchangeRequest::nccl, device, true);
+    ADD_FAILURE() << "no error on rank " << ranks().rank();
+  } catch (const AgreedUsageError& e) {  // bad input: every rank exits 2
+    EXPECT_EQ(std::string(e.what()), "--gpu-exchange nccl: " + settled.why_not_nccl);
+  }
 }
 
 // Run on its own (tests/CMakeLists.txt): ranks at different agreement points end the job, with

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "nbody/app/wiring.hpp"
 #include "nbody/results.hpp"
 
 extern char** environ;
@@ -331,6 +332,52 @@ TEST_F(MpiCommandLine, HelpAndVersionArePrintedOnce) {
     }
     EXPECT_EQ(count, 1u) << printed;
   }
+}
+
+// --gpu-exchange takes nccl or mpi: anything else is bad input on every rank, one line, exit 2,
+// and in one process too (where the option changes nothing).
+TEST_F(MpiCommandLine, BadGpuExchangeExitsTwoWithOneLine) {
+  const fs::path out = dir_ / "out";
+  expect_refused(run({{.args = {"run", "--sizes", "64", "--impl", "^cpu\\.soa$", "--gpu-exchange",
+                                "pigeons", "--out", out.string()}}}),
+                 "--gpu-exchange: 'pigeons' is neither nccl (between the ranks' GPUs) nor mpi "
+                 "(through host memory)",
+                 out);
+  EXPECT_EQ(run_alone({"simulate", "--sizes", "64", "--gpu-exchange", "", "--out", out.string()}),
+            2);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// Asked for NCCL where a rank cannot have it (no GPU, two ranks on one GPU, a build without NCCL):
+// bad input, said once with that rank's reason, exit 2 on every rank, nothing written. (With a
+// GPU for every rank there is nothing to refuse: tests/nccl_ranks_test.cpp runs NCCL there.)
+TEST_F(MpiCommandLine, GpuExchangeNcclIsRefusedWhereARankCannotHaveIt) {
+  if (describe_gpus().size() >= 2) GTEST_SKIP() << "every rank has a GPU here: nothing to refuse";
+  const fs::path out = dir_ / "out";
+  const Job job = run({{.args = {"run", "--sizes", "64", "--impl", "^gpu\\.tuned$",
+                                 "--gpu-exchange", "nccl", "--out", out.string()}}});
+  EXPECT_EQ(job.exit_code, 2) << job.stderr_text;
+  EXPECT_EQ(job.stderr_text.rfind("nbody-fair: --gpu-exchange nccl: ", 0), 0u) << job.stderr_text;
+  EXPECT_EQ(count_lines(job.stderr_text), 1u) << job.stderr_text;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// Which exchange the ranks used is recorded: in the settings, and in each result's details.
+TEST_F(MpiCommandLine, TheExchangeIsRecorded) {
+  const fs::path out = dir_ / "out";
+  const Job job =
+      run({{.args = {"run", "--sizes", "64", "--impl", "^cpu\\.soa$", "--gpu-exchange", "mpi",
+                     "--reps", "2", "--min-time", "0.002", "--out", out.string()}}});
+  ASSERT_EQ(job.exit_code, 0) << job.stderr_text;
+  const ResultsDocument doc = load_results(out / "results.json");
+  EXPECT_EQ(doc.settings.gpu_exchange, "mpi");
+  ASSERT_EQ(doc.results.size(), 1u);
+  EXPECT_EQ(doc.results[0].details.at("exchange"), "MPI_Allgatherv through host memory");
+  // One process exchanges nothing, whatever was asked.
+  ASSERT_EQ(run_alone({"run", "--sizes", "64", "--impl", "^cpu\\.soa$", "--gpu-exchange", "nccl",
+                       "--reps", "2", "--min-time", "0.002", "--out", (dir_ / "alone").string()}),
+            0);
+  EXPECT_EQ(load_results(dir_ / "alone" / "results.json").settings.gpu_exchange, "");
 }
 
 // One rank under mpirun is a plain process: nothing decomposed, nothing recorded as such.

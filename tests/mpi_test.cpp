@@ -2,6 +2,7 @@
 // ranks (tests/mpirun.sh): the in-place all-gather of slices, positions-only included, the
 // reductions and broadcasts, and MPI errors turned into exceptions. Every rank runs every test;
 // rank 0 prints, the others their failures alone.
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -91,6 +92,38 @@ TEST_F(Mpi, ReducesBroadcastsAndGathersStrings) {
   for (int r = 0; r < world->size(); ++r) {
     EXPECT_EQ(all[static_cast<std::size_t>(r)], std::string(r, 'x'));
   }
+}
+
+// Another library's opaque handle (NCCL's unique id: 128 bytes, zeros and all) from one rank to
+// every rank, byte for byte, its count included; from the last rank too, and an empty one.
+TEST_F(Mpi, BroadcastsOpaqueBytes) {
+  for (const int root : {0, world->size() - 1}) {
+    for (const std::size_t count : {std::size_t{128}, std::size_t{0}, std::size_t{3}}) {
+      std::vector<std::byte> bytes;
+      if (world->rank() == root) {
+        for (std::size_t i = 0; i < count; ++i)
+          bytes.push_back(static_cast<std::byte>(i * 37 % 256));
+        if (count > 2) bytes[1] = std::byte{0};
+      } else {
+        bytes.assign(5, std::byte{0xFF});  // what was there is replaced, count and all
+      }
+      world->broadcast(bytes, root);
+      ASSERT_EQ(bytes.size(), count) << "root " << root;
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::byte want =
+            i == 1 && count > 2 ? std::byte{0} : static_cast<std::byte>(i * 37 % 256);
+        EXPECT_EQ(bytes[i], want) << "root " << root << " byte " << i;
+      }
+    }
+  }
+}
+
+// The reduction with a time limit: every rank takes part, so it completes, as max_in_place.
+TEST_F(Mpi, ReducesWithinATimeLimitWhereEveryRankTakesPart) {
+  std::vector<double> values = {static_cast<double>(world->rank()), 1.5};
+  EXPECT_TRUE(world->max_in_place_within(values, 60));
+  EXPECT_EQ(values[0], world->size() - 1);
+  EXPECT_EQ(values[1], 1.5);
 }
 
 TEST_F(Mpi, ErrorsBecomeExceptionsWithMpisWords) {

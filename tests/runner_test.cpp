@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "nbody/app/benchmark_harness.hpp"
+#include "nbody/app/gpu_exchange.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/machine_info.hpp"
@@ -347,7 +348,7 @@ TEST(Results, GpuDevicesRoundTripAndVersionFiveFilesRead) {
   const fs::path dir = scratch("gpu-devices");
   save_results(doc, dir / "results.json");
   const ResultsDocument loaded = load_results(dir / "results.json");
-  EXPECT_EQ(loaded.schema_version, 6);
+  EXPECT_EQ(loaded.schema_version, kResultsSchemaVersion);
   EXPECT_EQ(loaded.settings.gpu_devices, (std::vector<int>{0, 3}));
   EXPECT_EQ(nlohmann::json(loaded), nlohmann::json(doc));
   fs::remove_all(dir);
@@ -373,6 +374,47 @@ TEST(Results, GpuDevicesRoundTripAndVersionFiveFilesRead) {
   EXPECT_NE(load_error(negative).find("settings.gpu_devices[0] is -1; it must not be negative"),
             std::string::npos)
       << load_error(negative);
+}
+
+// Version 7's exchange between ranks: a round trip keeps it; a real version 6 file (no such
+// field) reads with none; an unknown spelling, or an exchange in one process, is refused by name.
+TEST(Results, GpuExchangeRoundTripsAndVersionSixFilesRead) {
+  ResultsDocument doc = plausible_results().get<ResultsDocument>();
+  doc.settings.ranks = 2;
+  doc.settings.decomposition = "target_range";
+  doc.settings.rank_hosts = {"a", "b"};
+  doc.settings.gpu_exchange = "nccl";
+  const fs::path dir = scratch("gpu-exchange");
+  save_results(doc, dir / "results.json");
+  const ResultsDocument loaded = load_results(dir / "results.json");
+  EXPECT_EQ(loaded.schema_version, 7);
+  EXPECT_EQ(loaded.settings.gpu_exchange, "nccl");
+  EXPECT_EQ(nlohmann::json(loaded), nlohmann::json(doc));
+  fs::remove_all(dir);
+
+  const fs::path v6 =
+      fs::path(NBODY_SOURCE_DIR) / "docs/sample-results/dev-2026-11-24-scaling/np2/results.json";
+  const nlohmann::json v6_json = nlohmann::json::parse(std::ifstream(v6));
+  ASSERT_EQ(v6_json.value("schema_version", 0), 6);
+  ASSERT_FALSE(v6_json["settings"].contains("gpu_exchange"));
+  const ResultsDocument old = load_results(v6);
+  EXPECT_EQ(old.schema_version, kResultsSchemaVersion);
+  EXPECT_EQ(old.settings.ranks, 2);
+  EXPECT_TRUE(old.settings.gpu_exchange.empty());
+
+  nlohmann::json unknown = nlohmann::json(doc);
+  unknown["settings"]["gpu_exchange"] = "pigeons";
+  EXPECT_NE(
+      load_error(unknown).find("settings.gpu_exchange is 'pigeons'; it must be one of nccl, mpi"),
+      std::string::npos)
+      << load_error(unknown);
+  nlohmann::json alone = nlohmann::json(doc);
+  alone["settings"]["ranks"] = 1;
+  alone["settings"]["rank_hosts"] = {"a"};
+  EXPECT_NE(load_error(alone).find("settings.gpu_exchange is 'nccl' with 1 rank; only runs "
+                                   "decomposed over ranks exchange between them"),
+            std::string::npos)
+      << load_error(alone);
 }
 
 // The report says what the median's interval is and what its bracketed coverage means.
@@ -404,6 +446,17 @@ TEST(Report, SaysHowARunWasDecomposedOverRanks) {
                         "all-gather."),
             std::string::npos)
       << report;
+  // Version 7: how GPU formulations' slices traveled.
+  doc.settings.gpu_exchange = "nccl";
+  EXPECT_NE(reports::render_markdown(doc).find(
+                "all-gather. GPU formulations run one GPU per rank, and their slices travel "
+                "between the GPUs by NCCL (ncclAllGather on device buffers)"),
+            std::string::npos);
+  doc.settings.gpu_exchange = "mpi";
+  EXPECT_NE(reports::render_markdown(doc).find(
+                "all-gather. Every formulation's slices travel through host memory "
+                "(MPI_Allgatherv), GPU formulations' too."),
+            std::string::npos);
 }
 
 TEST(Results, LoadRejectsOtherFiles) {
@@ -897,6 +950,34 @@ TEST(CommandLine, InterruptKeepsPartialResults) {
         << "stray file " << entry.path();
   }
   fs::remove_all(dir);
+}
+
+// --gpu-exchange takes nccl or mpi; anything else is bad input naming the option.
+TEST(GpuExchange, TakesNcclOrMpi) {
+  EXPECT_EQ(parse_gpu_exchange("nccl"), GpuExchangeRequest::nccl);
+  EXPECT_EQ(parse_gpu_exchange("mpi"), GpuExchangeRequest::mpi);
+  for (const char* bad : {"", "NCCL", "auto", "nccl,mpi"}) {
+    try {
+      parse_gpu_exchange(bad);
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--gpu-exchange: '" + std::string(bad) +
+                    "' is neither nccl (between the ranks' GPUs) nor mpi (through host memory)");
+    }
+  }
+}
+
+// NCCL refuses two ranks on one GPU: named up front, by rank and GPU (host and PCI bus id), before
+// any rank waits inside NCCL; ranks without a GPU (empty) share nothing.
+TEST(GpuExchange, TwoRanksOnOneGpuAreRefusedByName) {
+  const std::vector<std::string> own = {"a/0000:01:00.0", "a/0000:02:00.0", "b/0000:01:00.0"};
+  EXPECT_FALSE(shared_gpu_reason(own).has_value());
+  EXPECT_FALSE(shared_gpu_reason(std::vector<std::string>{"", ""}).has_value());
+  const std::vector<std::string> shared = {"a/0000:01:00.0", "b/0000:01:00.0", "a/0000:01:00.0"};
+  EXPECT_EQ(shared_gpu_reason(shared).value_or(""),
+            "ranks 0 and 2 would share one GPU (a/0000:01:00.0): NCCL takes one GPU per rank "
+            "(start at most as many ranks on a host as it has GPUs)");
 }
 
 }  // namespace

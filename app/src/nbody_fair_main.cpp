@@ -26,6 +26,7 @@
 #include "nbody/app/bench_command.hpp"
 #include "nbody/app/build_description.hpp"
 #include "nbody/app/ceilings.hpp"
+#include "nbody/app/gpu_exchange.hpp"
 #include "nbody/app/launcher.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/simulate.hpp"
@@ -100,8 +101,12 @@ struct RankPart {
   // The first agreement of the ranks, once each has checked its command line: every rank the
   // same arguments; then each rank's host, in rank order.
   std::function<std::vector<std::string>()> start;
-  // The registry whose runs and simulations are decomposed over the ranks.
-  std::function<nbody::Registry(const nbody::Registry&)> decompose;
+  // How GPU formulations' slices travel between the ranks, settled by every rank together
+  // (nbody::settle_gpu_exchange): the request, this rank's GPU, whether GPU formulations run.
+  std::function<nbody::RankGpuExchange(nbody::GpuExchangeRequest, int, bool)> gpu_exchange;
+  // The registry whose runs and simulations are decomposed over the ranks; GPU formulations whose
+  // slices travel through host memory say why not NCCL (the second argument, where there is one).
+  std::function<nbody::Registry(const nbody::Registry&, const std::string&)> decompose;
   std::function<double(double)> max_over_ranks;
   std::function<double(double)> sum_on_host;
   // Runs `work` on rank 0 alone, then the ranks agree: its failure (an unwritable --out) becomes
@@ -112,9 +117,13 @@ struct RankPart {
 };
 
 // What a decomposed suite's ranks share beyond the registry: silence but on rank 0, no counters
-// (each rank's would be of its own slice), the agreement the timings decide through, the record.
-void decompose_suite(const RankPart& part, nbody::SuiteOptions& suite,
-                     std::optional<nbody::ProcessDecomposition>& decomposition) {
+// (each rank's would be of its own slice), the agreement the timings decide through, how GPU
+// formulations' slices travel between the ranks (`request`; the result holds NCCL's
+// communicator, where they travel by NCCL, and must outlive the suite), the record.
+nbody::RankGpuExchange decompose_suite(const RankPart& part, const nbody::Registry& registry,
+                                       nbody::GpuExchangeRequest request,
+                                       nbody::SuiteOptions& suite,
+                                       std::optional<nbody::ProcessDecomposition>& decomposition) {
   if (suite.execution.gpu_devices.size() > 1) {
     throw UsageError(
         "--gpus: under mpirun each rank drives one GPU (its host's next: --gpu sets "
@@ -131,8 +140,28 @@ void decompose_suite(const RankPart& part, nbody::SuiteOptions& suite,
   }
   suite.timing.max_over_processes = part.max_over_ranks;
   suite.timing.job_cpu_seconds_on_host = part.sum_on_host;
-  decomposition = nbody::ProcessDecomposition{
-      .ranks = part.ranks, .scheme = "target_range", .hosts = part.start()};
+  std::vector<std::string> hosts = part.start();
+  const auto selected = registry.select(suite.implementation_pattern);
+  const bool gpu_formulations =
+      std::any_of(selected.begin(), selected.end(), [](const nbody::Implementation* impl) {
+        return impl->info.device == nbody::DeviceKind::gpu;
+      });
+  nbody::RankGpuExchange exchange =
+      part.gpu_exchange(request, suite.execution.gpu_device, gpu_formulations);
+  suite.execution.gpu_group = exchange.group;
+  // Falling back where a GPU could have run (not where there is none): said once, and recorded
+  // in each GPU formulation's details.
+  if (part.writes() && request == nbody::GpuExchangeRequest::automatic &&
+      !exchange.why_not_nccl.empty() && !nbody::describe_gpus().empty()) {
+    fmt::print(stderr,
+               "nbody-fair: GPU formulations' slices travel through host memory (MPI): {}\n",
+               exchange.why_not_nccl);
+  }
+  decomposition = nbody::ProcessDecomposition{.ranks = part.ranks,
+                                              .scheme = "target_range",
+                                              .hosts = std::move(hosts),
+                                              .gpu_exchange = exchange.name()};
+  return exchange;
 }
 
 // Creates the output folder and proves it writable before anything is measured, so a bad --out
@@ -187,6 +216,8 @@ struct CommonOptions {
   std::string impl = ".";
   std::string ic = "uniform";
   std::vector<std::string> gpus;  // --gpus: ordinals, or "all"
+  std::optional<std::string> gpu_exchange;
+  nbody::GpuExchangeRequest exchange = nbody::GpuExchangeRequest::automatic;
   nbody::SuiteOptions suite;
 };
 
@@ -244,6 +275,10 @@ void add_selection_options(CLI::App& command, CommonOptions& o) {
                   "the bodies, NCCL all-gathers (GPU formulations; replaces --gpu)")
       ->delimiter(',')
       ->excludes("--gpu");
+  command.add_option("--gpu-exchange", o.gpu_exchange,
+                     "Under mpirun, how GPU formulations' slices travel between the ranks: nccl "
+                     "(between their GPUs, one GPU per rank) or mpi (through host memory). "
+                     "Default: nccl where every rank can, else mpi");
   command
       .add_option("--validate-bodies", o.suite.validation_bodies,
                   "Validate every body up to this N, an even sample of this many above")
@@ -260,6 +295,7 @@ void finish_options(CommonOptions& o, const nbody::Registry& registry, int argc,
   o.suite.initial_condition = nbody::parse_initial_condition(o.ic);
   o.suite.implementation_pattern = o.impl;
   if (!o.sizes.empty()) o.suite.sizes = nbody::parse_sizes(o.sizes);
+  if (o.gpu_exchange) o.exchange = nbody::parse_gpu_exchange(*o.gpu_exchange);
   if (!o.gpus.empty()) {
     o.suite.execution.gpu_devices = parse_gpu_list(o.gpus);
     // One listed is --gpu: monitors, ceilings and records name that device.
@@ -618,12 +654,14 @@ int run_main(int argc, char** argv, const RankPart* part) {
     for (const std::size_t n : simulate_options.suite.sizes) nbody::check_memory(selected, n);
     std::optional<nbody::ProcessDecomposition> decomposition;
     std::optional<nbody::Registry> decomposed;
+    nbody::RankGpuExchange exchange;  // NCCL's communicator, where there is one, for the suite
     if (part == nullptr) {
       prepare_output_directory(simulate_out);
     } else {  // every rank's input was good before rank 0 touches the output folder
-      decompose_suite(*part, simulate_options.suite, decomposition);
+      exchange = decompose_suite(*part, registry, simulate_selection.exchange,
+                                 simulate_options.suite, decomposition);
       part->on_rank_zero([&] { prepare_output_directory(simulate_out); });
-      decomposed = part->decompose(registry);
+      decomposed = part->decompose(registry, exchange.why_not_nccl);
     }
     simulate_options.snapshot_dir = simulate_out / "snapshots";
     const bool writes = part == nullptr || part->writes();
@@ -693,7 +731,10 @@ int run_main(int argc, char** argv, const RankPart* part) {
   }
   // Decomposed, every rank's input was good before rank 0 touches the output folder.
   std::optional<nbody::ProcessDecomposition> decomposition;
-  if (part != nullptr) decompose_suite(*part, options.suite, decomposition);
+  nbody::RankGpuExchange exchange;  // NCCL's communicator, where there is one, for the suite
+  if (part != nullptr) {
+    exchange = decompose_suite(*part, registry, options.exchange, options.suite, decomposition);
+  }
   if (is_run) {
     const auto prepare_output = [&out_dir] { prepare_output_directory(out_dir); };
     if (part == nullptr) {
@@ -715,7 +756,7 @@ int run_main(int argc, char** argv, const RankPart* part) {
     }
   }
   std::optional<nbody::Registry> decomposed;
-  if (part != nullptr) decomposed = part->decompose(registry);
+  if (part != nullptr) decomposed = part->decompose(registry, exchange.why_not_nccl);
   const auto counter_sources = part == nullptr
                                    ? nbody::make_counter_sources()
                                    : std::vector<std::unique_ptr<nbody::CounterSource>>{};
@@ -797,9 +838,13 @@ int run_decomposed(int argc, char** argv) {
             if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
             return world.all_strings(host);
           },
+      .gpu_exchange =
+          [&](nbody::GpuExchangeRequest request, int gpu_device, bool gpu_formulations) {
+            return nbody::settle_gpu_exchange(decomposition, request, gpu_device, gpu_formulations);
+          },
       .decompose =
-          [&](const nbody::Registry& local) {
-            return distributed::decomposed_registry(local, decomposition);
+          [&](const nbody::Registry& local, const std::string& why_not_nccl) {
+            return distributed::decomposed_registry(local, decomposition, why_not_nccl);
           },
       .max_over_ranks = [&](double value) { return decomposition.max_over_ranks(value); },
       .sum_on_host = [&](double value) { return decomposition.sum_on_host(value); },

@@ -223,7 +223,10 @@ ResultsDocument make_document(const SuiteContext& context, const SuiteOptions& o
   s.gpu_devices = options.execution.gpu_devices;
   s.ranks = context.decomposition ? context.decomposition->ranks : 1;
   s.decomposition = context.decomposition ? context.decomposition->scheme : "none";
-  if (context.decomposition) s.rank_hosts = context.decomposition->hosts;
+  if (context.decomposition) {
+    s.rank_hosts = context.decomposition->hosts;
+    if (s.ranks > 1) s.gpu_exchange = context.decomposition->gpu_exchange;
+  }
   doc.machine.gpus = context.gpus;
   for (const Implementation* impl : selected) {
     doc.implementations.push_back(describe(*impl, options.execution));

@@ -1,5 +1,7 @@
 #include "nbody/app/wiring.hpp"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "nbody/cpu/register.hpp"
@@ -7,8 +9,10 @@
 #include "nbody/peaks/cpu_counter_source.hpp"
 #if defined(NBODY_HAVE_CUDA)
 #include "nbody/gpu/describe_gpus.hpp"
+#include "nbody/gpu/device_query.hpp"
 #include "nbody/gpu/formulations.hpp"
 #include "nbody/gpu/gpu_monitor.hpp"
+#include "nbody/gpu/multi_gpu.hpp"
 #include "nbody/profiler/cupti.hpp"
 #endif
 
@@ -62,5 +66,63 @@ std::vector<GpuDescription> describe_gpus() {
   return {};
 #endif
 }
+
+#if defined(NBODY_HAVE_CUDA)
+
+std::optional<std::string> gpu_group_unavailable_reason(int device) {
+  return gpu::gpu_group_unavailable_reason(device);
+}
+
+std::string ready_gpu(int device) {
+  gpu::select_device(device);
+  return gpu::pci_bus_id(device);
+}
+
+std::vector<std::byte> make_gpu_group_id() {
+  return gpu::make_gpu_group_id();
+}
+
+namespace {
+
+class GpuGroupMember final : public GpuGroupMembership {
+ public:
+  GpuGroupMember(const GpuGroup& group, int device) : member_(group, device) {}
+
+ private:
+  gpu::GpuGroupMember member_;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuGroupMembership> join_gpu_group(const GpuGroup& group, int device) {
+  return std::make_unique<GpuGroupMember>(group, device);
+}
+
+#else
+
+namespace {
+
+constexpr const char* kWithoutCuda =
+    "this nbody-fair was built without CUDA: no GPU formulations to exchange between ranks";
+
+}  // namespace
+
+std::optional<std::string> gpu_group_unavailable_reason(int) {
+  return kWithoutCuda;
+}
+
+std::string ready_gpu(int) {
+  throw std::invalid_argument(kWithoutCuda);
+}
+
+std::vector<std::byte> make_gpu_group_id() {
+  throw std::invalid_argument(kWithoutCuda);
+}
+
+std::unique_ptr<GpuGroupMembership> join_gpu_group(const GpuGroup&, int) {
+  throw std::invalid_argument(kWithoutCuda);
+}
+
+#endif
 
 }  // namespace nbody

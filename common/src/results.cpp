@@ -97,7 +97,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     repetitions, min_time_s, warmup_s, separate_kernel_timing_below_s, max_eval_seconds,
     validation_bodies, counters, counter_sizes, threads, isa, gpu_device, dt, steps, diag_every,
     snapshot_every, phase_steps, divergence_up_to, ic_file, ranks, decomposition, rank_hosts,
-    gpu_devices)
+    gpu_devices, gpu_exchange)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ConservationSample, step, time, kinetic_energy,
                                                 potential_energy, relative_energy_error, momentum,
                                                 angular_momentum, virial_ratio)
@@ -140,8 +140,9 @@ ResultsDocument load_results(const std::filesystem::path& path) {
                                  path.string(), j.value("schema_version", 0),
                                  kResultsSchemaVersion));
   }
-  // Versions 2 to 6 only added fields (measurement conditions, simulations, decomposition over
-  // ranks, the GPUs each rank drives), absent from older files.
+  // Versions 2 to 7 only added fields (measurement conditions, simulations, decomposition over
+  // ranks, the GPUs each rank drives, how GPU slices travel between ranks), absent from older
+  // files.
   if (j.value("schema_version", 0) < 2) upgrade_from_version_1(j);
   j["schema_version"] = kResultsSchemaVersion;
   ResultsDocument document;

@@ -224,6 +224,14 @@ void check_settings(const Fields& fields, const RunSettings& s) {
       }
     }
   }
+  if (!s.gpu_exchange.empty()) {  // one process, and older files, have none
+    fields.one_of("gpu_exchange", s.gpu_exchange, {"nccl", "mpi"});
+    if (s.ranks < 2) {
+      fields.member("gpu_exchange")
+          .refuse_value(fmt::format("'{}' with {} rank", s.gpu_exchange, s.ranks),
+                        "only runs decomposed over ranks exchange between them");
+    }
+  }
 }
 
 void check_machine(const Fields& fields, const MachineRecord& m) {

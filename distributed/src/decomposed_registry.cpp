@@ -7,55 +7,56 @@
 #include "nbody/distributed/decomposed.hpp"
 
 namespace nbody::distributed {
-namespace {
 
-// Each rank's local answer (empty: none), agreed: the lowest rank with an answer gives it to all,
-// prefixed with its rank where that is not 0. A collective.
-std::optional<std::string> agreed_reason(Decomposition& decomposition,
-                                         const std::optional<std::string>& local) {
-  const double lowest = decomposition.max_over_ranks(
-      local ? static_cast<double>(decomposition.ranks() - decomposition.rank()) : 0.0);
-  if (lowest == 0) return std::nullopt;
-  const int giver = decomposition.ranks() - static_cast<int>(lowest);
-  std::string reason = local.value_or("");
-  decomposition.communicator().broadcast(reason, giver);
-  return giver == 0 ? reason : "rank " + std::to_string(giver) + ": " + reason;
-}
-
-}  // namespace
-
-Registry decomposed_registry(const Registry& local, Decomposition& decomposition) {
+Registry decomposed_registry(const Registry& local, Decomposition& decomposition,
+                             const std::string& why_not_nccl) {
   Registry decomposed;
   decomposition.agree(AgreementPoint::registry);
   for (const Implementation& original : local.all()) {
     const std::optional<std::string> unavailable =
-        agreed_reason(decomposition, original.unavailable_reason());
+        decomposition.agree_on_reason(original.unavailable_reason());
+    // A GPU formulation's slices travel by NCCL where the options carry a group of ranks.
+    const bool gpu = original.info.device == DeviceKind::gpu;
+    const std::string note = gpu ? why_not_nccl : std::string();
     Implementation impl = original;
     impl.unavailable_reason = [unavailable] { return unavailable; };
-    impl.prepare = [original, &decomposition](std::span<const Body<double>> bodies,
-                                              double softening, const ExecutionOptions& options) {
-      return prepare_decomposed(original, bodies, softening, options, decomposition);
+    impl.prepare = [original, gpu, note, &decomposition](std::span<const Body<double>> bodies,
+                                                         double softening,
+                                                         const ExecutionOptions& options) {
+      if (gpu && options.gpu_group) {
+        return prepare_on_gpu_group(original, bodies, softening, options, decomposition);
+      }
+      return prepare_decomposed(original, bodies, softening, options, decomposition, note);
     };
-    impl.size_limit_reason = [original, &decomposition](std::size_t n,
-                                                        const ExecutionOptions& options) {
+    impl.size_limit_reason = [original, gpu, &decomposition](std::size_t n,
+                                                             const ExecutionOptions& options) {
       std::optional<std::string> reason;
       std::exception_ptr failure;
       try {
         if (original.size_limit_reason) {
-          ExecutionOptions slice_options = options;
-          slice_options.targets = decomposition.slice(n);
-          reason = original.size_limit_reason(n, slice_options);
+          if (gpu && options.gpu_group) {  // each rank's GPU holds every body: its own limit
+            reason = original.size_limit_reason(n, options);
+          } else {
+            ExecutionOptions slice_options = options;
+            slice_options.gpu_group.reset();
+            slice_options.targets = decomposition.slice(n);
+            reason = original.size_limit_reason(n, slice_options);
+          }
         }
       } catch (...) {
         failure = std::current_exception();
       }
       decomposition.agree(AgreementPoint::decision, failure);
-      return agreed_reason(decomposition, reason);
+      return decomposition.agree_on_reason(reason);
     };
     // Every formulation, GPU ones included, integrates its slice on the host around its prepared
-    // run; positions travel between ranks through host memory (MPI).
-    impl.simulate = [original, &decomposition](const SimulationSetup& setup) {
-      return make_decomposed_simulation(original, setup, decomposition);
+    // run, positions travelling between ranks through host memory (MPI); GPU formulations over a
+    // group of ranks integrate on their GPUs, positions travelling by NCCL.
+    impl.simulate = [original, gpu, note, &decomposition](const SimulationSetup& setup) {
+      if (gpu && setup.execution.gpu_group) {
+        return make_gpu_group_simulation(original, setup, decomposition);
+      }
+      return make_decomposed_simulation(original, setup, decomposition, note);
     };
     decomposed.add(std::move(impl));
   }

@@ -20,8 +20,10 @@ template <class T>
 class DecomposedRun final : public PreparedRun {
  public:
   DecomposedRun(const Implementation& implementation, std::span<const Body<double>> bodies,
-                double softening, const ExecutionOptions& options, Decomposition& decomposition)
+                double softening, const ExecutionOptions& options, Decomposition& decomposition,
+                const std::string& why_not_nccl)
       : decomposition_(decomposition),
+        exchange_(host_exchange(why_not_nccl)),
         slices_(decomposition.slices(bodies.size())),
         slice_(slices_[static_cast<std::size_t>(decomposition.rank())]),
         gathered_(bodies.size(), Vec3<T>{0, 0, 0}),
@@ -33,6 +35,7 @@ class DecomposedRun final : public PreparedRun {
       }
       ExecutionOptions slice_options = options;
       slice_options.targets = slice_;
+      slice_options.gpu_group.reset();  // its slice travels through host memory
       run_ = implementation.prepare(bodies, softening, slice_options);
     } catch (...) {
       failure = std::current_exception();
@@ -83,6 +86,7 @@ class DecomposedRun final : public PreparedRun {
     }
     details["ranks"] = std::to_string(slices_.size());
     details["decomposition"] = "target range, accelerations all-gathered after each evaluation";
+    details["exchange"] = exchange_;
     details["bodies_per_rank"] =
         fewest == most ? std::to_string(most) : fmt::format("{} to {}", fewest, most);
     details["gathered_bytes_per_evaluation"] = std::to_string(gathered_.size() * vectors_.bytes());
@@ -91,6 +95,7 @@ class DecomposedRun final : public PreparedRun {
 
  private:
   Decomposition& decomposition_;
+  std::string exchange_;
   std::vector<TargetRange> slices_;
   TargetRange slice_;
   std::unique_ptr<PreparedRun> run_;
@@ -100,16 +105,27 @@ class DecomposedRun final : public PreparedRun {
 
 }  // namespace
 
+std::string host_exchange(const std::string& why_not_nccl) {
+  std::string exchange = "MPI_Allgatherv through host memory";
+  if (!why_not_nccl.empty()) {
+    exchange += " (NCCL not used: ";
+    exchange += why_not_nccl;
+    exchange += ")";
+  }
+  return exchange;
+}
+
 std::unique_ptr<PreparedRun> prepare_decomposed(const Implementation& implementation,
                                                 std::span<const Body<double>> bodies,
                                                 double softening, const ExecutionOptions& options,
-                                                Decomposition& decomposition) {
+                                                Decomposition& decomposition,
+                                                const std::string& why_not_nccl) {
   if (implementation.info.precision == Precision::f64) {
     return std::make_unique<DecomposedRun<double>>(implementation, bodies, softening, options,
-                                                   decomposition);
+                                                   decomposition, why_not_nccl);
   }
   return std::make_unique<DecomposedRun<float>>(implementation, bodies, softening, options,
-                                                decomposition);
+                                                decomposition, why_not_nccl);
 }
 
 }  // namespace nbody::distributed

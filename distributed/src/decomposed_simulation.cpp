@@ -31,8 +31,9 @@ template <class T>
 class DecomposedSimulation final : public Simulation {
  public:
   DecomposedSimulation(const Implementation& implementation, const SimulationSetup& setup,
-                       Decomposition& decomposition)
+                       Decomposition& decomposition, const std::string& why_not_nccl)
       : decomposition_(decomposition),
+        exchange_(host_exchange(why_not_nccl)),
         slices_(decomposition.slices(setup.bodies.size())),
         slice_(slices_[static_cast<std::size_t>(decomposition.rank())]),
         positions_(value_type<T>(), 3, sizeof(Body<T>)),
@@ -50,6 +51,7 @@ class DecomposedSimulation final : public Simulation {
       }
       ExecutionOptions slice_options = setup.execution;
       slice_options.targets = slice_;
+      slice_options.gpu_group.reset();  // its slice travels through host memory
       run_ = implementation.prepare(setup.bodies, setup.softening, slice_options);
       arena_ = std::make_unique<tbb::task_arena>(
           std::max(1, implementation.threads_used(setup.execution)));
@@ -147,6 +149,7 @@ class DecomposedSimulation final : public Simulation {
     details["integration_threads"] = std::to_string(arena_->max_concurrency());
     details["ranks"] = std::to_string(slices_.size());
     details["decomposition"] = "target range, positions all-gathered after each drift";
+    details["exchange"] = exchange_;
     details["gathered_bytes_per_step"] = std::to_string(bodies_.size() * positions_.bytes());
     return details;
   }
@@ -175,6 +178,7 @@ class DecomposedSimulation final : public Simulation {
   }
 
   Decomposition& decomposition_;
+  std::string exchange_;
   std::vector<TargetRange> slices_;
   TargetRange slice_;
   Datatype positions_;  // x, y, z of a Body<T>: the mass stays
@@ -194,11 +198,14 @@ class DecomposedSimulation final : public Simulation {
 
 std::unique_ptr<Simulation> make_decomposed_simulation(const Implementation& implementation,
                                                        const SimulationSetup& setup,
-                                                       Decomposition& decomposition) {
+                                                       Decomposition& decomposition,
+                                                       const std::string& why_not_nccl) {
   if (implementation.info.precision == Precision::f64) {
-    return std::make_unique<DecomposedSimulation<double>>(implementation, setup, decomposition);
+    return std::make_unique<DecomposedSimulation<double>>(implementation, setup, decomposition,
+                                                          why_not_nccl);
   }
-  return std::make_unique<DecomposedSimulation<float>>(implementation, setup, decomposition);
+  return std::make_unique<DecomposedSimulation<float>>(implementation, setup, decomposition,
+                                                       why_not_nccl);
 }
 
 }  // namespace nbody::distributed

@@ -1,6 +1,9 @@
 #include "nbody/distributed/decomposition.hpp"
 
 #include <cstdio>
+#include <limits>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -23,8 +26,36 @@ std::vector<TargetRange> Decomposition::slices(std::size_t n) const {
   return all;
 }
 
+namespace {
+
+// A failure's message, and whether it is bad input (a UsageError).
+std::pair<std::string, bool> describe(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const UsageError& e) {
+    return {e.what(), true};
+  } catch (const std::exception& e) {
+    return {e.what(), false};
+  } catch (...) {
+    return {"an exception that is not a std::exception", false};
+  }
+}
+
+}  // namespace
+
 Decomposition::Figures Decomposition::agree(AgreementPoint point, const std::exception_ptr& failure,
                                             const Figures& figures) {
+  return agree(point, failure, figures, std::nullopt);
+}
+
+void Decomposition::agree_or_end_job(AgreementPoint point, const std::exception_ptr& failure,
+                                     double patience_s) {
+  agree(point, failure, {}, patience_s);
+}
+
+Decomposition::Figures Decomposition::agree(AgreementPoint point, const std::exception_ptr& failure,
+                                            const Figures& figures,
+                                            const std::optional<double>& patience_s) {
   // One reduction (the largest of each entry): the point and its negative (the smallest point),
   // the lowest failing rank (its distance from the last rank, doubled, plus 1 for bad input),
   // whether any rank received a signal, then the figures.
@@ -33,23 +64,27 @@ Decomposition::Figures Decomposition::agree(AgreementPoint point, const std::exc
   entries[kPoint] = static_cast<double>(point);
   entries[kNegativePoint] = -static_cast<double>(point);
   std::string message;
+  bool usage = false;
   if (failure) {
-    bool usage = false;
-    try {
-      std::rethrow_exception(failure);
-    } catch (const UsageError& e) {
-      usage = true;
-      message = e.what();
-    } catch (const std::exception& e) {
-      message = e.what();
-    } catch (...) {
-      message = "an exception that is not a std::exception";
-    }
+    std::tie(message, usage) = describe(failure);
     entries[kFailure] = 2.0 * (ranks() - rank()) + (usage ? 1 : 0);
   }
   entries[kSignal] = signal_received_.load() ? 1 : 0;
   for (std::size_t i = 0; i < kFigures; ++i) entries[kHeader + i] = figures[i];
-  communicator_.max_in_place(entries);
+  if (patience_s) {
+    // Every rank reduces alike (non-blocking); the one that failed waits only so long.
+    const double patience = failure ? *patience_s : std::numeric_limits<double>::infinity();
+    if (!communicator_.max_in_place_within(entries, patience)) {
+      fmt::print(stderr,
+                 "nbody-fair: rank {}: {}{} (ending the job: the other ranks did not meet this "
+                 "rank within {:g} s)\n",
+                 rank(), usage ? "" : "error: ", message, *patience_s);
+      std::fflush(stderr);
+      communicator_.abort(usage ? 2 : 1);
+    }
+  } else {
+    communicator_.max_in_place(entries);
+  }
 
   if (entries[kPoint] != -entries[kNegativePoint]) {
     if (rank() == 0) {
@@ -85,6 +120,15 @@ void Decomposition::agree_on_start(const std::exception_ptr& failure,
     throw AgreedUsageError(
         "the ranks were given different arguments: every rank must run the same command");
   }
+}
+
+std::optional<std::string> Decomposition::agree_on_reason(const std::optional<std::string>& local) {
+  const double lowest = max_over_ranks(local ? static_cast<double>(ranks() - rank()) : 0.0);
+  if (lowest == 0) return std::nullopt;
+  const int giver = ranks() - static_cast<int>(lowest);
+  std::string reason = local.value_or("");
+  communicator_.broadcast(reason, giver);
+  return giver == 0 ? reason : fmt::format("rank {}: {}", giver, reason);
 }
 
 double Decomposition::max_over_ranks(double value) {

@@ -1,7 +1,10 @@
 #include "nbody/distributed/mpi.hpp"
 
+#include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -85,6 +88,25 @@ void Communicator::sum_in_place(std::span<double> values) {
             "MPI_Allreduce");
 }
 
+bool Communicator::max_in_place_within(std::span<double> values, double seconds) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), as_count(values.size(), "values"),
+                           MPI_DOUBLE, MPI_MAX, comm_, &request),
+            "MPI_Iallreduce");
+  if (!std::isfinite(seconds)) {
+    check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    return true;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done != 0) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 std::unique_ptr<Communicator> Communicator::host_ranks() {
   MPI_Comm host = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host),
@@ -104,6 +126,14 @@ void Communicator::broadcast(std::string& text, int root) {
   check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, comm_), "MPI_Bcast");
   text.resize(static_cast<std::size_t>(length));
   check_mpi(MPI_Bcast(text.data(), as_count(text.size(), "characters"), MPI_CHAR, root, comm_),
+            "MPI_Bcast");
+}
+
+void Communicator::broadcast(std::vector<std::byte>& bytes, int root) {
+  unsigned long long length = bytes.size();
+  check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, comm_), "MPI_Bcast");
+  bytes.resize(static_cast<std::size_t>(length));
+  check_mpi(MPI_Bcast(bytes.data(), as_count(bytes.size(), "bytes"), MPI_BYTE, root, comm_),
             "MPI_Bcast");
 }
 

@@ -10,7 +10,11 @@
 #   simulation_test on the GPU, then `nbody-fair simulate` on a Plummer sphere, SIM_ARGS added;
 #   gpus: issue 15 on every GPU of the host: the multi-GPU tests (memcheck among them), then gpu.tuned
 #   on one GPU and on all of them, `run` at GPUS_RUN_SIZES and `simulate` at GPUS_SIM_SIZES, and
-#   `nbody-fair scaling` over the pairs; NCCL_NVLS_ENABLE=0 throughout)
+#   `nbody-fair scaling` over the pairs; then two MPI ranks, one GPU each, NCCL between them
+#   (--gpu-exchange nccl): their tests (nccl_ranks_test under mpirun -np 2), gpu.tuned's `run` and
+#   `simulate` at the same sizes, and the scaling from one GPU; GPUS_MPI_EXCHANGE=1 adds the same
+#   simulate with the host-staged exchange (--gpu-exchange mpi) to set beside it;
+#   NCCL_NVLS_ENABLE=0 throughout, passed to the ranks with mpirun -x)
 #
 # log.txt (the summary) goes to OUTDIR; the other logs are packed into OUTDIR/logs.tar.gz at the
 # end (the device returns few files). BENCH_REPS, BENCH_MIN_TIME and FAIR_TIMEOUT shorten the bench
@@ -37,7 +41,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu,
 targets="gpu_formulations_test nbody-fair"
 has fair && targets="$targets nbody-fair"
 has simulate && targets="$targets simulation_test"
-has gpus && targets="$targets simulation_test decomposed_test"
+has gpus && targets="$targets simulation_test decomposed_test nccl_ranks_test"
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service
 has ctest && targets=all
 has cupti && targets="$targets counters_test"
@@ -214,6 +218,37 @@ if has gpus; then
     >>"$log" 2>&1
   grep -E "^\| gpu" "$out/scaling-run/scaling.md" "$out/scaling-sim/scaling.md" | head -40 |
     tee -a "$log"
+  # Two ranks, one GPU each, NCCL between them (tests/mpirun.sh: oversubscribed, as root where
+  # root, under its own time limit; -x hands NCCL_NVLS_ENABLE=0 to the ranks).
+  ranks="tests/mpirun.sh 2 -x NCCL_NVLS_ENABLE"
+  stage "two MPI ranks, NCCL between their GPUs: nccl_ranks_test"
+  NBODY_MPI_TEST_SECONDS=400 $ranks $build/tests/nccl_ranks_test >"$out/ranks-test.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|^rank [0-9]|Skipped" "$out/ranks-test.log" |
+    sort | uniq -c | tee -a "$log"
+  stage "gpu.tuned on mpirun -np 2 --gpu-exchange nccl: run and simulate"
+  NBODY_MPI_TEST_SECONDS=300 $ranks $build/nbody-fair run --impl '^gpu\.tuned$' --gpu-exchange nccl \
+    --sizes "${GPUS_RUN_SIZES:-1M,4M}" --out "$out/ranks-nccl-run" >"$out/ranks-nccl-run.log" 2>&1
+  echo "run rc=$?" | tee -a "$log"
+  NBODY_MPI_TEST_SECONDS=300 $ranks $build/nbody-fair simulate --impl '^gpu\.tuned$' --gpu-exchange nccl \
+    --ic plummer --sizes "${GPUS_SIM_SIZES:-4K,8K,16K,32K,64K,256K}" --steps 64 \
+    --out "$out/ranks-nccl-sim" >"$out/ranks-nccl-sim.log" 2>&1
+  echo "simulate rc=$?" | tee -a "$log"
+  tail -3 "$out/ranks-nccl-run.log" "$out/ranks-nccl-sim.log" | tee -a "$log"
+  if [[ ${GPUS_MPI_EXCHANGE:-0} == 1 ]]; then
+    stage "gpu.tuned on mpirun -np 2 --gpu-exchange mpi (host memory): simulate"
+    NBODY_MPI_TEST_SECONDS=300 $ranks $build/nbody-fair simulate --impl '^gpu\.tuned$' \
+      --gpu-exchange mpi --ic plummer --sizes "${GPUS_SIM_SIZES:-4K,8K,16K,32K,64K,256K}" \
+      --steps 64 --out "$out/ranks-mpi-sim" >"$out/ranks-mpi-sim.log" 2>&1
+    echo "simulate rc=$?" | tee -a "$log"
+  fi
+  stage "scaling: one GPU against two ranks with NCCL"
+  $build/nbody-fair scaling --out "$out/scaling-ranks-run" "$out/gpus-0-run" "$out/ranks-nccl-run" \
+    >>"$log" 2>&1
+  $build/nbody-fair scaling --out "$out/scaling-ranks-sim" "$out/gpus-0-sim" "$out/ranks-nccl-sim" \
+    >>"$log" 2>&1
+  grep -E "^\| gpu" "$out/scaling-ranks-run/scaling.md" "$out/scaling-ranks-sim/scaling.md" |
+    head -40 | tee -a "$log"
 fi
 if has fair; then
   stage "nbody-fair run"

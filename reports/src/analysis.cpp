@@ -921,6 +921,23 @@ Analysis analyze(const ResultsDocument& doc) {
   return a;
 }
 
+namespace {
+
+// How GPU formulations' slices travel between the ranks (settings.gpu_exchange, version 7).
+std::string exchange_sentence(const std::string& exchange) {
+  if (exchange == "nccl") {
+    return " GPU formulations run one GPU per rank, and their slices travel between the GPUs by "
+           "NCCL (ncclAllGather on device buffers); CPU formulations' through host memory (MPI).";
+  }
+  if (exchange == "mpi") {
+    return " Every formulation's slices travel through host memory (MPI_Allgatherv), GPU "
+           "formulations' too.";
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string decomposition_sentence(const RunSettings& settings) {
   if (settings.ranks <= 1) return {};
   std::vector<std::string> hosts = settings.rank_hosts;
@@ -928,7 +945,7 @@ std::string decomposition_sentence(const RunSettings& settings) {
   hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
   return fmt::format(
       "Decomposed over {} MPI ranks{} by target range: each rank computes a slice of the bodies "
-      "from all N, and the slices are all-gathered after every {}.",
+      "from all N, and the slices are all-gathered after every {}.{}",
       settings.ranks,
       hosts.empty() ? ""
                     : fmt::format(" on {} host{} ({})", hosts.size(), hosts.size() == 1 ? "" : "s",
@@ -937,7 +954,8 @@ std::string decomposition_sentence(const RunSettings& settings) {
           ? "drift (the positions); a step's other time is the all-gathers, waits for the "
             "slowest rank included"
           : "evaluation (the accelerations); a kernel time is the slowest rank's computation, an "
-            "end-to-end time adds the all-gather");
+            "end-to-end time adds the all-gather",
+      exchange_sentence(settings.gpu_exchange));
 }
 
 }  // namespace nbody::reports

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -6,6 +7,17 @@
 #include "nbody/target_range.hpp"
 
 namespace nbody {
+
+// Under mpirun with NCCL between the ranks' GPUs (issue 15, --gpu-exchange nccl): the
+// communicator every rank's GPU formulations share, as the ranks agreed on it. NCCL's unique id
+// travels as opaque bytes (rank 0 made it, MPI broadcast it); this rank is `rank` of `size`, and
+// drives one GPU, ExecutionOptions::gpu_device.
+struct GpuGroup {
+  std::vector<std::byte> id;
+  int rank = 0;
+  int size = 1;
+  bool operator==(const GpuGroup&) const = default;
+};
 
 // Options a user can set for a run; each implementation uses those that apply to it.
 struct ExecutionOptions {
@@ -15,6 +27,10 @@ struct ExecutionOptions {
   // Several GPUs driven by this process (`--gpus`, issue 15), each computing a slice of the
   // targets, NCCL all-gathering between them. Empty: gpu_device alone.
   std::vector<int> gpu_devices;
+  // One GPU per rank of mpirun, NCCL all-gathering between the ranks (issue 15): each rank's GPU
+  // formulations compute its slice on gpu_device. Empty: their slices travel through host memory
+  // (MPI), or there are no ranks.
+  std::optional<GpuGroup> gpu_group;
   // The bodies whose accelerations a run computes, from all N sources: a rank's or a device's
   // slice when the bodies are decomposed by target range (issue 15). Empty: all of them.
   std::optional<TargetRange> targets;

@@ -23,9 +23,10 @@ inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
 // 2: implementations have a role; enums, counters, ceilings and GPUs are typed (same spellings).
 // 3: each timing records its measurement conditions. 4: simulations. 5: runs decomposed over
 // ranks (settings.ranks, decomposition, rank_hosts; results' communication; per_step's).
-// 6: the GPUs each rank drives (settings.gpu_devices).
+// 6: the GPUs each rank drives (settings.gpu_devices). 7: how GPU formulations' slices travel
+// between ranks (settings.gpu_exchange).
 // Older files are still read (docs/results-schema.md says how).
-inline constexpr int kResultsSchemaVersion = 6;
+inline constexpr int kResultsSchemaVersion = 7;
 
 // The GPU's state at one instant, as NVML reports it: SM clock, temperature, and the reasons its
 // clocks are held below the maximum (names as NVML's clock event reasons, e.g. "sw_power_cap").
@@ -191,6 +192,10 @@ struct RunSettings {
   // Version 6: the CUDA device ordinals each rank drives (--gpus); empty: the one device of
   // gpu_device, as in every older file.
   std::vector<int> gpu_devices;
+  // Version 7, decomposed over ranks: how GPU formulations' slices travel between them: "nccl"
+  // (ncclAllGather on device buffers, one GPU per rank), "mpi" (MPI_Allgatherv through host
+  // memory, as CPU formulations' always do). Empty in one process and in older files.
+  std::string gpu_exchange;
 };
 
 // Conserved quantities of a simulation at one step, in float64 (nbody/diagnostics.hpp).

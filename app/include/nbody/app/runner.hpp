@@ -70,6 +70,9 @@ struct ProcessDecomposition {
   int ranks = 1;
   std::string scheme;              // "target_range"
   std::vector<std::string> hosts;  // each rank's, in rank order
+  // How GPU formulations' slices travel between the ranks: "nccl" (ExecutionOptions::gpu_group)
+  // or "mpi" (through host memory, as CPU formulations' always do).
+  std::string gpu_exchange = "mpi";
 };
 
 struct SuiteContext {

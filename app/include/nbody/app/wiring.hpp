@@ -1,11 +1,15 @@
 #pragma once
 // The program's wiring: what this build contains, from cpu/ and gpu/ (the only place that knows
 // both, and whether CUDA was built).
+#include <cstddef>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "nbody/app/benchmark_harness.hpp"
 #include "nbody/counters.hpp"
+#include "nbody/execution_options.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/results.hpp"
 
@@ -24,5 +28,23 @@ std::vector<GpuDescription> describe_gpus();
 
 // How GPU timings on CUDA device `ordinal` observe the GPU's state (NVML), or why they cannot.
 GpuObservation observe_gpu(int ordinal);
+
+// NCCL between the GPUs of mpirun's ranks, one GPU each (issue 15; gpu/multi_gpu.hpp), where this
+// build has it:
+// - empty where `device` can be in a group of ranks (NCCL built, the device working); otherwise
+//   why not;
+std::optional<std::string> gpu_group_unavailable_reason(int device);
+// - makes `device` this thread's, its context created (a failure here is not NCCL's), and returns
+//   its PCI bus id: which physical GPU it is; throws;
+std::string ready_gpu(int device);
+// - NCCL's unique id for a new group, as opaque bytes (one rank makes it); throws;
+std::vector<std::byte> make_gpu_group_id();
+// - this process's place in `group` on `device` (ncclCommInitRank: a collective, waiting inside
+//   for every rank of the group), left on destruction; throws.
+class GpuGroupMembership {
+ public:
+  virtual ~GpuGroupMembership() = default;
+};
+std::unique_ptr<GpuGroupMembership> join_gpu_group(const GpuGroup& group, int device);
 
 }  // namespace nbody

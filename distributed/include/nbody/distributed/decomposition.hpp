@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -56,6 +57,8 @@ class Decomposition {
   int ranks() const { return communicator_.size(); }
   // This rank's place among the ranks on its host (0 for the first): which GPU it drives.
   int rank_on_host() const { return host_->rank(); }
+  // How many ranks share this rank's host.
+  int ranks_on_host() const { return host_->size(); }
   Communicator& communicator() { return communicator_; }
 
   // This rank's balanced slice of n bodies, and every rank's (slices(n)[rank()] is this one's).
@@ -68,6 +71,15 @@ class Decomposition {
   // when any received a signal. Returns the largest of each figure over the ranks.
   Figures agree(AgreementPoint point, const std::exception_ptr& failure = nullptr,
                 const Figures& figures = {});
+  // agree (every rank calling this one, not agree), after a step each rank takes alone inside a
+  // library that itself waits for every rank (NCCL's communicator set-up): a rank that failed
+  // there, and still finds another missing `patience_s` later, says why (its message, "rank R:
+  // error: ...") and ends the job, since the missing ones may be waiting inside that library for
+  // it, where no agreement reaches them.
+  void agree_or_end_job(AgreementPoint point, const std::exception_ptr& failure, double patience_s);
+  // Each rank's local answer to a question (empty: none), agreed: the lowest rank with an answer
+  // gives it to all, prefixed "rank R: " where R is not 0. A collective.
+  std::optional<std::string> agree_on_reason(const std::optional<std::string>& local);
 
   // The first agreement, where each rank brings what checking its command line gave: a failure,
   // or the hash of the arguments, which must be the same on every rank (an AgreedUsageError
@@ -87,6 +99,9 @@ class Decomposition {
   Communicator& communicator_;
   std::atomic<bool>& signal_received_;
   std::atomic<bool>& interrupt_requested_;
+  Figures agree(AgreementPoint point, const std::exception_ptr& failure, const Figures& figures,
+                const std::optional<double>& patience_s);
+
   bool started_ = false;
   std::unique_ptr<Communicator> host_;  // the ranks sharing this rank's host
 };

@@ -78,11 +78,19 @@ class Communicator {
   // place.
   void max_in_place(std::span<double> values);
   void sum_in_place(std::span<double> values);
+  // max_in_place, as a non-blocking reduction (which matches only the same on the other ranks),
+  // waiting at most `seconds` (infinite: as long as it takes) for the other ranks: false where
+  // they did not all take part by then (the reduction is then left unfinished: for a rank about
+  // to end the job).
+  bool max_in_place_within(std::span<double> values, double seconds);
   // The ranks of this communicator that share this rank's host (its shared memory), in a
   // communicator of their own. A collective.
   std::unique_ptr<Communicator> host_ranks();
   // `text` from rank `root` to every rank.
   void broadcast(std::string& text, int root);
+  // Opaque bytes (another library's handle, e.g. NCCL's unique id) from rank `root` to every
+  // rank, their count included.
+  void broadcast(std::vector<std::byte>& bytes, int root);
   // Every rank's `text`, in rank order, on every rank.
   std::vector<std::string> all_strings(const std::string& text);
   // Ends every process of the job with `exit_code` (MPI_Abort on the world): for a rank that

@@ -20,6 +20,10 @@ std::optional<std::string> device_unavailable_reason(int ordinal);
 // Makes `ordinal` the calling thread's device and reads its properties. Throws CudaError.
 DeviceContext select_device(int ordinal);
 
+// The PCI bus id of device `ordinal` ("0000:3b:00.0"): which physical GPU it is, however
+// CUDA_VISIBLE_DEVICES numbered it. Throws CudaError.
+std::string pci_bus_id(int ordinal);
+
 // Why `bytes` of device memory cannot be had on `ordinal` now (free memory, less a margin for the
 // context and the runtime); empty when they can. Never throws.
 std::optional<std::string> device_memory_limit_reason(int ordinal, std::size_t bytes);

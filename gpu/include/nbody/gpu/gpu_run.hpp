@@ -318,9 +318,10 @@ template <class T>
 std::unique_ptr<Simulation> make_gpu_simulation(const SimulationSetup& setup,
                                                 const ForceKernelFactory<T>& factory);
 
-// Several GPUs of this process (ExecutionOptions::gpu_devices, issue 15): each computes a slice of
-// the targets, and NCCL all-gathers the accelerations after a force evaluation, the positions after
-// a step (gpu/multi_gpu.cu).
+// Several GPUs through NCCL (issue 15): those of this process (ExecutionOptions::gpu_devices), or
+// one GPU per rank of a group of ranks (ExecutionOptions::gpu_group). Each computes a slice of the
+// targets, and NCCL all-gathers the accelerations after a force evaluation, the positions after a
+// step (gpu/multi_gpu.cu).
 template <class T>
 std::unique_ptr<PreparedRun> make_multi_gpu_run(std::span<const Body<double>> bodies,
                                                 double softening, const ExecutionOptions& options,
@@ -328,10 +329,20 @@ std::unique_ptr<PreparedRun> make_multi_gpu_run(std::span<const Body<double>> bo
 template <class T>
 std::unique_ptr<Simulation> make_multi_gpu_simulation(const SimulationSetup& setup,
                                                       const ForceKernelFactory<T>& factory);
-// Whether a run or simulation goes to the GPUs listed (even one: the command line makes a list of
-// one plain --gpu, so a list of one is how tests reach the NCCL path on a one-GPU machine).
-inline bool listed_gpus(const std::vector<int>& devices) {
-  return !devices.empty();
+// Whether a run or simulation goes through NCCL: to the GPUs listed (even one: the command line
+// makes a list of one plain --gpu, so a list of one is how tests reach the NCCL path on a one-GPU
+// machine), or to this rank's GPU in a group of ranks.
+inline bool through_nccl(const ExecutionOptions& options) {
+  return !options.gpu_devices.empty() || options.gpu_group.has_value();
+}
+// The devices this process drives there.
+inline std::vector<int> nccl_devices(const ExecutionOptions& options) {
+  return options.gpu_group ? std::vector<int>{options.gpu_device} : options.gpu_devices;
+}
+// Empty where they can; otherwise why not.
+inline std::optional<std::string> nccl_unavailable_reason(const ExecutionOptions& options) {
+  return options.gpu_group ? gpu_group_unavailable_reason(options.gpu_device)
+                           : multi_gpu_unavailable_reason(options.gpu_devices);
 }
 
 // Device bytes a run of `count` bodies needs beyond the bodies and accelerations (scratch).
@@ -360,10 +371,10 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
           [factory, symmetric](std::span<const Body<double>> bodies, double softening,
                                const ExecutionOptions& options) {
             if (symmetric &&
-                (is_partial(options.targets, bodies.size()) || listed_gpus(options.gpu_devices))) {
+                (is_partial(options.targets, bodies.size()) || through_nccl(options))) {
               throw std::invalid_argument(kSymmetricTargetRangeRefusal);
             }
-            if (listed_gpus(options.gpu_devices)) {
+            if (through_nccl(options)) {
               if (options.targets) {
                 throw std::invalid_argument("several GPUs choose their targets themselves");
               }
@@ -376,11 +387,11 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
       .size_limit_reason = [symmetric, scratch_bytes = std::move(scratch_bytes)](
                                std::size_t count,
                                const ExecutionOptions& options) -> std::optional<std::string> {
-        if (symmetric && (is_partial(options.targets, count) || listed_gpus(options.gpu_devices))) {
+        if (symmetric && (is_partial(options.targets, count) || through_nccl(options))) {
           return kSymmetricTargetRangeRefusal;
         }
-        if (listed_gpus(options.gpu_devices)) {
-          if (auto reason = multi_gpu_unavailable_reason(options.gpu_devices)) return reason;
+        if (through_nccl(options)) {
+          if (auto reason = nccl_unavailable_reason(options)) return reason;
         }
         if (count > kMaxBodies) {
           return "GPU formulations index bodies with int: at most 2^30 bodies";
@@ -389,12 +400,12 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
         const std::size_t padded = count + 4096;
         const std::size_t bytes = padded * (sizeof(Body<T>) + sizeof(Vec3<T>)) +
                                   (scratch_bytes ? scratch_bytes(count) : 0);
-        if (!listed_gpus(options.gpu_devices)) {
+        if (!through_nccl(options)) {
           return device_memory_limit_reason(options.gpu_device, bytes);
         }
         // Each of several GPUs holds every body, and the gathered accelerations besides its
         // slice's: at most what one GPU alone holds, plus those.
-        for (const int device : options.gpu_devices) {
+        for (const int device : nccl_devices(options)) {
           const std::size_t gathered = padded * sizeof(Vec3<T>);
           if (auto reason = device_memory_limit_reason(device, bytes + gathered)) return reason;
         }
@@ -407,7 +418,7 @@ Implementation make_gpu_implementation(ImplementationInfo info, ForceKernelFacto
               throw std::invalid_argument(
                   "a GPU formulation's own simulation integrates every body, not a slice");
             }
-            if (listed_gpus(setup.execution.gpu_devices)) {
+            if (through_nccl(setup.execution)) {
               return make_multi_gpu_simulation<T>(setup, factory);
             }
             return make_gpu_simulation<T>(setup, factory);
