@@ -3,7 +3,7 @@
 // device needs next: the accelerations after a force evaluation (run), the positions after each
 // step (simulate). The devices are those one process drives (`--gpus`: ncclCommInitAll), or one
 // GPU per rank of mpirun, every rank running the same code on its own (ExecutionOptions::
-// gpu_group: ncclCommInitRank, GpuGroupMember). The slices are equal (the last one short): NCCL's
+// gpu_group: ncclCommInitRank, join_gpu_group). The slices are equal (the last one short): NCCL's
 // all-gather takes the same count from every device.
 #include <algorithm>
 #include <array>
@@ -89,21 +89,37 @@ ncclDataType_t nccl_type() {
 
 }  // namespace
 
-// The group this process joined, while its GpuGroupMember lives.
-struct GpuGroupMember::Joined {
-  GpuGroup group;
+}  // namespace nbody::gpu
+
+namespace nbody {
+
+// This rank's communicator in a group of ranks (join_gpu_group): its place and device, and NCCL's
+// communicator, destroyed with it (aborted where an exception unwinds: another rank may be
+// missing from an operation, and destroying would wait for it).
+struct GpuGroupCommunicator {
+  int rank = 0;
+  int size = 1;
   int device = 0;
   ncclComm_t comm = nullptr;
+
+  ~GpuGroupCommunicator() {
+    if (std::uncaught_exceptions() > 0) {
+      ncclCommAbort(comm);
+    } else {
+      ncclCommDestroy(comm);
+    }
+  }
 };
 
-namespace {
+}  // namespace nbody
 
-const GpuGroupMember::Joined* joined_group = nullptr;
+namespace nbody::gpu {
+namespace {
 
 // NCCL's communicators of the devices this process drives in an exchange, in the order of their
 // parts (slices): one per device listed, its own (ncclCommInitAll: parts 0 to G - 1 of G, destroyed
 // with it), or this rank's one device in the group of ranks the process joined (part `rank` of
-// `size`, borrowed from its GpuGroupMember). A part is its communicator's NCCL rank, so an
+// `size`, borrowed from the options' GpuGroup). A part is its communicator's NCCL rank, so an
 // all-gather puts slice p at p times the slice's length.
 class NcclCommunicators {
  public:
@@ -112,9 +128,9 @@ class NcclCommunicators {
       if (!options.gpu_devices.empty()) {
         throw std::invalid_argument("a GPU group of ranks drives one GPU per rank, not a list");
       }
-      const GpuGroupMember::Joined* joined = joined_group;
-      if (joined == nullptr || joined->group != *options.gpu_group ||
-          joined->device != options.gpu_device) {
+      const GpuGroupCommunicator* joined = options.gpu_group->communicator.get();
+      if (joined == nullptr || joined->rank != options.gpu_group->rank ||
+          joined->size != options.gpu_group->size || joined->device != options.gpu_device) {
         // Appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "..." + std::string + ...
         std::string message = "this process is not in the GPU group of rank ";
         message += std::to_string(options.gpu_group->rank);
@@ -122,13 +138,13 @@ class NcclCommunicators {
         message += std::to_string(options.gpu_group->size);
         message += " on CUDA device ";
         message += std::to_string(options.gpu_device);
-        message += " (a GpuGroupMember joins it)";
+        message += " (join_gpu_group joins it)";
         throw std::invalid_argument(message);
       }
       devices_ = {options.gpu_device};
       comms_ = {joined->comm};
-      first_part_ = static_cast<std::size_t>(joined->group.rank);
-      parts_ = static_cast<std::size_t>(joined->group.size);
+      first_part_ = static_cast<std::size_t>(joined->rank);
+      parts_ = static_cast<std::size_t>(joined->size);
       return;
     }
     if (auto reason = multi_gpu_unavailable_reason(options.gpu_devices)) {
@@ -601,8 +617,7 @@ std::vector<std::byte> make_gpu_group_id() {
   return bytes;
 }
 
-GpuGroupMember::GpuGroupMember(const GpuGroup& group, int device) {
-  if (joined_group != nullptr) throw std::logic_error("this process is in a GPU group already");
+std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup& group, int device) {
   if (group.id.size() != sizeof(ncclUniqueId)) {
     std::string message = "a GPU group's id is ";
     message += std::to_string(group.id.size());
@@ -623,18 +638,8 @@ GpuGroupMember::GpuGroupMember(const GpuGroup& group, int device) {
   check_cuda(cudaSetDevice(device));
   ncclComm_t comm = nullptr;
   check_nccl(ncclCommInitRank(&comm, group.size, id, group.rank));
-  joined_ = std::make_unique<Joined>(Joined{.group = group, .device = device, .comm = comm});
-  joined_group = joined_.get();
-}
-
-GpuGroupMember::~GpuGroupMember() {
-  if (!joined_) return;
-  joined_group = nullptr;
-  if (std::uncaught_exceptions() > 0) {
-    ncclCommAbort(joined_->comm);
-  } else {
-    ncclCommDestroy(joined_->comm);
-  }
+  return std::make_shared<GpuGroupCommunicator>(
+      GpuGroupCommunicator{.rank = group.rank, .size = group.size, .device = device, .comm = comm});
 }
 
 template <class T>
@@ -652,8 +657,6 @@ std::unique_ptr<Simulation> make_multi_gpu_simulation(const SimulationSetup& set
 
 #else  // without NCCL: the reasons above say why, and nothing gets this far
 
-struct GpuGroupMember::Joined {};
-
 namespace {
 
 std::string without_nccl(const ExecutionOptions& options) {
@@ -667,11 +670,9 @@ std::vector<std::byte> make_gpu_group_id() {
   throw std::invalid_argument(*gpu_group_unavailable_reason(0));
 }
 
-GpuGroupMember::GpuGroupMember(const GpuGroup&, int device) {
+std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup&, int device) {
   throw std::invalid_argument(*gpu_group_unavailable_reason(device));
 }
-
-GpuGroupMember::~GpuGroupMember() = default;
 
 template <class T>
 std::unique_ptr<PreparedRun> make_multi_gpu_run(std::span<const Body<double>>, double,

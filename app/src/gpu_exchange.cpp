@@ -100,7 +100,7 @@ RankGpuExchange settle_gpu_exchange(distributed::Decomposition& decomposition,
   decomposition.agree(AgreementPoint::decision, failure);
   decomposition.communicator().broadcast(group.id, 0);
   try {
-    exchange.membership = join_gpu_group(group, gpu_device);
+    group.communicator = join_gpu_group(group, gpu_device);
   } catch (...) {
     failure = std::current_exception();
   }

@@ -82,20 +82,8 @@ std::vector<std::byte> make_gpu_group_id() {
   return gpu::make_gpu_group_id();
 }
 
-namespace {
-
-class GpuGroupMember final : public GpuGroupMembership {
- public:
-  GpuGroupMember(const GpuGroup& group, int device) : member_(group, device) {}
-
- private:
-  gpu::GpuGroupMember member_;
-};
-
-}  // namespace
-
-std::unique_ptr<GpuGroupMembership> join_gpu_group(const GpuGroup& group, int device) {
-  return std::make_unique<GpuGroupMember>(group, device);
+std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup& group, int device) {
+  return gpu::join_gpu_group(group, device);
 }
 
 #else
@@ -119,7 +107,7 @@ std::vector<std::byte> make_gpu_group_id() {
   throw std::invalid_argument(kWithoutCuda);
 }
 
-std::unique_ptr<GpuGroupMembership> join_gpu_group(const GpuGroup&, int) {
+std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup&, int) {
   throw std::invalid_argument(kWithoutCuda);
 }
 

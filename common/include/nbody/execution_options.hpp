@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,10 +13,14 @@ namespace nbody {
 // communicator every rank's GPU formulations share, as the ranks agreed on it. NCCL's unique id
 // travels as opaque bytes (rank 0 made it, MPI broadcast it); this rank is `rank` of `size`, and
 // drives one GPU, ExecutionOptions::gpu_device.
+struct GpuGroupCommunicator;  // this rank's NCCL communicator: gpu/ alone knows NCCL
 struct GpuGroup {
   std::vector<std::byte> id;
   int rank = 0;
   int size = 1;
+  // Set once this rank has joined (app's join_gpu_group): every run and simulation carrying the
+  // group all-gathers through it, and the last copy of the options holding it leaves the group.
+  std::shared_ptr<GpuGroupCommunicator> communicator;
   bool operator==(const GpuGroup&) const = default;
 };
 

@@ -31,13 +31,11 @@ std::optional<std::string> shared_gpu_reason(std::span<const std::string> rank_g
 
 // What the ranks settled on.
 struct RankGpuExchange {
-  // NCCL: this rank's place in the ranks' communicator (ExecutionOptions::gpu_group). Empty:
-  // through host memory (MPI).
+  // NCCL: this rank's place in the ranks' communicator, joined (ExecutionOptions::gpu_group; the
+  // communicator lives as long as a copy of it does). Empty: through host memory (MPI).
   std::optional<GpuGroup> group;
   // Through host memory although GPU formulations run: why not NCCL.
   std::string why_not_nccl;
-  // This rank's part of the communicator: it lives as long as this does.
-  std::unique_ptr<GpuGroupMembership> membership;
 
   // As settings.gpu_exchange records it.
   const char* name() const { return group ? "nccl" : "mpi"; }

@@ -42,7 +42,7 @@ std::unique_ptr<Simulation> make_decomposed_simulation(const Implementation& imp
                                                        const std::string& why_not_nccl = {});
 
 // A GPU formulation over a group of ranks, one GPU each (options.gpu_group, which this process
-// joined: gpu::GpuGroupMember): the formulation's own run, each rank computing its slice on its
+// joined: GpuGroup::communicator): the formulation's own run, each rank computing its slice on its
 // GPU and NCCL all-gathering the accelerations on device buffers. Its Seconds are agreed over the
 // ranks as prepare_decomposed's are: kernel is the slowest slice's kernel, communication the time
 // beyond it until every rank has every slice, total the slowest rank's evaluation. A failure on

@@ -22,27 +22,16 @@ std::optional<std::string> multi_gpu_unavailable_reason(std::span<const int> dev
 std::optional<std::string> gpu_group_unavailable_reason(int device);
 
 // NCCL's unique id for a new group of ranks, as opaque bytes: one rank makes it, every rank joins
-// with it (GpuGroupMember). Throws where NCCL is not built or fails.
+// with it (join_gpu_group). Throws where NCCL is not built or fails.
 std::vector<std::byte> make_gpu_group_id();
 
 // This process's place in a group of ranks, one GPU each: ncclCommInitRank on `device` as rank
-// group.rank of group.size (a collective: every rank of the group constructs one, and waits
-// inside for the others). While it lives, runs and simulations whose ExecutionOptions carry this
-// group (gpu_group) and this device (gpu_device) all-gather through its communicator; one group
-// per process at a time. Destroyed normally, it destroys the communicator (every operation is
-// complete by then); destroyed while an exception unwinds, it aborts it (ncclCommAbort), since
-// another rank may be missing from an operation and destroying would wait for it.
-class GpuGroupMember {
- public:
-  GpuGroupMember(const GpuGroup& group, int device);
-  ~GpuGroupMember();
-  GpuGroupMember(const GpuGroupMember&) = delete;
-  GpuGroupMember& operator=(const GpuGroupMember&) = delete;
-
-  struct Joined;  // the group, the device and NCCL's communicator (multi_gpu.cu)
-
- private:
-  std::unique_ptr<Joined> joined_;
-};
+// group.rank of group.size (a collective: every rank of the group calls it, and waits inside for
+// the others). Runs and simulations whose ExecutionOptions carry the group with this communicator
+// (gpu_group) and this device (gpu_device) all-gather through it. The last owner destroys the
+// communicator where every operation is complete; where it goes while an exception unwinds, it
+// aborts it (ncclCommAbort), since another rank may be missing from an operation and destroying
+// would wait for it.
+std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup& group, int device);
 
 }  // namespace nbody::gpu
