@@ -235,7 +235,8 @@ std::vector<std::string> simd_kernel_optimizations(Precision precision,
       return "approximate rsqrt (rsqrt14pd, or rsqrtps on values narrowed to float32) + 2 to 3 "
              "Newton-Raphson steps in float64";
     }
-    return method == InvSqrtMethod::newton
+    // Float32's full-accuracy method (empty: each ISA's) is the Newton-Raphson step everywhere.
+    return !method || method == InvSqrtMethod::newton
                ? "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step"
                : "approximate rsqrt alone (rsqrt14 / rsqrtps, 12-14 bits)";
   };

@@ -179,7 +179,9 @@ KernelSet<T> make_kernel_set(Isa isa, const char* rsqrt_instruction, InvSqrtMeth
           .all_pairs = &all_pairs<T, Arch, FullRsqrt, kUnroll>,
           .all_pairs_bare_rsqrt = &all_pairs<T, Arch, BareRsqrt, kUnroll>,
           .all_pairs_sqrt_divide = &all_pairs<T, Arch, SqrtDivide<Batch, Sqrt>, kUnroll>,
-          .symmetric_tile = &symmetric_tile<T, Arch, FullRsqrt, ReduceAdd, kCluster>};
+          .symmetric_tile = &symmetric_tile<T, Arch, FullRsqrt, ReduceAdd, kCluster>,
+          .symmetric_tile_sqrt_divide =
+              &symmetric_tile<T, Arch, SqrtDivide<Batch, Sqrt>, ReduceAdd, kCluster>};
 }
 
 }  // namespace

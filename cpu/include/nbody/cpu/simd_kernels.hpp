@@ -79,9 +79,8 @@ struct KernelSet {
   AllPairsKernel<T> all_pairs;              // approximate rsqrt + newton_steps steps
   AllPairsKernel<T> all_pairs_bare_rsqrt;   // the approximate rsqrt alone (approximate class)
   AllPairsKernel<T> all_pairs_sqrt_divide;  // square root, then divide
-  // Approximate rsqrt + newton_steps steps. Float64: compiled, not yet registered (no
-  // cpu.tbb.symmetric.f64).
-  SymmetricTileKernel<T> symmetric_tile;
+  SymmetricTileKernel<T> symmetric_tile;    // approximate rsqrt + newton_steps steps
+  SymmetricTileKernel<T> symmetric_tile_sqrt_divide;  // square root, then divide
 
   AllPairsKernel<T> all_pairs_by(InvSqrtMethod method) const {
     switch (method) {
@@ -93,6 +92,19 @@ struct KernelSet {
         return all_pairs_sqrt_divide;
     }
     throw std::logic_error("all_pairs_by: no such method");
+  }
+
+  // The symmetric tile kernel of a full-accuracy method (newton or sqrt_divide).
+  SymmetricTileKernel<T> symmetric_tile_by(InvSqrtMethod method) const {
+    switch (method) {
+      case InvSqrtMethod::newton:
+        return symmetric_tile;
+      case InvSqrtMethod::sqrt_divide:
+        return symmetric_tile_sqrt_divide;
+      case InvSqrtMethod::bare_rsqrt:
+        break;
+    }
+    throw std::logic_error("symmetric_tile_by: no symmetric kernel with that method");
   }
 };
 
