@@ -189,9 +189,9 @@ void register_symmetric(Registry& registry) {
     std::size_t tile;
     std::optional<InvSqrtMethod> method;  // empty: the ISA's full-accuracy method
   };
-  std::vector<Variant> variants = {{base, kDefaultSymmetricTile<T>, std::nullopt}};
+  std::vector<Variant> variants = {{base, kDefaultSymmetricTile, std::nullopt}};
   for (const std::size_t tile : kSymmetricTiles) {
-    if (tile == kDefaultSymmetricTile<T>) continue;
+    if (tile == kDefaultSymmetricTile) continue;
     std::string name = base;
     name += fmt::format("[tile={}]", tile);
     variants.push_back({std::move(name), tile, std::nullopt});
@@ -200,7 +200,7 @@ void register_symmetric(Registry& registry) {
     for (const InvSqrtMethod method : {InvSqrtMethod::newton, InvSqrtMethod::sqrt_divide}) {
       std::string name = base;
       name += fmt::format("[inv_sqrt={}]", inv_sqrt_method_name(method));
-      variants.push_back({std::move(name), kDefaultSymmetricTile<T>, method});
+      variants.push_back({std::move(name), kDefaultSymmetricTile, method});
     }
   }
   for (const Variant& variant : variants) {

@@ -11,7 +11,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include "nbody/bodies.hpp"
@@ -83,10 +82,10 @@ TargetRange kernel_bounds(TargetRange targets, std::size_t step);
 
 // Bodies per oneTBB task of cpu.tbb, chosen by measurement (docs/perf-notes.md).
 inline constexpr std::size_t kDefaultTbbGrain = 64;
-// Bodies per tile edge of cpu.tbb.symmetric (float32) and cpu.tbb.symmetric.f64, chosen by
-// measurement (docs/perf-notes.md), and the tiles registered beside them as tuning variants.
-template <class T>
-inline constexpr std::size_t kDefaultSymmetricTile = std::is_same_v<T, double> ? 1024 : 1024;
+// Bodies per tile edge of cpu.tbb.symmetric and cpu.tbb.symmetric.f64, chosen by measurement
+// (docs/perf-notes.md: float64 is flat within 4% from 256 to 4096 on the dev VM, so it keeps
+// float32's), and the tiles registered beside it as tuning variants.
+inline constexpr std::size_t kDefaultSymmetricTile = 1024;
 inline constexpr std::size_t kSymmetricTiles[] = {256, 512, 1024, 2048, 4096};
 
 // Threads a oneTBB formulation uses: options.threads, or all oneTBB would use when 0. Throws
@@ -111,8 +110,7 @@ std::unique_ptr<PreparedRun> prepare_tbb_all_pairs(
 template <class T>
 std::unique_ptr<PreparedRun> prepare_tbb_symmetric(
     std::span<const Body<double>> bodies, double softening, const ExecutionOptions& options,
-    std::size_t tile = kDefaultSymmetricTile<T>,
-    std::optional<InvSqrtMethod> method = std::nullopt);
+    std::size_t tile = kDefaultSymmetricTile, std::optional<InvSqrtMethod> method = std::nullopt);
 
 // What a run's details() says of its 1/sqrt: "vrsqrt14pd + 2 Newton-Raphson steps".
 template <class T>
