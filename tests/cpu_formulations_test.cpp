@@ -203,8 +203,8 @@ TEST(SimdTbb, AllPairsMatchesSingleThreadBitForBit) {
 // Each pair's force is applied to both bodies with opposite signs, so momentum is conserved to the
 // rounding of the sums: the net force residual |sum m_i a_i| / sum m_i |a_i| at N = 1000 to 16384
 // is at most 0.17 u (float32) and 0.2 u (float64) on every ISA, where the all-pairs kernels drift
-// up to 0.5 u and 0.4 u; at N = 17, where every body's sum has few terms, both reach 0.4 u
-// (float32) and 0.8 u (float64, AVX2) (docs/tolerances.md). The bound is 2 u on every ISA.
+// up to 0.34 u and 0.37 u; at N = 17, where every body's sum has few terms, the symmetric ones
+// reach 0.4 u (float32) and 0.8 u (float64, AVX2) (docs/tolerances.md). The bound is 2 u.
 TEST(SimdTbb, SymmetricConservesMomentum) {
   const Registry registry = make_default_registry();
   const auto symmetric = registry.where([](const ImplementationInfo& i) {

@@ -32,7 +32,7 @@ constexpr std::size_t kReductionGrain = 4096;
 // complete only when every pair has been evaluated, and a slice would cost the whole N^2/2.
 constexpr const char* kTargetRangeRefusal =
     "symmetric pairs complete every body's sum at once, so a slice of targets would cost all N^2/2 "
-    "pairs: cpu.tbb.symmetric does not take a target range (decomposition)";
+    "pairs: cpu.tbb.symmetric and cpu.tbb.symmetric.f64 do not take a target range (decomposition)";
 
 std::optional<std::string> target_range_refusal(std::size_t n, const ExecutionOptions& options) {
   if (is_partial(options.targets, n)) return kTargetRangeRefusal;
