@@ -207,7 +207,12 @@ KernelSet<T> make_kernel_set(Isa isa, const char* rsqrt_instruction, InvSqrtMeth
           .all_pairs_sqrt_divide = &all_pairs<T, Arch, SqrtDivide<Batch, Sqrt>, kUnroll>,
           .all_pairs_cube_series =
               &all_pairs<T, Arch, CubeSeries<Batch, BareRsqrt, kCubeSeriesTerms>, kUnroll>,
-          .symmetric_tile = &symmetric_tile<T, Arch, FullRsqrt, ReduceAdd, kCluster>};
+          .symmetric_tile = &symmetric_tile<T, Arch, FullRsqrt, ReduceAdd, kCluster>,
+          .symmetric_tile_sqrt_divide =
+              &symmetric_tile<T, Arch, SqrtDivide<Batch, Sqrt>, ReduceAdd, kCluster>,
+          .symmetric_tile_cube_series =
+              &symmetric_tile<T, Arch, CubeSeries<Batch, BareRsqrt, kCubeSeriesTerms>, ReduceAdd,
+                              kCluster>};
 }
 
 }  // namespace

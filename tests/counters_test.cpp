@@ -426,9 +426,12 @@ TEST(CpuCounters, EveryCpuFormulationGetsItsHotLoopCounted) {
     std::printf("%-20s %-90.90s flops/pair %5.2f  instructions/pair %5.2f  fp instr/pair %5.2f\n",
                 impl.info.name.c_str(), readout.source.c_str(), flops, instructions,
                 readout.derived.fp_instructions_per_pair.value());
-    // 20 by convention; full-accuracy kernels count 18 to 30, the bare rsqrt fewer.
+    // 20 by convention; full-accuracy all-pairs kernels count 18 to 32 (float64: a second
+    // Newton-Raphson step), the bare rsqrt fewer. A symmetric kernel's pair also accumulates the
+    // reaction on the other body (6 more) and adds it to memory: 33.75 in float32, 40.75 in
+    // float64.
     EXPECT_GT(flops, 8) << impl.info.name;
-    EXPECT_LT(flops, 40) << impl.info.name;
+    EXPECT_LT(flops, 44) << impl.info.name;
     EXPECT_GE(instructions, readout.derived.fp_instructions_per_pair.value());
   }
 }

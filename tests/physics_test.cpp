@@ -153,6 +153,18 @@ TEST(Metrics, FollowTheFairnessDefinitions) {
   EXPECT_NEAR(m.net_force_residual, 0.05 / (std::sqrt(1 + 0.0025) + 1), 1e-15);
 }
 
+// The net force residual is summed exactly enough to show a float64 kernel's own residual: here
+// a plain float64 sum would round 0.1 * 10 to 1 and report 0.
+TEST(Metrics, NetForceResidualKeepsTheRoundingOfEachProduct) {
+  const std::vector<Body<double>> bodies = {{0, 0, 0, 0.1}, {1, 0, 0, 1}};
+  const std::vector<Vec3<double>> result = {{10, 0, 0}, {-1, 0, 0}};
+  const std::vector<std::uint32_t> targets = {0, 1};
+  const AccuracyMetrics m = compare_with_reference(result, result, targets, bodies);
+  const double exact_net = std::fma(0.1, 10.0, -1.0);  // 0.1 is not a tenth: 5.55e-17
+  ASSERT_GT(exact_net, 0);
+  EXPECT_DOUBLE_EQ(m.net_force_residual, exact_net / 2);
+}
+
 TEST(Metrics, NanNeverPasses) {
   AccuracyMetrics m;
   m.relative_l2 = std::nan("");

@@ -3,11 +3,14 @@
 // each of their body pairs once, adding +m_j f to one body and -m_i f to the other in its
 // thread's private accumulators, which are summed at the end. About N^2/2 pairs are evaluated
 // (recorded exactly in details()) and N^2 "equivalent" interactions credited (FAIRNESS.md rule 4).
+// cpu.tbb.symmetric.f64: the same in float64, registered by the same code (register_symmetric<T>).
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
@@ -29,7 +32,7 @@ constexpr std::size_t kReductionGrain = 4096;
 // complete only when every pair has been evaluated, and a slice would cost the whole N^2/2.
 constexpr const char* kTargetRangeRefusal =
     "symmetric pairs complete every body's sum at once, so a slice of targets would cost all N^2/2 "
-    "pairs: cpu.tbb.symmetric does not take a target range (decomposition)";
+    "pairs: cpu.tbb.symmetric and cpu.tbb.symmetric.f64 do not take a target range (decomposition)";
 
 std::optional<std::string> target_range_refusal(std::size_t n, const ExecutionOptions& options) {
   if (is_partial(options.targets, n)) return kTargetRangeRefusal;
@@ -40,11 +43,13 @@ template <class T>
 class TbbSymmetricRun final : public PreparedRun {
  public:
   TbbSymmetricRun(std::span<const Body<double>> bodies, double softening, Isa isa, int threads,
-                  std::size_t tile)
+                  std::size_t tile, std::optional<InvSqrtMethod> method)
       : bodies_(bodies),
         accelerations_(bodies_.padded_count()),
         softening_squared_(static_cast<T>(softening * softening)),
         kernels_(kernels_for<T>(isa)),
+        method_(method.value_or(kernels_.full_accuracy)),
+        kernel_(kernels_.symmetric_tile_by(method_)),
         arena_(threads),
         threads_(threads),
         tile_(std::max(kBodyPadding, tile / kBodyPadding * kBodyPadding)),
@@ -70,9 +75,8 @@ class TbbSymmetricRun final : public PreparedRun {
                             const AccelerationsView<T> out = partial_.local().view();
                             for (std::size_t t = range.begin(); t != range.end(); ++t) {
                               const TilePair& p = tiles_[t];
-                              kernels_.symmetric_tile(bodies, softening_squared_, p.first_begin,
-                                                      p.first_end, p.second_begin, p.second_end,
-                                                      out);
+                              kernel_(bodies, softening_squared_, p.first_begin, p.first_end,
+                                      p.second_begin, p.second_end, out);
                             }
                           });
         reduce_partials();
@@ -92,7 +96,7 @@ class TbbSymmetricRun final : public PreparedRun {
             {"lanes", std::to_string(kernels_.lanes)},
             {"threads", std::to_string(threads_)},
             {"tile_bodies", std::to_string(tile_)},
-            {"rsqrt", inv_sqrt_detail(kernels_, InvSqrtMethod::newton)},
+            {"rsqrt", inv_sqrt_detail(kernels_, method_)},
             {"fma", kernels_.fma ? "yes" : "no"},
             {"pair_evaluations", std::to_string(pair_evaluations_)},
             {"pair_evaluations_per_n_squared",
@@ -130,6 +134,8 @@ class TbbSymmetricRun final : public PreparedRun {
   PaddedAccelerations<T> accelerations_;
   T softening_squared_;
   KernelSet<T> kernels_;
+  InvSqrtMethod method_;
+  SymmetricTileKernel<T> kernel_;
   tbb::task_arena arena_;
   int threads_;
   std::size_t tile_;
@@ -144,61 +150,104 @@ template <class T>
 std::unique_ptr<PreparedRun> prepare_tbb_symmetric(std::span<const Body<double>> bodies,
                                                    double softening,
                                                    const ExecutionOptions& options,
-                                                   std::size_t tile) {
+                                                   std::size_t tile,
+                                                   std::optional<InvSqrtMethod> method) {
   if (const auto refusal = target_range_refusal(bodies.size(), options)) {
     throw std::invalid_argument(*refusal);
   }
   return std::make_unique<TbbSymmetricRun<T>>(bodies, softening, resolve_isa(options.isa),
-                                              tbb_threads(options), tile);
+                                              tbb_threads(options), tile, method);
 }
 
 template std::unique_ptr<PreparedRun> prepare_tbb_symmetric<float>(std::span<const Body<double>>,
                                                                    double, const ExecutionOptions&,
-                                                                   std::size_t);
+                                                                   std::size_t,
+                                                                   std::optional<InvSqrtMethod>);
+template std::unique_ptr<PreparedRun> prepare_tbb_symmetric<double>(std::span<const Body<double>>,
+                                                                    double, const ExecutionOptions&,
+                                                                    std::size_t,
+                                                                    std::optional<InvSqrtMethod>);
 
 }  // namespace nbody::cpu::simd
 
 namespace nbody::cpu {
+namespace {
 
-void register_cpu_tbb_symmetric(Registry& registry) {
+// One registration for both precisions: cpu.tbb.symmetric (float32) and cpu.tbb.symmetric.f64.
+// The shipped entry uses the measured tile and each ISA's faster full-accuracy 1/sqrt
+// (KernelSet::full_accuracy: float32 Newton-Raphson everywhere; float64 Newton-Raphson on
+// AVX-512F, square root and divide on AVX2 and SSE4.2, as cpu.tbb.f64). Beside it, as tuning
+// variants: the other tiles, and, where the 1/sqrt is chosen per ISA (float64), each method forced.
+template <class T>
+void register_symmetric(Registry& registry) {
   using namespace simd;
-  // The measured tile, and beside it the tiles the tuning tool compares it with.
-  for (const std::size_t tile : {kDefaultSymmetricTile, std::size_t{256}, std::size_t{512},
-                                 std::size_t{2048}, std::size_t{4096}}) {
-    const bool shipped = tile == kDefaultSymmetricTile;
+  constexpr bool f64 = std::is_same_v<T, double>;
+  constexpr Precision precision = f64 ? Precision::f64 : Precision::f32;
+  const std::string base = f64 ? "cpu.tbb.symmetric.f64" : "cpu.tbb.symmetric";
+  struct Variant {
+    std::string name;
+    std::size_t tile;
+    std::optional<InvSqrtMethod> method;  // empty: the ISA's full-accuracy method
+  };
+  std::vector<Variant> variants = {{base, kDefaultSymmetricTile, std::nullopt}};
+  for (const std::size_t tile : kSymmetricTiles) {
+    if (tile == kDefaultSymmetricTile) continue;
+    std::string name = base;
+    name += fmt::format("[tile={}]", tile);
+    variants.push_back({std::move(name), tile, std::nullopt});
+  }
+  if (f64) {
+    for (const InvSqrtMethod method :
+         {InvSqrtMethod::newton, InvSqrtMethod::sqrt_divide, InvSqrtMethod::cube_series}) {
+      std::string name = base;
+      name += fmt::format("[inv_sqrt={}]", inv_sqrt_method_name(method));
+      variants.push_back({std::move(name), kDefaultSymmetricTile, method});
+    }
+  }
+  for (const Variant& variant : variants) {
+    const bool shipped = variant.name == base;
+    std::string description = f64 ? "cpu.tbb.symmetric in float64: " : "Newton's third law: ";
+    description += "half the pairs, per-thread accumulators, oneTBB over tile pairs";
     registry.add({
-        .info = {.name = shipped ? "cpu.tbb.symmetric"
-                                 : fmt::format("cpu.tbb.symmetric[tile={}]", tile),
-                 .description = "Newton's third law: half the pairs, per-thread accumulators, "
-                                "oneTBB over tile pairs",
+        .info = {.name = variant.name,
+                 .description = std::move(description),
                  .device = DeviceKind::cpu,
                  .layout = Layout::soa,
-                 .precision = Precision::f32,
+                 .precision = precision,
                  .accuracy_class = AccuracyClass::full,
                  .pairs = PairScheme::symmetric,
                  .role = shipped ? Role::optimized : Role::tuning_variant,
                  .multithreaded = true,
                  .isa_choice = true,
                  .optimizations = simd_kernel_optimizations(
-                     Precision::f32, InvSqrtMethod::newton,
+                     precision, variant.method,
                      {"symmetric pairs (Newton's third law), about N^2/2 evaluated",
                       "per-thread private accumulators, summed at the end",
-                      fmt::format("oneTBB parallel_for over pairs of {}-body tiles", tile),
+                      fmt::format("oneTBB parallel_for over pairs of {}-body tiles", variant.tile),
                       "all cores (--threads sets the count)"}),
-                 .tolerance = simd_full_tolerance(),
-                 // Bodies, result, and one accumulator set per thread.
-                 .bytes_per_body =
-                     32 + 16 * static_cast<std::size_t>(tbb::info::default_concurrency())},
+                 .tolerance = f64 ? simd_float64_tolerance() : simd_full_tolerance(),
+                 // Bodies (4 values), result (3, padded to 4), and one accumulator set (the same)
+                 // per thread.
+                 .bytes_per_body = sizeof(T) * (8 + 4 * static_cast<std::size_t>(
+                                                            tbb::info::default_concurrency()))},
         .unavailable_reason = [] { return simd_unavailable_reason(); },
         .prepare =
-            [tile](std::span<const Body<double>> bodies, double softening,
-                   const ExecutionOptions& options) {
-              return prepare_tbb_symmetric<float>(bodies, softening, options, tile);
+            [tile = variant.tile, method = variant.method](std::span<const Body<double>> bodies,
+                                                           double softening,
+                                                           const ExecutionOptions& options) {
+              return prepare_tbb_symmetric<T>(bodies, softening, options, tile, method);
             },
         .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
         .size_limit_reason = target_range_refusal,
     });
   }
+}
+
+}  // namespace
+
+void register_cpu_tbb_symmetric(Registry& registry) {
+  register_symmetric<float>(registry);
+  register_symmetric<double>(registry);
 }
 
 }  // namespace nbody::cpu

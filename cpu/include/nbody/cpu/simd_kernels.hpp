@@ -82,9 +82,9 @@ struct KernelSet {
   AllPairsKernel<T> all_pairs_bare_rsqrt;   // the approximate rsqrt alone (approximate class)
   AllPairsKernel<T> all_pairs_sqrt_divide;  // square root, then divide
   AllPairsKernel<T> all_pairs_cube_series;  // approximate rsqrt + cube_series_terms terms
-  // Approximate rsqrt + newton_steps steps. Float64: compiled, not yet registered (no
-  // cpu.tbb.symmetric.f64).
-  SymmetricTileKernel<T> symmetric_tile;
+  SymmetricTileKernel<T> symmetric_tile;    // approximate rsqrt + newton_steps steps
+  SymmetricTileKernel<T> symmetric_tile_sqrt_divide;  // square root, then divide
+  SymmetricTileKernel<T> symmetric_tile_cube_series;  // approximate rsqrt + its series
 
   AllPairsKernel<T> all_pairs_by(InvSqrtMethod method) const {
     switch (method) {
@@ -98,6 +98,21 @@ struct KernelSet {
         return all_pairs_cube_series;
     }
     throw std::logic_error("all_pairs_by: no such method");
+  }
+
+  // The symmetric tile kernel of a full-accuracy method (newton, sqrt_divide or cube_series).
+  SymmetricTileKernel<T> symmetric_tile_by(InvSqrtMethod method) const {
+    switch (method) {
+      case InvSqrtMethod::newton:
+        return symmetric_tile;
+      case InvSqrtMethod::sqrt_divide:
+        return symmetric_tile_sqrt_divide;
+      case InvSqrtMethod::cube_series:
+        return symmetric_tile_cube_series;
+      case InvSqrtMethod::bare_rsqrt:
+        break;
+    }
+    throw std::logic_error("symmetric_tile_by: no symmetric kernel with that method");
   }
 };
 

@@ -1,9 +1,9 @@
 #pragma once
 // The xsimd and oneTBB formulations (cpu.simd, cpu.simd.approx, cpu.tbb, cpu.tbb.symmetric, and
-// cpu.simd.f64, cpu.tbb.f64 in float64): the run-time ISA choice, the padded layout their kernels
-// read, and their runs, exposed so that the tests and the micro-benchmark (cpu/bench) can drive
-// them with settings the registry does not carry (the oneTBB grain and tile). T is the value type
-// the kernels compute in: float or double.
+// cpu.simd.f64, cpu.tbb.f64, cpu.tbb.symmetric.f64 in float64): the run-time ISA choice, the padded
+// layout their kernels read, and their runs, exposed so that the tests and the micro-benchmark
+// (cpu/bench) can drive them with settings the registry does not carry (the oneTBB grain and tile).
+// T is the value type the kernels compute in: float or double.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -82,8 +82,11 @@ TargetRange kernel_bounds(TargetRange targets, std::size_t step);
 
 // Bodies per oneTBB task of cpu.tbb, chosen by measurement (docs/perf-notes.md).
 inline constexpr std::size_t kDefaultTbbGrain = 64;
-// Bodies per tile edge of cpu.tbb.symmetric, chosen by measurement (docs/perf-notes.md).
+// Bodies per tile edge of cpu.tbb.symmetric and cpu.tbb.symmetric.f64, chosen by measurement
+// (docs/perf-notes.md: float64 is flat within 4% from 256 to 4096 on the dev VM, so it keeps
+// float32's), and the tiles registered beside it as tuning variants.
 inline constexpr std::size_t kDefaultSymmetricTile = 1024;
+inline constexpr std::size_t kSymmetricTiles[] = {256, 512, 1024, 2048, 4096};
 
 // Threads a oneTBB formulation uses: options.threads, or all oneTBB would use when 0. Throws
 // UsageError for a negative count or more than this machine's hardware threads.
@@ -92,9 +95,9 @@ int tbb_threads(const ExecutionOptions& options);
 // As tuning variants spell it: "newton", "bare_rsqrt", "sqrt_divide".
 std::string_view inv_sqrt_method_name(InvSqrtMethod method);
 
-// The runs (defined for float and double; the symmetric one for float only so far). An all-pairs
-// run computes 1/sqrt by `method`, or, when empty, by its ISA's faster full-accuracy method
-// (KernelSet::full_accuracy).
+// The runs (defined for float and double). Each computes 1/sqrt by `method`, or, when empty, by
+// its ISA's faster full-accuracy method (KernelSet::full_accuracy); the symmetric run takes only
+// the full-accuracy methods (newton, sqrt_divide).
 template <class T>
 std::unique_ptr<PreparedRun> prepare_single_thread(std::span<const Body<double>> bodies,
                                                    double softening,
@@ -105,10 +108,9 @@ std::unique_ptr<PreparedRun> prepare_tbb_all_pairs(
     std::span<const Body<double>> bodies, double softening, const ExecutionOptions& options,
     std::size_t grain = kDefaultTbbGrain, std::optional<InvSqrtMethod> method = std::nullopt);
 template <class T>
-std::unique_ptr<PreparedRun> prepare_tbb_symmetric(std::span<const Body<double>> bodies,
-                                                   double softening,
-                                                   const ExecutionOptions& options,
-                                                   std::size_t tile = kDefaultSymmetricTile);
+std::unique_ptr<PreparedRun> prepare_tbb_symmetric(
+    std::span<const Body<double>> bodies, double softening, const ExecutionOptions& options,
+    std::size_t tile = kDefaultSymmetricTile, std::optional<InvSqrtMethod> method = std::nullopt);
 
 // What a run's details() says of its 1/sqrt: "vrsqrt14pd + 2 Newton-Raphson steps".
 template <class T>
