@@ -4,7 +4,7 @@
 #
 #   gpu/bench/run_on_device.sh OUTDIR [STAGE...]
 #   stages: default kernelonly simulate sass test ctest cupti bench variants ncu source dram sanitize fair
-#           gpus
+#           gpus host-test host-run host-big host-sim host-weak host-whole
 #   (default: the default `nbody-fair run`, timed, on a fresh cache; kernelonly: the GPU
 #   formulations timed in kernel scope alone at the default sizes, to set beside it; simulate:
 #   simulation_test on the GPU, then `nbody-fair simulate` on a Plummer sphere, SIM_ARGS added;
@@ -14,7 +14,16 @@
 #   (--gpu-exchange nccl): their tests (nccl_ranks_test under mpirun -np 2), gpu.tuned's `run` and
 #   `simulate` at the same sizes, and the scaling from one GPU; GPUS_MPI_EXCHANGE=1 adds the same
 #   simulate with the host-staged exchange (--gpu-exchange mpi) to set beside it;
-#   NCCL_NVLS_ENABLE=0 throughout, passed to the ranks with mpirun -x)
+#   NCCL_NVLS_ENABLE=0 throughout, passed to the ranks with mpirun -x;
+#   host-test host-run host-big host-sim host-weak host-whole: issue 17 on a host of 4 or 8 GPUs,
+#   one device call each where time is short (a call may run at most 10 minutes), gpu.tuned in one
+#   process on 1, 2, 4 and 8 of its GPUs (as many as it has): host-test the multi-GPU tests on
+#   every GPU and memcheck on 4; host-run strong scaling at HOST_RUN_SIZES (1M,4M); host-big at
+#   HOST_BIG_SIZE (16M: one repetition after the validation, --max-eval-seconds 300); host-sim
+#   `simulate` at HOST_SIM_SIZES (256K,1M); host-weak HOST_WEAK_PER_GPU (256K) bodies per GPU;
+#   host-whole every GPU against every core of the host (gpu.tuned on --gpus all beside cpu.tbb,
+#   cpu.tbb.symmetric and their float64 twins, at HOST_WHOLE_SIZES, 64K,256K); each run's folder
+#   is packed into OUTDIR/logs.tar.gz, for `nbody-fair scaling` wherever the files land)
 #
 # log.txt (the summary) goes to OUTDIR; the other logs are packed into OUTDIR/logs.tar.gz at the
 # end (the device returns few files). BENCH_REPS, BENCH_MIN_TIME and FAIR_TIMEOUT shorten the bench
@@ -42,6 +51,7 @@ targets="gpu_formulations_test nbody-fair"
 has fair && targets="$targets nbody-fair"
 has simulate && targets="$targets simulation_test"
 has gpus && targets="$targets simulation_test decomposed_test nccl_ranks_test"
+has host-test && targets="$targets simulation_test"
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service
 has ctest && targets=all
 has cupti && targets="$targets counters_test"
@@ -256,6 +266,74 @@ if has fair; then
     --sizes "${FAIR_SIZES:-16384,65536,1048576}" --out "$out/run" >>"$log" 2>&1
   echo "rc=$?" | tee -a "$log"
 fi
+# Issue 17: 1, 2, 4 and 8 GPUs of this host (as many as it has), the first g of them for g.
+gpu_count=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+gpu_sets=""
+for g in 1 2 4 8; do ((g <= gpu_count)) && gpu_sets="$gpu_sets $g"; done
+first_gpus() { seq -s, 0 $(($1 - 1)); }
+if has host-test; then
+  stage "host: the multi-GPU tests on all $gpu_count GPUs"
+  timeout 300 $build/tests/gpu_formulations_test --gtest_filter='*Several*:*Slices*' \
+    >"$out/host-test.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  timeout 200 $build/tests/simulation_test --gtest_filter='*Several*' >>"$out/host-test.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|\[ gpus" "$out/host-test.log" | sort |
+    uniq -c | tee -a "$log"
+  stage "host: memcheck on 4 GPUs (NCCL's own probing of its kernels is not reported)"
+  CUDA_VISIBLE_DEVICES=$(first_gpus $((gpu_count < 4 ? gpu_count : 4))) timeout 300 \
+    compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 99 \
+    $build/tests/gpu_formulations_test --gtest_filter='*Several*tuned*:*Several*shared' \
+    >"$out/host-memcheck.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/host-memcheck.log" | tee -a "$log"
+fi
+# host_runs TAG ARGS...: gpu.tuned's `run` with ARGS on each GPU set.
+host_runs() {
+  local tag=$1
+  shift
+  for g in $gpu_sets; do
+    stage "host: $tag on $g GPU(s)"
+    timeout 500 $build/nbody-fair run --impl '^gpu\.tuned$' --gpus "$(first_gpus "$g")" \
+      --no-counters --out "$out/host-$tag-g$g" "$@" >"$out/host-$tag-g$g.log" 2>&1
+    echo "rc=$? $(grep -hE '^\| gpu\.tuned \| [0-9]+ \| ok' "$out/host-$tag-g$g/report.md" |
+      cut -d'|' -f2-5 | tr '\n' ';')" | tee -a "$log"
+  done
+}
+has host-run && host_runs run --sizes "${HOST_RUN_SIZES:-1M,4M}"
+has host-big && host_runs big --sizes "${HOST_BIG_SIZE:-16M}" --reps 1 --max-eval-seconds 300
+if has host-weak; then
+  per_gpu=${HOST_WEAK_PER_GPU:-262144}
+  for g in $gpu_sets; do
+    stage "host: weak, $per_gpu bodies per GPU on $g GPU(s)"
+    timeout 300 $build/nbody-fair run --impl '^gpu\.tuned$' --gpus "$(first_gpus "$g")" \
+      --no-counters --sizes $((per_gpu * g)) --out "$out/host-weak-g$g" \
+      >"$out/host-weak-g$g.log" 2>&1
+    echo "rc=$?" | tee -a "$log"
+  done
+fi
+if has host-sim; then
+  for g in $gpu_sets; do
+    stage "host: simulate on $g GPU(s)"
+    timeout 300 $build/nbody-fair simulate --impl '^gpu\.tuned$' --gpus "$(first_gpus "$g")" \
+      --ic plummer --sizes "${HOST_SIM_SIZES:-256K,1M}" --steps "${HOST_SIM_STEPS:-16}" \
+      --out "$out/host-sim-g$g" >"$out/host-sim-g$g.log" 2>&1
+    echo "rc=$?" | tee -a "$log"
+  done
+fi
+if has host-whole; then
+  stage "host: all $gpu_count GPUs against all CPU cores"
+  timeout 500 $build/nbody-fair run --gpus all \
+    --impl '^(gpu\.tuned|cpu\.tbb|cpu\.tbb\.symmetric)(\.f64)?$' \
+    --sizes "${HOST_WHOLE_SIZES:-64K,256K}" --out "$out/host-whole" >"$out/host-whole.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "^\| (f32|f64) \||^\| 8\. " "$out/host-whole/report.md" | tee -a "$log"
+fi
+for kind in run big weak sim; do
+  [[ -d $out/host-$kind-g1 ]] || continue
+  $build/nbody-fair scaling --out "$out/host-scaling-$kind" "$out"/host-$kind-g*/ >>"$log" 2>&1
+  grep -E "^\| gpu" "$out/host-scaling-$kind/scaling.md" | head -20 | tee -a "$log"
+done
 stage "done"
 (cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -v -e '^log.txt$' -e '^run$' -e '^default$' -e '^kernel-only.json$'))
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv >>"$log" 2>&1
