@@ -194,21 +194,28 @@ if has sanitize; then
   done
   cat "$out"/sanitize-*.txt >"$out/sanitize.log" && rm "$out"/sanitize-*.txt
 fi
-if has gpus; then
-  stage "several GPUs: tests"
+# several_gpu_tests TAG: the multi-GPU tests on every visible GPU, then memcheck on
+# MEMCHECK_GPUS of them (default all), logs TAG-test.log and TAG-memcheck.log.
+several_gpu_tests() {
+  stage "$1: the multi-GPU tests"
   timeout 300 $build/tests/gpu_formulations_test --gtest_filter='*Several*:*Slices*' \
-    >"$out/gpus-test.log" 2>&1
+    >"$out/$1-test.log" 2>&1
   echo "rc=$?" | tee -a "$log"
-  timeout 200 $build/tests/simulation_test --gtest_filter='*Several*' >>"$out/gpus-test.log" 2>&1
+  timeout 200 $build/tests/simulation_test --gtest_filter='*Several*' >>"$out/$1-test.log" 2>&1
   echo "rc=$?" | tee -a "$log"
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|\[ gpus" "$out/gpus-test.log" | sort |
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|\[ gpus" "$out/$1-test.log" | sort |
     uniq -c | tee -a "$log"
-  stage "several GPUs: memcheck (NCCL's own probing of its kernels is not reported)"
-  timeout 200 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 99 \
+  stage "$1: memcheck on GPUs ${MEMCHECK_GPUS:-all} (NCCL's own probing of its kernels is not reported)"
+  # (CUDA_VISIBLE_DEVICES set only where MEMCHECK_GPUS is: set empty, it would hide every GPU)
+  env ${MEMCHECK_GPUS:+CUDA_VISIBLE_DEVICES=$MEMCHECK_GPUS} timeout 300 \
+    compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 99 \
     $build/tests/gpu_formulations_test --gtest_filter='*Several*tuned*:*Several*shared' \
-    >"$out/gpus-memcheck.log" 2>&1
+    >"$out/$1-memcheck.log" 2>&1
   echo "rc=$?" | tee -a "$log"
-  grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/gpus-memcheck.log" | tee -a "$log"
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/$1-memcheck.log" | tee -a "$log"
+}
+if has gpus; then
+  several_gpu_tests gpus
   all=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
   for gpus in 0 "$all"; do
     tag=gpus-${gpus//,/-}
@@ -272,21 +279,7 @@ gpu_sets=""
 for g in 1 2 4 8; do ((g <= gpu_count)) && gpu_sets="$gpu_sets $g"; done
 first_gpus() { seq -s, 0 $(($1 - 1)); }
 if has host-test; then
-  stage "host: the multi-GPU tests on all $gpu_count GPUs"
-  timeout 300 $build/tests/gpu_formulations_test --gtest_filter='*Several*:*Slices*' \
-    >"$out/host-test.log" 2>&1
-  echo "rc=$?" | tee -a "$log"
-  timeout 200 $build/tests/simulation_test --gtest_filter='*Several*' >>"$out/host-test.log" 2>&1
-  echo "rc=$?" | tee -a "$log"
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|\[ gpus" "$out/host-test.log" | sort |
-    uniq -c | tee -a "$log"
-  stage "host: memcheck on 4 GPUs (NCCL's own probing of its kernels is not reported)"
-  CUDA_VISIBLE_DEVICES=$(first_gpus $((gpu_count < 4 ? gpu_count : 4))) timeout 300 \
-    compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 99 \
-    $build/tests/gpu_formulations_test --gtest_filter='*Several*tuned*:*Several*shared' \
-    >"$out/host-memcheck.log" 2>&1
-  echo "rc=$?" | tee -a "$log"
-  grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/host-memcheck.log" | tee -a "$log"
+  MEMCHECK_GPUS=$(first_gpus $((gpu_count < 4 ? gpu_count : 4))) several_gpu_tests host
 fi
 # host_runs TAG ARGS...: gpu.tuned's `run` with ARGS on each GPU set.
 host_runs() {
