@@ -291,7 +291,9 @@ TEST_F(MpiCommandLine, ARankFailingMidRunEndsTheJob) {
   EXPECT_NE(code, 0) << stderr_text;
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(kJobSeconds / 2))
       << "the job hung until mpirun's --timeout";
-  EXPECT_NE(stderr_text.find("nbody-fair: rank 0: error: cannot write"), std::string::npos)
+  // "cannot write" a checkpoint's file, or "cannot rename" one written just before the folder
+  // went: which depends on where in a checkpoint the removal falls.
+  EXPECT_NE(stderr_text.find("nbody-fair: rank 0: error: cannot "), std::string::npos)
       << stderr_text;
 }
 
