@@ -110,9 +110,7 @@ void register_cpu_simd(Registry& registry) {
   }
   // Float64: each ISA's faster full-accuracy 1/sqrt (measured), and beside it each method forced,
   // as tuning variants.
-  for (const std::optional<InvSqrtMethod> method :
-       {std::optional<InvSqrtMethod>{}, std::optional{InvSqrtMethod::newton},
-        std::optional{InvSqrtMethod::sqrt_divide}, std::optional{InvSqrtMethod::cube_series}}) {
+  for (const std::optional<InvSqrtMethod> method : kFloat64InvSqrtEntries) {
     const bool shipped = !method;
     registry.add({
         .info = {.name = shipped ? "cpu.simd.f64"

@@ -139,9 +139,7 @@ void register_cpu_tbb(Registry& registry) {
   }
   // Float64: each ISA's faster full-accuracy 1/sqrt (measured), at the float32 grain (a float64
   // task is only longer), and beside it each method forced, as tuning variants.
-  for (const std::optional<InvSqrtMethod> method :
-       {std::optional<InvSqrtMethod>{}, std::optional{InvSqrtMethod::newton},
-        std::optional{InvSqrtMethod::sqrt_divide}, std::optional{InvSqrtMethod::cube_series}}) {
+  for (const std::optional<InvSqrtMethod> method : kFloat64InvSqrtEntries) {
     const bool shipped = !method;
     registry.add({
         .info = {.name = shipped ? "cpu.tbb.f64"

@@ -197,10 +197,10 @@ void register_symmetric(Registry& registry) {
     variants.push_back({std::move(name), tile, std::nullopt});
   }
   if (f64) {
-    for (const InvSqrtMethod method :
-         {InvSqrtMethod::newton, InvSqrtMethod::sqrt_divide, InvSqrtMethod::cube_series}) {
+    for (const std::optional<InvSqrtMethod> method : kFloat64InvSqrtEntries) {
+      if (!method) continue;  // the shipped entry, above
       std::string name = base;
-      name += fmt::format("[inv_sqrt={}]", inv_sqrt_method_name(method));
+      name += fmt::format("[inv_sqrt={}]", inv_sqrt_method_name(*method));
       variants.push_back({std::move(name), kDefaultSymmetricTile, method});
     }
   }

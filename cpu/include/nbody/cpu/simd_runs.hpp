@@ -92,12 +92,18 @@ inline constexpr std::size_t kSymmetricTiles[] = {256, 512, 1024, 2048, 4096};
 // UsageError for a negative count or more than this machine's hardware threads.
 int tbb_threads(const ExecutionOptions& options);
 
-// As tuning variants spell it: "newton", "bare_rsqrt", "sqrt_divide".
+// The 1/sqrt of the float64 formulations' entries: none forced (the shipped entry, which takes its
+// ISA's KernelSet::full_accuracy), then each full-accuracy method forced, a tuning variant
+// (`[inv_sqrt=...]`).
+inline constexpr std::optional<InvSqrtMethod> kFloat64InvSqrtEntries[] = {
+    std::nullopt, InvSqrtMethod::newton, InvSqrtMethod::sqrt_divide, InvSqrtMethod::cube_series};
+
+// As tuning variants spell it: "newton", "bare_rsqrt", "sqrt_divide", "cube_series".
 std::string_view inv_sqrt_method_name(InvSqrtMethod method);
 
 // The runs (defined for float and double). Each computes 1/sqrt by `method`, or, when empty, by
 // its ISA's faster full-accuracy method (KernelSet::full_accuracy); the symmetric run takes only
-// the full-accuracy methods (newton, sqrt_divide).
+// the full-accuracy methods (those of kFloat64InvSqrtEntries).
 template <class T>
 std::unique_ptr<PreparedRun> prepare_single_thread(std::span<const Body<double>> bodies,
                                                    double softening,
