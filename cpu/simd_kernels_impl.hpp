@@ -33,28 +33,15 @@ struct NewtonRsqrt {
   }
 };
 
-// d^-3 = x^(-3/2) (x = d^2) straight from the approximate y ~ 1/sqrt(x), with no Newton step: with
-// e = 1 - x y^2, x^(-3/2) = y^3 (1 - e)^(-3/2) = y^3 (1 + 3/2 e + 15/8 e^2 + 35/16 e^3 + ...),
-// summed to e^kTerms by Horner's rule. It is physics.hpp's inv_sqrt_cubed (the `cubed` member): the
-// interaction's rsqrt and its cube in one. |e| is about twice the start's relative error: below
-// 2^-13 for a 14-bit start (rsqrt14), 2^-10.4 for a 12-bit one (rsqrtps, 1.5 x 2^-12). The first
-// term left out, c e^(kTerms+1), must be below T's rounding: float32 takes 2 terms from either
-// start; float64 4 from 14 bits (693/256 e^5 < 2^-63), 5 from 12 bits (3003/1024 e^6 < 2^-64).
-// Rounding of the small correction term is second order, as in NewtonRsqrt, so the result is within
-// about 2 ulp.
+// d^-3 = x^(-3/2) (x = d^2) straight from the ISA's approximate y ~ 1/sqrt(x), no Newton step:
+// physics.hpp's inv_sqrt_cubed_series, as the `cubed` its inv_sqrt_cubed calls. |e| is below 2^-13
+// for a 14-bit start (rsqrt14), 2^-10.4 for a 12-bit one (rsqrtps, 1.5 x 2^-12): float32 takes 2
+// terms from either start; float64 4 from 14 bits (693/256 e^5 < 2^-63), 5 from 12 bits
+// (3003/1024 e^6 < 2^-64).
 template <class Batch, class BareRsqrt, int kTerms>
 struct CubeSeries {
   NBODY_FORCE_INLINE Batch cubed(const Batch& x) const {
-    using T = typename Batch::value_type;
-    static_assert(kTerms >= 1 && kTerms <= 5);
-    constexpr T kCoefficients[] = {T(3) / 2, T(15) / 8, T(35) / 16, T(315) / 128, T(693) / 256};
-    const Batch y = BareRsqrt{}(x);
-    const Batch y2 = y * y;
-    const Batch e = xsimd::fnma(x, y2, Batch(T(1)));
-    const Batch y3 = y * y2;
-    Batch series(kCoefficients[kTerms - 1]);
-    for (int k = kTerms - 2; k >= 0; --k) series = xsimd::fma(series, e, Batch(kCoefficients[k]));
-    return xsimd::fma(y3 * e, series, y3);
+    return inv_sqrt_cubed_series<kTerms>(x, BareRsqrt{}(x));
   }
 };
 

@@ -33,6 +33,26 @@ NBODY_HOST_DEVICE NBODY_FORCE_INLINE T inv_sqrt_cubed(const T& x, InvSqrt inv_sq
   }
 }
 
+// x^(-3/2) from y, an approximation of 1/sqrt(x), with no Newton step: with e = 1 - x y^2,
+// x^(-3/2) = y^3 (1 - e)^(-3/2) = y^3 (1 + 3/2 e + 15/8 e^2 + 35/16 e^3 + ...), summed to
+// e^kTerms by Horner's rule. |e| is about twice y's relative error; kTerms must leave the first
+// term out, c e^(kTerms+1), below T's rounding. The `cubed` of the GPU's float64 policy and of the
+// CPU's SIMD series policy (rounding of the small correction term is second order: within about
+// 2 ulp).
+template <int kTerms, class T>
+NBODY_HOST_DEVICE NBODY_FORCE_INLINE T inv_sqrt_cubed_series(const T& x, const T& y) {
+  static_assert(kTerms >= 1 && kTerms <= 5);
+  // 3/2, 15/8, 35/16, 315/128, 693/256: exact in float32, so exact in every T.
+  constexpr float kCoefficients[] = {1.5f, 1.875f, 2.1875f, 2.4609375f, 2.70703125f};
+  using std::fma;  // T = float or double; SIMD batches find theirs by argument-dependent lookup
+  const T y2 = y * y;
+  const T e = fma(-x, y2, T(1));
+  const T y3 = y * y2;
+  T series(kCoefficients[kTerms - 1]);
+  for (int k = kTerms - 2; k >= 0; --k) series = fma(series, e, T(kCoefficients[k]));
+  return fma(y3 * e, series, y3);
+}
+
 // The smallest softening the suite accepts: below it eps^2 is no longer a normal float32, and
 // the j = i term, 0 x 1/sqrt(eps^2), is 0/0 where a kernel flushes subnormals (FAIRNESS.md rule 1
 // counts on that term being zero).

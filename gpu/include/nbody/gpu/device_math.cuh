@@ -1,5 +1,7 @@
 #pragma once
 // The GPU's inverse square root for the one interaction (nbody/physics.hpp's InvSqrt parameter).
+#include "nbody/physics.hpp"
+
 namespace nbody {
 
 // MUFU.RSQ (about 2 ulp in float32); double uses the correctly rounded rsqrt(). The interaction's
@@ -15,17 +17,13 @@ struct DeviceInvSqrt {
     const float inv = rsqrtf(x);
     return inv * inv * inv;
   }
-  // x must be a normal positive double (x >= eps^2 >= kSmallestSoftening^2). With y the
-  // approximation (MUFU.RSQ64H: relative error at most 2^-20.08 on the H100, device_math_test) and
-  // e = 1 - x y^2, x^(-3/2) = y^3 (1 - e)^(-3/2) = y^3 (1 + 3/2 e + 15/8 e^2 + O(e^3)); the O(e^3)
-  // term, 35/16 e^3 < 2^-56, is below double rounding (measured within 2 u).
+  // x must be a normal positive double (x >= eps^2 >= kSmallestSoftening^2). From MUFU.RSQ64H
+  // (relative error at most 2^-20.08 on the H100, device_math_test), physics.hpp's series to e^2:
+  // the term left out, 35/16 e^3 < 2^-56, is below double rounding (measured within 2 u).
   __device__ double cubed(double x) const {
     double y;
     asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-    const double y2 = y * y;
-    const double e = fma(-x, y2, 1.0);
-    const double y3 = y * y2;
-    return fma(y3 * e, fma(e, 1.875, 1.5), y3);
+    return inv_sqrt_cubed_series<2>(x, y);
   }
 };
 
