@@ -4,16 +4,18 @@
 #
 #   gpu/bench/run_on_device.sh OUTDIR [STAGE...]
 #   stages: default kernelonly simulate sass test ctest cupti bench variants ncu source dram sanitize fair
-#           gpus host-test host-run host-big host-sim host-weak host-whole
+#           gpus gpu-ranks host-test host-run host-big host-sim host-weak host-whole
 #   (default: the default `nbody-fair run`, timed, on a fresh cache; kernelonly: the GPU
 #   formulations timed in kernel scope alone at the default sizes, to set beside it; simulate:
 #   simulation_test on the GPU, then `nbody-fair simulate` on a Plummer sphere, SIM_ARGS added;
-#   gpus: issue 15 on every GPU of the host: the multi-GPU tests (memcheck among them), then gpu.tuned
-#   on one GPU and on all of them, `run` at GPUS_RUN_SIZES and `simulate` at GPUS_SIM_SIZES, and
-#   `nbody-fair scaling` over the pairs; then two MPI ranks, one GPU each, NCCL between them
-#   (--gpu-exchange nccl): their tests (nccl_ranks_test under mpirun -np 2), gpu.tuned's `run` and
-#   `simulate` at the same sizes, and the scaling from one GPU; GPUS_MPI_EXCHANGE=1 adds the same
-#   simulate with the host-staged exchange (--gpu-exchange mpi) to set beside it;
+#   gpus: issue 15 on every GPU of the host, in one process: the multi-GPU tests (memcheck among
+#   them), then gpu.tuned on one GPU and on all of them, `run` at GPUS_RUN_SIZES and `simulate` at
+#   GPUS_SIM_SIZES, and `nbody-fair scaling` over the pairs; gpu-ranks: two MPI ranks, one GPU
+#   each, NCCL between them (--gpu-exchange nccl): their tests (nccl_ranks_test under mpirun -np
+#   2), gpu.tuned's `run` and `simulate` at the same sizes, and the scaling from one GPU where this
+#   call also ran `gpus` (otherwise `nbody-fair scaling` wherever the folders land);
+#   GPUS_MPI_EXCHANGE=1 adds the same simulate with the host-staged exchange (--gpu-exchange mpi)
+#   to set beside it; the two stages fit one 10-minute call each on two H200s;
 #   NCCL_NVLS_ENABLE=0 throughout, passed to the ranks with mpirun -x;
 #   host-test host-run host-big host-sim host-weak host-whole: issue 17 on a host of 4 or 8 GPUs,
 #   one device call each where time is short (a call may run at most 10 minutes), gpu.tuned in one
@@ -50,7 +52,8 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu,
 targets="gpu_formulations_test nbody-fair"
 has fair && targets="$targets nbody-fair"
 has simulate && targets="$targets simulation_test"
-has gpus && targets="$targets simulation_test decomposed_test nccl_ranks_test"
+has gpus && targets="$targets simulation_test"
+has gpu-ranks && targets="$targets nccl_ranks_test"
 has host-test && targets="$targets simulation_test"
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service
 has ctest && targets=all
@@ -235,6 +238,8 @@ if has gpus; then
     >>"$log" 2>&1
   grep -E "^\| gpu" "$out/scaling-run/scaling.md" "$out/scaling-sim/scaling.md" | head -40 |
     tee -a "$log"
+fi
+if has gpu-ranks; then
   # Two ranks, one GPU each, NCCL between them (tests/mpirun.sh: oversubscribed, as root where
   # root, under its own time limit; -x hands NCCL_NVLS_ENABLE=0 to the ranks).
   ranks="tests/mpirun.sh 2 -x NCCL_NVLS_ENABLE"
@@ -251,7 +256,7 @@ if has gpus; then
     --ic plummer --sizes "${GPUS_SIM_SIZES:-4K,8K,16K,32K,64K,256K}" --steps 64 \
     --out "$out/ranks-nccl-sim" >"$out/ranks-nccl-sim.log" 2>&1
   echo "simulate rc=$?" | tee -a "$log"
-  tail -3 "$out/ranks-nccl-run.log" "$out/ranks-nccl-sim.log" | tee -a "$log"
+  tail -n 3 "$out/ranks-nccl-run.log" "$out/ranks-nccl-sim.log" | tee -a "$log"
   if [[ ${GPUS_MPI_EXCHANGE:-0} == 1 ]]; then
     stage "gpu.tuned on mpirun -np 2 --gpu-exchange mpi (host memory): simulate"
     NBODY_MPI_TEST_SECONDS=300 $ranks $build/nbody-fair simulate --impl '^gpu\.tuned$' \
@@ -259,13 +264,15 @@ if has gpus; then
       --steps 64 --out "$out/ranks-mpi-sim" >"$out/ranks-mpi-sim.log" 2>&1
     echo "simulate rc=$?" | tee -a "$log"
   fi
-  stage "scaling: one GPU against two ranks with NCCL"
-  $build/nbody-fair scaling --out "$out/scaling-ranks-run" "$out/gpus-0-run" "$out/ranks-nccl-run" \
-    >>"$log" 2>&1
-  $build/nbody-fair scaling --out "$out/scaling-ranks-sim" "$out/gpus-0-sim" "$out/ranks-nccl-sim" \
-    >>"$log" 2>&1
-  grep -E "^\| gpu" "$out/scaling-ranks-run/scaling.md" "$out/scaling-ranks-sim/scaling.md" |
-    head -40 | tee -a "$log"
+  if [[ -d $out/gpus-0-run && -d $out/ranks-nccl-run ]]; then
+    stage "scaling: one GPU against two ranks with NCCL"
+    $build/nbody-fair scaling --out "$out/scaling-ranks-run" "$out/gpus-0-run" \
+      "$out/ranks-nccl-run" >>"$log" 2>&1
+    $build/nbody-fair scaling --out "$out/scaling-ranks-sim" "$out/gpus-0-sim" \
+      "$out/ranks-nccl-sim" >>"$log" 2>&1
+    grep -E "^\| gpu" "$out/scaling-ranks-run/scaling.md" "$out/scaling-ranks-sim/scaling.md" |
+      head -40 | tee -a "$log"
+  fi
 fi
 if has fair; then
   stage "nbody-fair run"
