@@ -10,7 +10,8 @@
 #   simulation_test on the GPU, then `nbody-fair simulate` on a Plummer sphere, SIM_ARGS added;
 #   gpus: issue 15 on every GPU of the host, in one process: the multi-GPU tests (memcheck among
 #   them), then gpu.tuned on one GPU and on all of them, `run` at GPUS_RUN_SIZES and `simulate` at
-#   GPUS_SIM_SIZES, and `nbody-fair scaling` over the pairs; gpu-ranks: two MPI ranks, one GPU
+#   GPUS_SIM_SIZES (all GPUs also at GPUS_WEAK_RUN_SIZE, G x 1M: weak scaling's pair), and
+#   `nbody-fair scaling` over the pairs; gpu-ranks: two MPI ranks, one GPU
 #   each, NCCL between them (--gpu-exchange nccl): their tests (nccl_ranks_test under mpirun -np
 #   2), gpu.tuned's `run` and `simulate` at the same sizes, and the scaling from one GPU where this
 #   call also ran `gpus` (otherwise `nbody-fair scaling` wherever the folders land);
@@ -222,9 +223,13 @@ if has gpus; then
   all=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
   for gpus in 0 "$all"; do
     tag=gpus-${gpus//,/-}
+    sizes=${GPUS_RUN_SIZES:-1M,4M}
+    # On all GPUs also N = G x 1M, weak scaling's pair for 1M on one (GPUS_WEAK_RUN_SIZE).
+    [[ $gpus == *,* ]] && sizes="$sizes,${GPUS_WEAK_RUN_SIZE:-$(nvidia-smi -L | wc -l)M}"
     stage "gpu.tuned on --gpus $gpus: run and simulate"
+    # --max-eval-seconds 20: a 4M evaluation on one GPU takes about 8 s, over the default's 2.
     timeout 300 $build/nbody-fair run --impl '^gpu\.tuned$' --gpus "$gpus" --no-counters \
-      --sizes "${GPUS_RUN_SIZES:-1M,4M}" --out "$out/$tag-run" >"$out/$tag-run.log" 2>&1
+      --max-eval-seconds 20 --sizes "$sizes" --out "$out/$tag-run" >"$out/$tag-run.log" 2>&1
     echo "run rc=$?" | tee -a "$log"
     timeout 300 $build/nbody-fair simulate --impl '^gpu\.tuned$' --gpus "$gpus" --ic plummer \
       --sizes "${GPUS_SIM_SIZES:-4K,8K,16K,32K,64K,256K}" --steps 64 --out "$out/$tag-sim" \
@@ -250,7 +255,8 @@ if has gpu-ranks; then
     sort | uniq -c | tee -a "$log"
   stage "gpu.tuned on mpirun -np 2 --gpu-exchange nccl: run and simulate"
   NBODY_MPI_TEST_SECONDS=300 $ranks $build/nbody-fair run --impl '^gpu\.tuned$' --gpu-exchange nccl \
-    --sizes "${GPUS_RUN_SIZES:-1M,4M}" --out "$out/ranks-nccl-run" >"$out/ranks-nccl-run.log" 2>&1
+    --max-eval-seconds 20 --sizes "${GPUS_RUN_SIZES:-1M,4M},${GPUS_WEAK_RUN_SIZE:-2M}" \
+    --out "$out/ranks-nccl-run" >"$out/ranks-nccl-run.log" 2>&1
   echo "run rc=$?" | tee -a "$log"
   NBODY_MPI_TEST_SECONDS=300 $ranks $build/nbody-fair simulate --impl '^gpu\.tuned$' --gpu-exchange nccl \
     --ic plummer --sizes "${GPUS_SIM_SIZES:-4K,8K,16K,32K,64K,256K}" --steps 64 \
@@ -300,7 +306,7 @@ host_runs() {
       cut -d'|' -f2-5 | tr '\n' ';')" | tee -a "$log"
   done
 }
-has host-run && host_runs run --sizes "${HOST_RUN_SIZES:-1M,4M}"
+has host-run && host_runs run --sizes "${HOST_RUN_SIZES:-1M,4M}" --max-eval-seconds 20
 has host-big && host_runs big --sizes "${HOST_BIG_SIZE:-16M}" --reps 1 --max-eval-seconds 300
 if has host-weak; then
   per_gpu=${HOST_WEAK_PER_GPU:-262144}
