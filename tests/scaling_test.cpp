@@ -385,6 +385,7 @@ TEST(ScalingCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
       {"scaling", one, (dir / "other.json").string(), "--out", out},
       {"scaling", one, "--out", out},
       {"scaling", one, two},
+      {"scaling", one, two, (dir / "one" / "results.json").string(), "--out", out},
   };
   for (const auto& args : cases) {
     const CommandResult r = run_tool(args);

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -608,8 +609,15 @@ int run_main(int argc, char** argv, const RankPart* part) {
     // Every document is read and the study made before the output folder is touched: bad input
     // leaves nothing.
     std::vector<nbody::reports::ScalingInput> inputs;
+    std::map<std::filesystem::path, std::filesystem::path> given;  // each document, once
     for (const std::filesystem::path& in : scaling_in) {
       const std::filesystem::path file = results_file_of(in, "RESULTS");
+      // The same measurement twice would read as a repetition of it (and be flagged as one).
+      if (const auto [it, fresh] = given.try_emplace(std::filesystem::weakly_canonical(file), in);
+          !fresh) {
+        throw UsageError(fmt::format("RESULTS {} and {}: the same document given twice",
+                                     it->second.string(), in.string()));
+      }
       inputs.push_back({file.string(), nbody::load_results(file)});
     }
     const nbody::reports::ScalingStudy study = nbody::reports::analyze_scaling(inputs);
