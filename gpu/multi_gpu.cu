@@ -642,6 +642,76 @@ std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup& group, int 
       GpuGroupCommunicator{.rank = group.rank, .size = group.size, .device = device, .comm = comm});
 }
 
+AllGatherSweep time_all_gather(std::span<const int> devices) {
+  constexpr std::size_t kLargest = std::size_t{64} << 20;  // bytes a GPU
+  ExecutionOptions execution;
+  execution.gpu_devices.assign(devices.begin(), devices.end());
+  const NcclCommunicators communicators(execution);
+  const std::size_t parts = communicators.parts();
+  struct Share {
+    DeviceBuffer<float> buffer;  // every GPU's part, the largest size
+    Stream stream;
+  };
+  std::vector<Share> shares;
+  shares.reserve(parts);
+  for (const int device : communicators.devices()) {
+    check_cuda(cudaSetDevice(device));
+    shares.push_back({DeviceBuffer<float>(parts * kLargest / sizeof(float)), Stream()});
+    check_cuda(cudaMemsetAsync(shares.back().buffer.data(), 0, shares.back().buffer.bytes(),
+                               shares.back().stream.get()));
+  }
+  const auto gather = [&](std::size_t floats) {
+    nccl_group([&] {
+      for (std::size_t d = 0; d < parts; ++d) {
+        check_cuda(cudaSetDevice(communicators.devices()[d]));
+        float* all = shares[d].buffer.data();
+        check_nccl(ncclAllGather(all + communicators.part(d) * floats, all, floats, ncclFloat,
+                                 communicators[d], shares[d].stream.get()));
+      }
+    });
+  };
+  const auto synchronize = [&] {
+    for (std::size_t d = 0; d < parts; ++d) {
+      check_cuda(cudaSetDevice(communicators.devices()[d]));
+      shares[d].stream.synchronize();
+    }
+  };
+  std::vector<std::size_t> sizes;
+  for (std::size_t bytes = 8; bytes <= (std::size_t{16} << 20); bytes *= 8) sizes.push_back(bytes);
+  sizes.push_back(kLargest);
+  AllGatherSweep sweep;
+  int version = 0;
+  check_nccl(ncclGetVersion(&version));
+  sweep.nccl_version = std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) +
+                       "." + std::to_string(version % 100);
+  for (const std::size_t bytes : sizes) {
+    const std::size_t floats = bytes / sizeof(float);
+    // Back to back, as a step's all-gathers follow one another (and as nccl-tests times them);
+    // the median of 5 batches of about 20 ms each (at least 5 all-gathers), after 5 alone.
+    for (int i = 0; i < 5; ++i) gather(floats);
+    synchronize();
+    const auto first = Clock::now();
+    gather(floats);
+    synchronize();
+    const double once = std::max(1e-6, seconds_since(first));
+    const int repeats = std::clamp(static_cast<int>(0.02 / once), 5, 1000);
+    std::array<double, 5> batches{};
+    for (double& batch : batches) {
+      const auto start = Clock::now();
+      for (int i = 0; i < repeats; ++i) gather(floats);
+      synchronize();
+      batch = seconds_since(start) / repeats;
+    }
+    std::sort(batches.begin(), batches.end());
+    const double seconds = batches[batches.size() / 2];
+    sweep.points.push_back(
+        {.bytes_per_gpu = bytes,
+         .seconds = seconds,
+         .bus_bandwidth = static_cast<double>(parts - 1) * static_cast<double>(bytes) / seconds});
+  }
+  return sweep;
+}
+
 template <class T>
 std::unique_ptr<PreparedRun> make_multi_gpu_run(std::span<const Body<double>> bodies,
                                                 double softening, const ExecutionOptions& options,
@@ -672,6 +742,10 @@ std::vector<std::byte> make_gpu_group_id() {
 
 std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup&, int device) {
   throw std::invalid_argument(*gpu_group_unavailable_reason(device));
+}
+
+AllGatherSweep time_all_gather(std::span<const int> devices) {
+  throw std::invalid_argument(*multi_gpu_unavailable_reason(devices));
 }
 
 template <class T>

@@ -392,6 +392,9 @@ TEST(Ceilings, MeasuredCachedAndRendered) {
   doubtful.warnings = {"gpu.fp32_flops.fma measured at 50% of its theoretical figure"};
   EXPECT_NE(reports::render_ceilings_table(doubtful).find("may read low"), std::string::npos);
   EXPECT_EQ(reports::format_si(3.35e12, "B/s"), "3.35 TB/s");
+  EXPECT_EQ(reports::format_si(1.25e-5, "s"), "12.5 µs");
+  EXPECT_EQ(reports::format_si(0.0, "s"), "0 s");
+  EXPECT_EQ(reports::format_si(2.5, "s"), "2.5 s");
   std::filesystem::remove_all(options.cache_directory);
 }
 

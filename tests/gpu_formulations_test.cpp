@@ -250,6 +250,47 @@ TEST_P(GpuFormulation, NewBodiesGiveAFreshRunsAccelerations) {
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuFormulation, ::testing::ValuesIn(gpu_formulations()), test_name);
 
+// The all-gather's sweep (the scaling model's alpha and beta): every size timed, in order; on one
+// GPU NCCL's copy alone and no bus bandwidth, and no ceiling entries but their reason; on two, the
+// two entries, the latency the 8-byte time.
+TEST(SeveralGpus, AllGatherSweepTimesEverySizeAndGivesTheModelsCeilings) {
+  const std::vector<int> devices = listed_test_gpus();
+  if (const auto reason = gpu::multi_gpu_unavailable_reason(devices)) GTEST_SKIP() << *reason;
+  std::cout << "[ gpus     ] " << devices.size() << " GPU(s)\n";
+  const gpu::AllGatherSweep sweep = gpu::time_all_gather(devices);
+  EXPECT_FALSE(sweep.nccl_version.empty());
+  ASSERT_EQ(sweep.points.size(), 9u);  // 8 B, 64 B, ..., 16 MiB, 64 MiB
+  EXPECT_EQ(sweep.points.front().bytes_per_gpu, 8u);
+  EXPECT_EQ(sweep.points.back().bytes_per_gpu, std::size_t{64} << 20);
+  for (std::size_t i = 0; i < sweep.points.size(); ++i) {
+    const gpu::AllGatherPoint& p = sweep.points[i];
+    EXPECT_GT(p.seconds, 0) << p.bytes_per_gpu;
+    EXPECT_LT(p.seconds, 1) << p.bytes_per_gpu;
+    if (i > 0) {
+      EXPECT_GT(p.bytes_per_gpu, sweep.points[i - 1].bytes_per_gpu);
+    }
+    if (devices.size() == 1) {
+      EXPECT_EQ(p.bus_bandwidth, 0) << p.bytes_per_gpu;
+    }
+    std::cout << "[ measured ] all-gather " << p.bytes_per_gpu << " B a GPU: " << p.seconds * 1e6
+              << " us, bus " << p.bus_bandwidth * 1e-9 << " GB/s\n";
+  }
+  const CeilingMeasurement measured = gpu::measure_all_gather_ceilings(devices);
+  if (devices.size() == 1) {
+    EXPECT_TRUE(measured.entries.empty());
+    ASSERT_EQ(measured.unavailable.size(), 2u);
+    EXPECT_NE(measured.unavailable[0].reason.find("two"), std::string::npos);
+    return;
+  }
+  ASSERT_EQ(measured.entries.size(), 2u) << measured.unavailable.front().reason;
+  EXPECT_EQ(measured.entries[0].name, kGpuAllGatherLatencyCeiling);
+  EXPECT_EQ(measured.entries[0].unit, "s");
+  EXPECT_GT(measured.entries[0].value, 0);
+  EXPECT_EQ(measured.entries[1].name, kGpuAllGatherBandwidthCeiling);
+  EXPECT_GT(measured.entries[1].value, 1e9);  // any link between two GPUs does 1 GB/s
+  EXPECT_NE(measured.entries[1].method.find("Sweep"), std::string::npos);
+}
+
 // Every shape the tuning tool times must compute the same function.
 TEST(GpuTunedVariants, MatchReferenceWithinTolerance) {
   const Registry registry = make_default_registry();

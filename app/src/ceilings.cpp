@@ -13,6 +13,7 @@
 #include "nbody/peaks/cpu_peaks.hpp"
 #include "nbody/reference.hpp"
 #if defined(NBODY_HAVE_CUDA)
+#include "nbody/gpu/multi_gpu.hpp"
 #include "nbody/peaks/gpu_peaks.hpp"
 #endif
 
@@ -56,9 +57,8 @@ Ceilings measure_now(const CeilingOptions& options, const MachineFingerprint& ma
   return ceilings;
 }
 
-}  // namespace
-
-std::optional<Ceilings> measure_ceilings(const CeilingOptions& options) {
+// The machine's own ceilings, from the cache where it holds them.
+std::optional<Ceilings> machine_ceilings(const CeilingOptions& options) {
   try {
     const MachineFingerprint machine = machine_fingerprint();
     const std::filesystem::path directory = options.cache_directory.empty()
@@ -100,6 +100,24 @@ std::optional<Ceilings> measure_ceilings(const CeilingOptions& options) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+// The all-gather between the run's GPUs, where it drives several: measured with every run.
+void add_all_gather(const CeilingOptions& options, Ceilings& ceilings) {
+  if (!options.measure_gpu || options.gpu_devices.size() < 2) return;
+#if defined(NBODY_HAVE_CUDA)
+  append(gpu::measure_all_gather_ceilings(options.gpu_devices), ceilings);
+#else
+  ceilings.unavailable.push_back({"gpu.all_gather.*", "this build has no CUDA"});
+#endif
+}
+
+}  // namespace
+
+std::optional<Ceilings> measure_ceilings(const CeilingOptions& options) {
+  std::optional<Ceilings> ceilings = machine_ceilings(options);
+  if (ceilings) add_all_gather(options, *ceilings);
+  return ceilings;
 }
 
 std::optional<Ceilings> measure_ceilings(bool remeasure) {

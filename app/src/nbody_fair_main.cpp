@@ -523,6 +523,12 @@ int run_main(int argc, char** argv, const RankPart* part) {
   CLI::App* peaks =
       app.add_subcommand("peaks", "Measure (or show the cached) ceilings of this machine");
   peaks->add_flag("--remeasure", remeasure, "Ignore the cached ceilings");
+  std::vector<std::string> peaks_gpus;
+  peaks
+      ->add_option("--gpus", peaks_gpus,
+                   "Also NCCL's all-gather between these GPUs, e.g. 0,1 or all: its latency and "
+                   "bus bandwidth (measured each time, never cached)")
+      ->delimiter(',');
 
   // CLI11 would answer a mistyped command with "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
@@ -707,7 +713,10 @@ int run_main(int argc, char** argv, const RankPart* part) {
     return 0;
   }
   if (*peaks) {
-    const std::optional<nbody::Ceilings> ceilings = nbody::measure_ceilings(remeasure);
+    nbody::CeilingOptions ceiling_options;
+    ceiling_options.remeasure = remeasure;
+    if (!peaks_gpus.empty()) ceiling_options.gpu_devices = parse_gpu_list(peaks_gpus);
+    const std::optional<nbody::Ceilings> ceilings = nbody::measure_ceilings(ceiling_options);
     fmt::print("{}", nbody::reports::render_ceilings_table(ceilings));
     return 0;
   }
@@ -752,7 +761,9 @@ int run_main(int argc, char** argv, const RankPart* part) {
     }
     if (options.suite.counters && part == nullptr) {
       const auto started = std::chrono::steady_clock::now();
-      ceilings = nbody::measure_ceilings(false);
+      nbody::CeilingOptions ceiling_options;
+      ceiling_options.gpu_devices = options.suite.execution.gpu_devices;  // their all-gather
+      ceilings = nbody::measure_ceilings(ceiling_options);
       ceilings_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }

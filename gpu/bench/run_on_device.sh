@@ -9,10 +9,11 @@
 #   formulations timed in kernel scope alone at the default sizes, to set beside it; simulate:
 #   simulation_test on the GPU, then `nbody-fair simulate` on a Plummer sphere, SIM_ARGS added;
 #   gpus: issue 15 on every GPU of the host, in one process: the multi-GPU tests (memcheck among
-#   them), then gpu.tuned on one GPU and on all of them, `run` at GPUS_RUN_SIZES and `simulate` at
-#   GPUS_SIM_SIZES (all GPUs also at GPUS_WEAK_RUN_SIZE, G x 1M: weak scaling's pair), and
-#   `nbody-fair scaling` over the pairs; gpu-ranks: two MPI ranks, one GPU
-#   each, NCCL between them (--gpu-exchange nccl): their tests (nccl_ranks_test under mpirun -np
+#   them), the links (topo -m; `peaks --gpus all`: the all-gather's sweep, NCCL_DEBUG=INFO's
+#   transports), then gpu.tuned on one GPU and on all of them, `run` at GPUS_RUN_SIZES and
+#   `simulate` at GPUS_SIM_SIZES (all GPUs also at GPUS_WEAK_RUN_SIZE, G x 1M: weak scaling's
+#   pair), and `nbody-fair scaling` over the pairs; gpu-ranks: two MPI ranks, one GPU each, NCCL
+#   between them (--gpu-exchange nccl): their tests (nccl_ranks_test under mpirun -np
 #   2), gpu.tuned's `run` and `simulate` at the same sizes, and the scaling from one GPU where this
 #   call also ran `gpus` (otherwise `nbody-fair scaling` wherever the folders land);
 #   GPUS_MPI_EXCHANGE=1 adds the same simulate with the host-staged exchange (--gpu-exchange mpi)
@@ -221,6 +222,13 @@ several_gpu_tests() {
 if has gpus; then
   several_gpu_tests gpus
   all=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
+  stage "the links: nvidia-smi topo -m, and NCCL's all-gather between GPUs $all (peaks --gpus)"
+  nvidia-smi topo -m >>"$log" 2>&1
+  # NCCL_DEBUG=INFO names the transport each channel took (P2P over NVLink, SHM through the host).
+  NCCL_DEBUG=INFO $build/nbody-fair peaks --gpus "$all" >"$out/gpus-peaks.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "all_gather|via |NCCL version" "$out/gpus-peaks.log" | cut -c1-400 | sort | uniq -c |
+    head -20 | tee -a "$log"
   sets=0
   [[ $all == 0 ]] || sets="0 $all"  # one GPU: the pair is one run (tried so on an H100)
   for gpus in $sets; do

@@ -22,8 +22,17 @@ std::string format_si(double value, const std::string& unit) {
   static constexpr std::array<std::pair<double, const char*>, 5> kPrefixes = {
       {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}};
   if (!std::isfinite(value)) return "n/a";
+  static constexpr std::array<std::pair<double, const char*>, 3> kSubunitPrefixes = {
+      {{1e-3, "m"}, {1e-6, "µ"}, {1e-9, "n"}}};  // times (an all-gather's latency)
   for (const auto& [scale, prefix] : kPrefixes) {
     if (std::fabs(value) >= scale) return fmt::format("{:.3g} {}{}", value / scale, prefix, unit);
+  }
+  if (value != 0 && std::fabs(value) < 1) {
+    for (const auto& [scale, prefix] : kSubunitPrefixes) {
+      if (std::fabs(value) >= scale) {
+        return fmt::format("{:.3g} {}{}", value / scale, prefix, unit);
+      }
+    }
   }
   return fmt::format("{:.3g} {}", value, unit);
 }

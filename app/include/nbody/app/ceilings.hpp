@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 #include "nbody/ceilings.hpp"
 
@@ -20,6 +21,9 @@ struct CeilingOptions {
   double seconds_per_fma_run = 0.1;       // one timed run of the FMA kernel, per ISA and width
   std::size_t triad_bytes_per_array = 0;  // 0: peaks::default_triad_bytes_per_array()
   int gpu_device = 0;
+  // The GPUs a run drives together (--gpus): with two or more, NCCL's all-gather between them is
+  // measured too (gpu.all_gather.*), each time: it depends on the set, so it is never cached.
+  std::vector<int> gpu_devices;
 };
 
 // Measures (or reads from the cache) the ceilings; empty when nothing could be measured. Ceilings

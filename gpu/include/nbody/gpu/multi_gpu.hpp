@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nbody/ceilings.hpp"
 #include "nbody/execution_options.hpp"
 
 namespace nbody::gpu {
@@ -33,5 +34,28 @@ std::vector<std::byte> make_gpu_group_id();
 // aborts it (ncclCommAbort), since another rank may be missing from an operation and destroying
 // would wait for it.
 std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup& group, int device);
+
+// One size of an all-gather sweep: `bytes_per_gpu` sent by each GPU, the median time of one
+// all-gather, and nccl-tests' bus bandwidth, (G - 1) x bytes_per_gpu / seconds (0 on one GPU).
+struct AllGatherPoint {
+  std::size_t bytes_per_gpu = 0;
+  double seconds = 0;
+  double bus_bandwidth = 0;
+};
+
+struct AllGatherSweep {
+  std::string nccl_version;  // "2.28.3"
+  std::vector<AllGatherPoint> points;
+};
+
+// ncclAllGather, in place, between `devices` (this process, ncclCommInitAll) at 8 bytes a GPU, then
+// eight times more up to 16 MiB, then 64 MiB: the time the scaling model's exchange term is made
+// of. Throws where NCCL or a device is not available (one device: NCCL's copy alone).
+AllGatherSweep time_all_gather(std::span<const int> devices);
+
+// gpu.all_gather.latency (the sweep's 8-byte time) and gpu.all_gather.bus_bandwidth (its best),
+// the sweep in their method; both unavailable, with the reason, for fewer than two devices or
+// where the sweep fails. Never throws.
+CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices);
 
 }  // namespace nbody::gpu

@@ -1,0 +1,73 @@
+// The all-gather's ceilings between the GPUs a run drives (issue 15): the alpha and beta of the
+// scaling model, measured rather than taken from a datasheet (docs/perf-notes.md).
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "nbody/gpu/multi_gpu.hpp"
+
+namespace nbody::gpu {
+
+CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices) {
+  CeilingMeasurement measured;
+  const auto unavailable = [&measured](const std::string& why) {
+    for (const char* name : {kGpuAllGatherLatencyCeiling, kGpuAllGatherBandwidthCeiling}) {
+      measured.unavailable.push_back({name, why});
+    }
+    return measured;
+  };
+  if (devices.size() < 2)
+    return unavailable("an all-gather between GPUs needs two of them or more");
+  AllGatherSweep sweep;
+  try {
+    sweep = time_all_gather(devices);
+  } catch (const std::exception& e) {
+    return unavailable(e.what());
+  }
+  if (sweep.points.empty()) return unavailable("the sweep timed nothing");
+  std::string points;
+  for (const AllGatherPoint& p : sweep.points) {
+    points += fmt::format("{}{} B: {:.3g} us, {:.3g} GB/s", points.empty() ? "" : "; ",
+                          p.bytes_per_gpu, p.seconds * 1e6, p.bus_bandwidth * 1e-9);
+  }
+  std::string gpus;
+  for (const int device : devices) {
+    if (!gpus.empty()) gpus += ',';  // piecewise: GCC 12 warns (-Wrestrict, falsely) on "," + str
+    gpus += std::to_string(device);
+  }
+  const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
+  const std::string how = fmt::format(
+      "ncclAllGather in place between GPUs {} (one process, ncclCommInitAll; NCCL {}, "
+      "NCCL_NVLS_ENABLE={}), back to back, the median of 5 batches of about 20 ms per size; bus "
+      "bandwidth = (G - 1) x bytes a GPU / time, as nccl-tests reports it. Sweep (bytes a GPU): {}",
+      gpus, sweep.nccl_version, nvls != nullptr ? nvls : "unset", points);
+  const auto best = std::max_element(sweep.points.begin(), sweep.points.end(),
+                                     [](const AllGatherPoint& a, const AllGatherPoint& b) {
+                                       return a.bus_bandwidth < b.bus_bandwidth;
+                                     });
+  const std::string note =
+      "no datasheet figure: it depends on the links (NVLink, PCIe) and NCCL's transport";
+  measured.entries.push_back(
+      {.name = kGpuAllGatherLatencyCeiling,
+       .device = DeviceKind::gpu,
+       .quantity = fmt::format("all-gather time at 8 bytes a GPU, {} GPUs", devices.size()),
+       .value = sweep.points.front().seconds,
+       .unit = "s",
+       .method = how,
+       .datasheet_note = note});
+  measured.entries.push_back(
+      {.name = kGpuAllGatherBandwidthCeiling,
+       .device = DeviceKind::gpu,
+       .quantity = fmt::format("all-gather bus bandwidth, {} GPUs (best at {} B a GPU)",
+                               devices.size(), best->bytes_per_gpu),
+       .value = best->bus_bandwidth,
+       .unit = "B/s",
+       .method = how,
+       .datasheet_note = note});
+  return measured;
+}
+
+}  // namespace nbody::gpu
