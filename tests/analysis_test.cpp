@@ -141,7 +141,15 @@ TEST(Analysis, LadderStepsHaveSpeedupsOverThePreviousRungAndOverNaive) {
 }
 
 TEST(Analysis, RooflineHasTheMeasuredCeilingsAndTheMixInFlops) {
-  const Analysis a = analyze(document());
+  ResultsDocument doc = document();
+  // A run on several GPUs also records the all-gather between them: a link, no roof.
+  doc.ceilings->entries.push_back({.name = kGpuAllGatherBandwidthCeiling,
+                                   .device = DeviceKind::gpu,
+                                   .value = 3e11,
+                                   .unit = "B/s"});
+  doc.ceilings->entries.push_back(
+      {.name = kGpuAllGatherLatencyCeiling, .device = DeviceKind::gpu, .value = 1e-5, .unit = "s"});
+  const Analysis a = analyze(doc);
   ASSERT_EQ(a.rooflines.size(), 1u);
   const Roofline& gpu = a.rooflines.front();
   EXPECT_EQ(gpu.device, DeviceKind::gpu);

@@ -191,6 +191,10 @@ std::vector<Roofline> make_rooflines(const ResultsDocument& doc) {
         if (!e.isa.empty() && e.isa != "avx512f" && e.isa != "avx2") continue;
         // Float64 roofs only where a float64 CPU kernel ran (older files have none of either).
         if (e.name.starts_with("cpu.fp64_flops") && !cpu_float64) continue;
+        // A link between GPUs is no roof of one GPU's kernels (its bandwidth is not DRAM's).
+        if (e.name == kGpuAllGatherBandwidthCeiling || e.name == kGpuAllGatherLatencyCeiling) {
+          continue;
+        }
         if (e.unit == "FLOP/s" || e.unit == "B/s") {
           roof.ceilings.push_back({.name = e.name,
                                    .label = ceiling_label(e),
