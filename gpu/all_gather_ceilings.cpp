@@ -1,6 +1,7 @@
 // The all-gather's ceilings between the GPUs a run drives (issue 15): the alpha and beta of the
 // scaling model, measured rather than taken from a datasheet (docs/perf-notes.md).
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -10,6 +11,18 @@
 #include "nbody/gpu/multi_gpu.hpp"
 
 namespace nbody::gpu {
+namespace {
+
+// 8 B, 4 KiB, 64 MiB: the sweep's sizes are powers of two.
+std::string binary_size(std::size_t bytes) {
+  if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0) {
+    return fmt::format("{} MiB", bytes >> 20);
+  }
+  if (bytes >= 1024 && bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} B", bytes);
+}
+
+}  // namespace
 
 CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices) {
   CeilingMeasurement measured;
@@ -19,8 +32,9 @@ CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices) {
     }
     return measured;
   };
-  if (devices.size() < 2)
+  if (devices.size() < 2) {
     return unavailable("an all-gather between GPUs needs two of them or more");
+  }
   AllGatherSweep sweep;
   try {
     sweep = time_all_gather(devices);
@@ -30,8 +44,8 @@ CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices) {
   if (sweep.points.empty()) return unavailable("the sweep timed nothing");
   std::string points;
   for (const AllGatherPoint& p : sweep.points) {
-    points += fmt::format("{}{} B: {:.3g} us, {:.3g} GB/s", points.empty() ? "" : "; ",
-                          p.bytes_per_gpu, p.seconds * 1e6, p.bus_bandwidth * 1e-9);
+    points += fmt::format("{}{}: {:.3g} µs, {:.3g} GB/s", points.empty() ? "" : "; ",
+                          binary_size(p.bytes_per_gpu), p.seconds * 1e6, p.bus_bandwidth * 1e-9);
   }
   std::string gpus;
   for (const int device : devices) {
@@ -41,9 +55,8 @@ CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices) {
   const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
   const std::string how = fmt::format(
       "ncclAllGather in place between GPUs {} (one process, ncclCommInitAll; NCCL {}, "
-      "NCCL_NVLS_ENABLE={}), back to back, the median of 5 batches of about 20 ms per size; bus "
-      "bandwidth = (G - 1) x bytes a GPU / time, as nccl-tests reports it. Sweep (bytes a GPU): {}",
-      gpus, sweep.nccl_version, nvls != nullptr ? nvls : "unset", points);
+      "NCCL_NVLS_ENABLE={}), back to back, the median of 5 batches of about 20 ms per size",
+      gpus, sweep.nccl_version, nvls != nullptr ? nvls : "unset");
   const auto best = std::max_element(sweep.points.begin(), sweep.points.end(),
                                      [](const AllGatherPoint& a, const AllGatherPoint& b) {
                                        return a.bus_bandwidth < b.bus_bandwidth;
@@ -56,16 +69,17 @@ CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices) {
        .quantity = fmt::format("all-gather time at 8 bytes a GPU, {} GPUs", devices.size()),
        .value = sweep.points.front().seconds,
        .unit = "s",
-       .method = how,
+       .method = how + "; the sweep's 8-byte time (the sweep: gpu.all_gather.bus_bandwidth)",
        .datasheet_note = note});
   measured.entries.push_back(
       {.name = kGpuAllGatherBandwidthCeiling,
        .device = DeviceKind::gpu,
-       .quantity = fmt::format("all-gather bus bandwidth, {} GPUs (best at {} B a GPU)",
-                               devices.size(), best->bytes_per_gpu),
+       .quantity = fmt::format("all-gather bus bandwidth, {} GPUs (best at {} a GPU)",
+                               devices.size(), binary_size(best->bytes_per_gpu)),
        .value = best->bus_bandwidth,
        .unit = "B/s",
-       .method = how,
+       .method = how + "; bus bandwidth = (G - 1) x bytes a GPU / time, as nccl-tests reports " +
+                 "it, the best of the sweep. Sweep (bytes a GPU): " + points,
        .datasheet_note = note});
   return measured;
 }
