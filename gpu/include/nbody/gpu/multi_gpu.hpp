@@ -54,8 +54,8 @@ struct AllGatherSweep {
 AllGatherSweep time_all_gather(std::span<const int> devices);
 
 // gpu.all_gather.latency (the sweep's 8-byte time) and gpu.all_gather.bus_bandwidth (its best),
-// the sweep in their method; both unavailable, with the reason, for fewer than two devices or
-// where the sweep fails. Never throws.
+// the sweep in the second's method; both unavailable, with the reason, for fewer than two devices
+// or where the sweep fails. Never throws.
 CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices);
 
 }  // namespace nbody::gpu
