@@ -497,6 +497,31 @@ TEST(Cupti, DegradesToAReasonWithoutAGpuOrWithoutKernels) {
   }
 }
 
+// A run on several GPUs (--gpus 0,1) is not profiled, whatever the machine: kernel replay would
+// run NCCL's all-gather again on one GPU alone, which would wait for ever.
+class TwoGpuRun final : public PreparedRun {
+ public:
+  Seconds evaluate(Scope) override {
+    ADD_FAILURE() << "a run on several GPUs was profiled";
+    return {};
+  }
+  std::vector<Vec3<double>> accelerations() override { return {}; }
+  std::map<std::string, std::string> details() const override {
+    return {{"gpu_count", "2"}, {"device_ordinal", "0"}};
+  }
+};
+
+TEST(Cupti, RefusesARunOnSeveralGpusWithTheReason) {
+  ImplementationInfo info;
+  info.device = DeviceKind::gpu;
+  TwoGpuRun run;
+  auto sources = make_counter_sources();
+  ASSERT_TRUE(sources.front()->applies_to(info));
+  const CounterReadout readout = sources.front()->read(run, info, 100, Ceilings{});
+  EXPECT_NE(readout.unavailable_reason.find("several GPUs"), std::string::npos)
+      << readout.unavailable_reason;
+}
+
 TEST(Cupti, CountsExactlyTheFmasOfKnownWork) {
   if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
   const int blocks = 132, threads = 128, iterations = 1000;

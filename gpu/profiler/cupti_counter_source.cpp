@@ -63,6 +63,14 @@ class CuptiCounterSource final : public CounterSource {
     readout.source = "cupti-range-profiler";
     try {
       const std::map<std::string, std::string> details = run.details();
+      // Kernel replay runs each kernel of the profiled GPU again, NCCL's all-gather among them,
+      // whose other GPUs' halves ran once: the replay would wait for them for ever.
+      if (const auto it = details.find("gpu_count"); it != details.end() && it->second != "1") {
+        readout.unavailable_reason =
+            "not read on several GPUs: kernel replay would run NCCL's all-gather again on one GPU "
+            "alone, waiting for the others (read them with the formulation on one GPU)";
+        return readout;
+      }
       int ordinal = 0;
       double sm_count = 0;
       if (const auto it = details.find("device_ordinal"); it != details.end()) {
