@@ -140,6 +140,23 @@ TEST(Analysis, LadderStepsHaveSpeedupsOverThePreviousRungAndOverNaive) {
                            [](const Ladder& l) { return l.n == 4096; }));
 }
 
+// A run on several GPUs without counters measures only the all-gather between them: no ceiling
+// of the kernels, so rule 6 cannot tell, and says what was measured.
+TEST(Audit, TheAllGatherAloneIsNoCeilingOfTheKernels) {
+  ResultsDocument doc = document();
+  doc.ceilings->entries = {
+      {.name = kGpuAllGatherLatencyCeiling, .device = DeviceKind::gpu, .value = 1e-5, .unit = "s"},
+      {.name = kGpuAllGatherBandwidthCeiling,
+       .device = DeviceKind::gpu,
+       .value = 3e11,
+       .unit = "B/s"}};
+  const Analysis a = analyze(doc);
+  const AuditRule& six = rule(a, 6);
+  EXPECT_EQ(six.verdict, RuleVerdict::cannot_tell);
+  EXPECT_NE(six.evidence.find("only the all-gather between the GPUs"), std::string::npos)
+      << six.evidence;
+}
+
 TEST(Analysis, RooflineHasTheMeasuredCeilingsAndTheMixInFlops) {
   ResultsDocument doc = document();
   // A run on several GPUs also records the all-gather between them: a link, no roof.

@@ -191,6 +191,62 @@ TEST(ScalingAnalysis, GpuFormulationsCountGpus) {
   EXPECT_NEAR(*point(study, "gpu.tuned", 2000, 1).other_s, 0.2e-3, 1e-12);
 }
 
+// The scaling model's exchange, where the two-GPU document measured the all-gather between its
+// GPUs: alpha + (k - 1) ceil(N / k) b / beta, b = 12 bytes a body (float32 accelerations).
+TEST(ScalingAnalysis, TheModelsExchangeFromTheMeasuredAllGather) {
+  ResultsDocument one = run_at(1, {timed("gpu.tuned", 2001, 1e-3, std::nullopt)});
+  ResultsDocument both = run_at(1, {timed("gpu.tuned", 2001, 0.5e-3, 0.05e-3)});
+  both.settings.gpu_devices = {0, 1};
+  const auto modeled = [&] {
+    return point(analyze_scaling({{"a", one}, {"b", both}}), "gpu.tuned", 2001, 2)
+        .modeled_communication_s;
+  };
+  EXPECT_FALSE(modeled());  // no ceilings
+  both.ceilings = Ceilings{};
+  both.ceilings->entries = {
+      {.name = kGpuAllGatherLatencyCeiling, .device = DeviceKind::gpu, .value = 1e-5, .unit = "s"},
+      {.name = kGpuAllGatherBandwidthCeiling,
+       .device = DeviceKind::gpu,
+       .value = 2e10,
+       .unit = "B/s"}};
+  ASSERT_TRUE(modeled());
+  EXPECT_NEAR(*modeled(), 1e-5 + 1001.0 * 12 / 2e10, 1e-18);
+  EXPECT_FALSE(point(analyze_scaling({{"a", one}, {"b", both}}), "gpu.tuned", 2001, 1)
+                   .modeled_communication_s);  // one GPU exchanges nothing
+  // In every printer.
+  const ScalingStudy study = analyze_scaling({{"a", one}, {"b", both}});
+  EXPECT_NE(render_scaling_markdown(study).find("| 500 µs | 50 µs | 10.6 µs |"), std::string::npos)
+      << render_scaling_markdown(study);
+  EXPECT_NE(render_scaling_csv(study).find("modeled_communication_s"), std::string::npos);
+}
+
+// One process driving two GPUs: a step's all-gathers (timed alone) are its communication.
+TEST(ScalingAnalysis, SeveralGpusOfOneProcessShowTheirStepsAllGathers) {
+  const auto simulate_on = [](std::vector<int> gpus, double step_s, double communication_s) {
+    ResultsDocument doc = run_at(1, {});
+    doc.settings.command = "simulate";
+    doc.settings.dt = 0.001;
+    doc.settings.gpu_devices = std::move(gpus);
+    doc.inputs.clear();
+    SimulationRecord r;
+    r.implementation = "gpu.tuned";
+    r.initial_condition = "uniform";
+    r.n = 65536;
+    r.input_hash = "bodies";
+    r.per_step = {.step_s = step_s,
+                  .force_s = step_s - communication_s - 1e-5,
+                  .integration_s = 1e-5,
+                  .communication_s = communication_s,
+                  .other_s = 0};
+    doc.simulations = {r};
+    return doc;
+  };
+  const ScalingStudy study = analyze_scaling(
+      {{"g1", simulate_on({0}, 2e-3, 0)}, {"g2", simulate_on({0, 1}, 1.07e-3, 3e-5)}});
+  EXPECT_NEAR(*point(study, "gpu.tuned", 65536, 2).communication_s, 3e-5, 1e-15);
+  EXPECT_FALSE(point(study, "gpu.tuned", 65536, 1).communication_s);
+}
+
 TEST(ScalingAnalysis, DisturbedBaselinesFlagTheirFigures) {
   std::vector<ScalingInput> inputs = cpu_study();
   inputs[0].document.results[0].kernel->conditions->disturbances = {"steal took 20% of the CPUs"};
@@ -306,9 +362,10 @@ TEST(ScalingReports, EveryFormatHasEveryRow) {
   const std::string markdown = render_scaling_markdown(study);
   // Five timed rows in the strong table, two in the weak one, the skipped one listed.
   EXPECT_EQ(count(markdown, "| cpu.soa | "), 5u + 2u);
-  EXPECT_NE(markdown.find("| cpu.soa | 1000 | 2 | 2 ranks × 1 thread: 2 cores, 0 GPUs, 1 host | "
-                          "2.4 ms | 100 µs | 0 | 2.5 ms | 1.6× | 80% | 83% | two/results.json |"),
-            std::string::npos)
+  EXPECT_NE(
+      markdown.find("| cpu.soa | 1000 | 2 | 2 ranks × 1 thread: 2 cores, 0 GPUs, 1 host | "
+                    "2.4 ms | 100 µs | — | 0 | 2.5 ms | 1.6× | 80% | 83% | two/results.json |"),
+      std::string::npos)
       << markdown;
   EXPECT_NE(markdown.find("| cpu.soa | 1000 → 2000 | 2 |"), std::string::npos);
   EXPECT_NE(markdown.find("rate = N² / T; efficiency = rate_k / (k rate_1)"), std::string::npos);

@@ -120,6 +120,21 @@ std::optional<Ceilings> measure_ceilings(const CeilingOptions& options) {
   return ceilings;
 }
 
+std::optional<Ceilings> measure_exchange_ceilings(const std::vector<int>& gpu_devices) {
+  if (gpu_devices.size() < 2) return std::nullopt;
+  try {
+    Ceilings ceilings;
+    ceilings.machine = machine_fingerprint();
+    ceilings.measured_at = utc_timestamp();
+    CeilingOptions options;
+    options.gpu_devices = gpu_devices;
+    add_all_gather(options, ceilings);
+    return ceilings;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 std::optional<Ceilings> measure_ceilings(bool remeasure) {
   CeilingOptions options;
   options.remeasure = remeasure;

@@ -688,15 +688,24 @@ int run_main(int argc, char** argv, const RankPart* part) {
         reports_written = nbody::reports::write_report_files(doc, simulate_out);
       };
     }
-    const nbody::SuiteContext context{.registry = decomposed ? *decomposed : registry,
-                                      .counter_sources = {},
-                                      .ceilings = std::nullopt,
-                                      .ceilings_seconds = 0,
-                                      .gpus = nbody::describe_gpus(),
-                                      .gpu_observation = {},
-                                      .progress = *progress,
-                                      .checkpoint = checkpoint,
-                                      .decomposition = decomposition};
+    // Several GPUs of this process: the all-gather between them, the scaling model's.
+    const auto exchange_started = std::chrono::steady_clock::now();
+    const std::optional<nbody::Ceilings> exchange_ceilings =
+        part == nullptr
+            ? nbody::measure_exchange_ceilings(simulate_options.suite.execution.gpu_devices)
+            : std::nullopt;
+    const nbody::SuiteContext context{
+        .registry = decomposed ? *decomposed : registry,
+        .counter_sources = {},
+        .ceilings = exchange_ceilings,
+        .ceilings_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - exchange_started)
+                .count(),
+        .gpus = nbody::describe_gpus(),
+        .gpu_observation = {},
+        .progress = *progress,
+        .checkpoint = checkpoint,
+        .decomposition = decomposition};
     handle_interrupts(part != nullptr);
     const nbody::ResultsDocument doc = nbody::run_simulations(context, simulate_options);
     if (writes) {
@@ -764,6 +773,12 @@ int run_main(int argc, char** argv, const RankPart* part) {
       nbody::CeilingOptions ceiling_options;
       ceiling_options.gpu_devices = options.suite.execution.gpu_devices;  // their all-gather
       ceilings = nbody::measure_ceilings(ceiling_options);
+      ceilings_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    } else if (part == nullptr) {
+      // Without counters, several GPUs still measure the all-gather between them (the model's).
+      const auto started = std::chrono::steady_clock::now();
+      ceilings = nbody::measure_exchange_ceilings(options.suite.execution.gpu_devices);
       ceilings_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }

@@ -545,9 +545,17 @@ std::string summarize(const std::vector<std::string>& warnings) {
 
 AuditRule same_ceilings(const ResultsDocument& doc) {
   AuditRule rule{.number = 6, .title = "Same ceilings"};
-  if (!doc.ceilings) {
+  const bool kernels_ceilings =
+      doc.ceilings && std::any_of(doc.ceilings->entries.begin(), doc.ceilings->entries.end(),
+                                  [](const CeilingEntry& e) {
+                                    return e.name != kGpuAllGatherLatencyCeiling &&
+                                           e.name != kGpuAllGatherBandwidthCeiling;
+                                  });
+  if (!kernels_ceilings) {
     rule.verdict = RuleVerdict::cannot_tell;
     rule.evidence = "no ceilings were measured (--no-counters): no fraction of peak is given";
+    // Several GPUs without counters still measure the link between them (the scaling model's).
+    if (doc.ceilings) rule.evidence += "; only the all-gather between the GPUs was";
     return rule;
   }
   const Ceilings& c = *doc.ceilings;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "nbody/ceilings.hpp"
 #include "nbody/errors.hpp"
 
 namespace nbody::reports {
@@ -104,6 +105,24 @@ std::optional<double> non_negative_rest(const std::optional<double>& total,
   return std::max(0.0, *total - *compute - communication.value_or(0.0));
 }
 
+// The scaling model's exchange for `p` (docs/perf-notes.md, "The exchange's α and β"): where the
+// document measured the all-gather between the GPUs it ran on.
+std::optional<double> modeled_exchange(const ResultsDocument& doc, const ScalingPoint& p) {
+  const int k = p.scale.devices();
+  if (p.device != DeviceKind::gpu || k < 2 || !doc.ceilings ||
+      doc.settings.gpu_devices.size() != static_cast<std::size_t>(k)) {
+    return std::nullopt;
+  }
+  const std::optional<double> alpha = doc.ceilings->value(kGpuAllGatherLatencyCeiling);
+  const std::optional<double> beta = doc.ceilings->value(kGpuAllGatherBandwidthCeiling);
+  if (!alpha || !beta || !(*beta > 0)) return std::nullopt;
+  const double word = p.precision == Precision::f64 ? 8 : 4;
+  const double bytes_per_body = (p.work == ScalingWork::evaluation ? 3 : 4) * word;
+  const std::size_t devices = static_cast<std::size_t>(k);
+  const double bodies_per_gpu = static_cast<double>((p.n + devices - 1) / devices);
+  return *alpha + static_cast<double>(k - 1) * bodies_per_gpu * bytes_per_body / *beta;
+}
+
 ScalingPoint evaluation_point(const ScalingInput& in, const ResultRecord& r,
                               const ImplementationRecord& impl) {
   ScalingPoint p{.work = ScalingWork::evaluation,
@@ -123,6 +142,7 @@ ScalingPoint evaluation_point(const ScalingInput& in, const ResultRecord& r,
     p.total_s = r.end_to_end ? r.end_to_end->median_s : r.kernel->median_s;
     if (r.communication) p.communication_s = r.communication->median_s;
     if (p.total_recorded) p.other_s = non_negative_rest(p.total_s, p.compute_s, p.communication_s);
+    p.modeled_communication_s = modeled_exchange(in.document, p);
     p.disturbance = describe_disturbance(r);
   } else if (r.status == Status::ok) {
     p.reason = "not timed (validate)";
@@ -149,8 +169,13 @@ ScalingPoint simulation_point(const ScalingInput& in, const SimulationRecord& r,
     p.compute_s = std::max(0.0, s.force_s) + std::max(0.0, s.integration_s);
     p.total_s = s.step_s;
     p.total_recorded = true;
-    if (in.document.settings.ranks > 1) p.communication_s = s.communication_s;
+    // The all-gathers of ranks, or of the GPUs one process drives (each step's, timed alone).
+    if (in.document.settings.ranks > 1 ||
+        (device == DeviceKind::gpu && in.document.settings.gpu_devices.size() > 1)) {
+      p.communication_s = s.communication_s;
+    }
     p.other_s = non_negative_rest(p.total_s, p.compute_s, p.communication_s);
+    p.modeled_communication_s = modeled_exchange(in.document, p);
   } else if (r.status == Status::ok) {
     p.reason = "no step was timed";
   }

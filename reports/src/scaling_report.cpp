@@ -92,6 +92,12 @@ std::vector<std::string> definitions() {
       "(communication) and, on the GPU, the copies (other); one process on the CPU records no "
       "end to end, and its kernel time stands for it. For simulations, a step's force and "
       "integration are the compute, communication its all-gathers, other the rest.",
+      "model: the exchange the scaling model predicts, α + (k − 1) ⌈N / k⌉ b / β, from the "
+      "all-gather's latency α and bus bandwidth β measured between the document's GPUs "
+      "(gpu.all_gather.* among its ceilings: a run on several GPUs with counters, or nbody-fair "
+      "peaks --gpus); b is 12 bytes a body after an evaluation (float32 accelerations), 16 after "
+      "a step (positions and masses), twice that in float64. — where the document has no such "
+      "measurement.",
       "Strong scaling (fixed N): speedup S_k = T_1 / T_k and parallel efficiency E_k = T_1 / (k "
       "T_k), where T_1 is the same implementation at the same N on one device, never another "
       "implementation. Efficiency is on the end-to-end (or step) time, and also given on the "
@@ -147,17 +153,18 @@ void md_strong(std::string& out, const ScalingStudy& study, ScalingWork work) {
   const TimeNames n = names_of(work);
   out += fmt::format("## Strong scaling: {}\n\n", n.work);
   out += fmt::format(
-      "| implementation | N | k | scale | {} | communication | other | {} | speedup | efficiency "
-      "| {} efficiency | document |\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+      "| implementation | N | k | scale | {} | communication | model | other | {} | speedup | "
+      "efficiency | {} efficiency | document |\n"
+      "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
       n.compute, n.total, n.compute);
   for (const ScalingPoint& p : study.points) {
     if (p.work != work || !p.timed()) continue;
     const std::string flag = p.strong ? mark(p.strong->disturbance) : mark(p.disturbance);
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} |\n", p.implementation, p.n,
-        p.scale.devices(), p.scale_label, seconds(p.compute_s), seconds(p.communication_s),
-        seconds(p.other_s), seconds(p.total_s), p.total_recorded ? "" : " (kernel)",
-        p.strong ? times(p.strong->total_speedup) : "—",
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} |\n", p.implementation,
+        p.n, p.scale.devices(), p.scale_label, seconds(p.compute_s), seconds(p.communication_s),
+        seconds(p.modeled_communication_s), seconds(p.other_s), seconds(p.total_s),
+        p.total_recorded ? "" : " (kernel)", p.strong ? times(p.strong->total_speedup) : "—",
         p.strong ? percent(p.strong->total_efficiency) + flag : "— (" + p.strong_missing + ")",
         p.strong ? percent(p.strong->compute_efficiency) : "—", md_escape(p.source));
   }
@@ -218,14 +225,15 @@ std::string html_strong(const ScalingStudy& study, ScalingWork work) {
   const TimeNames n = names_of(work);
   std::string out = fmt::format("<h3>Strong scaling: {}</h3>\n", h(n.work));
   // The documents table names each scale's document; here the scale says which it is.
-  Table t({"implementation", "N", "k", "scale", n.compute, "communication", "other", n.total,
-           "speedup", "efficiency", std::string(n.compute) + " efficiency"},
+  Table t({"implementation", "N", "k", "scale", n.compute, "communication", "model", "other",
+           n.total, "speedup", "efficiency", std::string(n.compute) + " efficiency"},
           "scaling");
   for (const ScalingPoint& p : study.points) {
     if (p.work != work || !p.timed()) continue;
     const std::string flag = p.strong ? mark(p.strong->disturbance) : mark(p.disturbance);
     t.row({h(p.implementation), std::to_string(p.n), std::to_string(p.scale.devices()),
-           h(p.scale_label), seconds(p.compute_s), seconds(p.communication_s), seconds(p.other_s),
+           h(p.scale_label), seconds(p.compute_s), seconds(p.communication_s),
+           seconds(p.modeled_communication_s), seconds(p.other_s),
            seconds(p.total_s) + (p.total_recorded ? "" : " <small>(kernel)</small>"),
            p.strong ? times(p.strong->total_speedup) : "—",
            p.strong ? "<b>" + percent(p.strong->total_efficiency) + "</b>" + flag
@@ -539,6 +547,7 @@ std::string render_scaling_csv(const ScalingStudy& study) {
                                                     "reason",
                                                     "compute_s",
                                                     "communication_s",
+                                                    "modeled_communication_s",
                                                     "other_s",
                                                     "total_s",
                                                     "total_recorded",
@@ -581,6 +590,7 @@ std::string render_scaling_csv(const ScalingStudy& study) {
                        p.reason,
                        number(p.compute_s),
                        number(p.communication_s),
+                       number(p.modeled_communication_s),
                        number(p.other_s),
                        number(p.total_s),
                        p.timed() ? (p.total_recorded ? "true" : "false") : "",

@@ -33,4 +33,9 @@ std::optional<Ceilings> measure_ceilings(const CeilingOptions& options);
 // The same with the default options.
 std::optional<Ceilings> measure_ceilings(bool remeasure);
 
+// NCCL's all-gather between `gpu_devices` alone, as a document of its own entries (or their
+// reasons), for a run on several GPUs that measures no other ceiling (--no-counters, simulate):
+// the scaling study's model reads it. Empty for fewer than two GPUs. Never throws.
+std::optional<Ceilings> measure_exchange_ceilings(const std::vector<int>& gpu_devices);
+
 }  // namespace nbody

@@ -71,6 +71,11 @@ struct ScalingPoint {
   std::optional<double> compute_s, total_s;
   bool total_recorded = false;            // total_s is a recorded end-to-end or step time
   std::optional<double> communication_s;  // where recorded: the all-gathers (and agreements)
+  // What the scaling model predicts for the exchange, alpha + (k - 1) ceil(N / k) b / beta, with
+  // alpha and beta the all-gather's latency and bus bandwidth the document measured between its
+  // GPUs (gpu.all_gather.*) and b the bytes a body sends (an evaluation: its acceleration; a
+  // step: its position and mass); none without that measurement.
+  std::optional<double> modeled_communication_s;
   // total − compute − communication, never below 0: the GPU's copies, a step's other time.
   std::optional<double> other_s;
   std::string disturbance;  // this measurement's own (describe_disturbance)
