@@ -76,6 +76,29 @@ ResultsDocument run_at(int ranks, std::vector<ResultRecord> results) {
   return doc;
 }
 
+// A simulate document at `ranks` ranks: one record of `name` at N = n, a step of step_s with
+// communication_s of all-gathers.
+ResultsDocument simulate_at(int ranks, const std::string& name, std::size_t n, double step_s,
+                            double communication_s) {
+  ResultsDocument doc = run_at(ranks, {});
+  doc.settings.command = "simulate";
+  doc.settings.dt = 0.001;
+  doc.inputs.clear();
+  SimulationRecord r;
+  r.implementation = name;
+  r.initial_condition = "uniform";
+  r.n = n;
+  r.input_hash = "bodies";
+  r.threads = 1;
+  r.per_step = {.step_s = step_s,
+                .force_s = step_s - communication_s - 1e-5,
+                .integration_s = 1e-5,
+                .communication_s = communication_s,
+                .other_s = communication_s};
+  doc.simulations = {r};
+  return doc;
+}
+
 const ScalingPoint& point(const ScalingStudy& study, const std::string& name, std::size_t n,
                           int devices) {
   const auto it = std::find_if(study.points.begin(), study.points.end(), [&](const auto& p) {
@@ -223,22 +246,8 @@ TEST(ScalingAnalysis, TheModelsExchangeFromTheMeasuredAllGather) {
 // One process driving two GPUs: a step's all-gathers (timed alone) are its communication.
 TEST(ScalingAnalysis, SeveralGpusOfOneProcessShowTheirStepsAllGathers) {
   const auto simulate_on = [](std::vector<int> gpus, double step_s, double communication_s) {
-    ResultsDocument doc = run_at(1, {});
-    doc.settings.command = "simulate";
-    doc.settings.dt = 0.001;
+    ResultsDocument doc = simulate_at(1, "gpu.tuned", 65536, step_s, communication_s);
     doc.settings.gpu_devices = std::move(gpus);
-    doc.inputs.clear();
-    SimulationRecord r;
-    r.implementation = "gpu.tuned";
-    r.initial_condition = "uniform";
-    r.n = 65536;
-    r.input_hash = "bodies";
-    r.per_step = {.step_s = step_s,
-                  .force_s = step_s - communication_s - 1e-5,
-                  .integration_s = 1e-5,
-                  .communication_s = communication_s,
-                  .other_s = 0};
-    doc.simulations = {r};
     return doc;
   };
   const ScalingStudy study = analyze_scaling(
@@ -265,27 +274,11 @@ TEST(ScalingAnalysis, DisturbedBaselinesFlagTheirFigures) {
 }
 
 TEST(ScalingAnalysis, SimulationsScaleByTheirSteps) {
-  const auto simulate_at = [](int ranks, double step_s, double communication_s) {
-    ResultsDocument doc = run_at(ranks, {});
-    doc.settings.command = "simulate";
-    doc.settings.dt = 0.001;
-    doc.inputs.clear();
-    SimulationRecord r;
-    r.implementation = "cpu.soa";
-    r.initial_condition = "uniform";
-    r.n = 1000;
-    r.input_hash = "bodies";
-    r.threads = 1;
-    r.per_step = {.step_s = step_s,
-                  .force_s = step_s - communication_s - 1e-5,
-                  .integration_s = 1e-5,
-                  .communication_s = communication_s,
-                  .other_s = communication_s};
-    doc.simulations = {r};
-    return doc;
+  const auto soa_at = [](int ranks, double step_s, double communication_s) {
+    return simulate_at(ranks, "cpu.soa", 1000, step_s, communication_s);
   };
   const ScalingStudy study =
-      analyze_scaling({{"s1", simulate_at(1, 4e-3, 0)}, {"s2", simulate_at(2, 2.5e-3, 0.4e-3)}});
+      analyze_scaling({{"s1", soa_at(1, 4e-3, 0)}, {"s2", soa_at(2, 2.5e-3, 0.4e-3)}});
   const ScalingPoint& two = point(study, "cpu.soa", 1000, 2);
   EXPECT_EQ(two.work, ScalingWork::simulation);
   EXPECT_NEAR(*two.strong->total_efficiency, 0.8, 1e-12);
@@ -294,9 +287,9 @@ TEST(ScalingAnalysis, SimulationsScaleByTheirSteps) {
   EXPECT_NE(render_scaling_markdown(study).find("## Strong scaling: simulation steps (simulate)"),
             std::string::npos);
   // Another step is another problem.
-  ResultsDocument other_dt = simulate_at(2, 2.5e-3, 0.4e-3);
+  ResultsDocument other_dt = soa_at(2, 2.5e-3, 0.4e-3);
   other_dt.settings.dt = 0.002;
-  EXPECT_THROW(analyze_scaling({{"s1", simulate_at(1, 4e-3, 0)}, {"s2", other_dt}}), UsageError);
+  EXPECT_THROW(analyze_scaling({{"s1", soa_at(1, 4e-3, 0)}, {"s2", other_dt}}), UsageError);
 }
 
 TEST(ScalingAnalysis, DocumentsOfDifferentProblemsAndFewerThanTwoAreRefused) {
