@@ -768,17 +768,16 @@ int run_main(int argc, char** argv, const RankPart* part) {
     } else {
       part->on_rank_zero(prepare_output);
     }
-    if (options.suite.counters && part == nullptr) {
+    if (part == nullptr) {
       const auto started = std::chrono::steady_clock::now();
-      nbody::CeilingOptions ceiling_options;
-      ceiling_options.gpu_devices = options.suite.execution.gpu_devices;  // their all-gather
-      ceilings = nbody::measure_ceilings(ceiling_options);
-      ceilings_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    } else if (part == nullptr) {
-      // Without counters, several GPUs still measure the all-gather between them (the model's).
-      const auto started = std::chrono::steady_clock::now();
-      ceilings = nbody::measure_exchange_ceilings(options.suite.execution.gpu_devices);
+      if (options.suite.counters) {
+        nbody::CeilingOptions ceiling_options;
+        ceiling_options.gpu_devices = options.suite.execution.gpu_devices;  // their all-gather
+        ceilings = nbody::measure_ceilings(ceiling_options);
+      } else {
+        // Without counters, several GPUs still measure the all-gather between them (the model's).
+        ceilings = nbody::measure_exchange_ceilings(options.suite.execution.gpu_devices);
+      }
       ceilings_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }

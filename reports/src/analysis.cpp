@@ -192,9 +192,7 @@ std::vector<Roofline> make_rooflines(const ResultsDocument& doc) {
         // Float64 roofs only where a float64 CPU kernel ran (older files have none of either).
         if (e.name.starts_with("cpu.fp64_flops") && !cpu_float64) continue;
         // A link between GPUs is no roof of one GPU's kernels (its bandwidth is not DRAM's).
-        if (e.name == kGpuAllGatherBandwidthCeiling || e.name == kGpuAllGatherLatencyCeiling) {
-          continue;
-        }
+        if (is_all_gather_ceiling(e.name)) continue;
         if (e.unit == "FLOP/s" || e.unit == "B/s") {
           roof.ceilings.push_back({.name = e.name,
                                    .label = ceiling_label(e),
@@ -546,11 +544,9 @@ std::string summarize(const std::vector<std::string>& warnings) {
 AuditRule same_ceilings(const ResultsDocument& doc) {
   AuditRule rule{.number = 6, .title = "Same ceilings"};
   const bool kernels_ceilings =
-      doc.ceilings && std::any_of(doc.ceilings->entries.begin(), doc.ceilings->entries.end(),
-                                  [](const CeilingEntry& e) {
-                                    return e.name != kGpuAllGatherLatencyCeiling &&
-                                           e.name != kGpuAllGatherBandwidthCeiling;
-                                  });
+      doc.ceilings &&
+      std::any_of(doc.ceilings->entries.begin(), doc.ceilings->entries.end(),
+                  [](const CeilingEntry& e) { return !is_all_gather_ceiling(e.name); });
   if (!kernels_ceilings) {
     rule.verdict = RuleVerdict::cannot_tell;
     rule.evidence = "no ceilings were measured (--no-counters): no fraction of peak is given";

@@ -38,6 +38,10 @@ inline constexpr const char* kGpuInteractionMixCeiling = "gpu.fp32_interaction_m
 // GPUs with each run, never cached: they depend on the set.
 inline constexpr const char* kGpuAllGatherLatencyCeiling = "gpu.all_gather.latency";
 inline constexpr const char* kGpuAllGatherBandwidthCeiling = "gpu.all_gather.bus_bandwidth";
+// Whether `name` is one of the all-gather's entries: a link between GPUs, no roof of a kernel.
+inline bool is_all_gather_ceiling(std::string_view name) {
+  return name == kGpuAllGatherLatencyCeiling || name == kGpuAllGatherBandwidthCeiling;
+}
 
 struct PublishedFigure {
   double value = 0;
