@@ -94,22 +94,25 @@ ncclDataType_t nccl_type() {
 namespace nbody {
 
 // This rank's communicator in a group of ranks (join_gpu_group): its place and device, and NCCL's
-// communicator, destroyed with it (aborted where an exception unwinds: another rank may be
-// missing from an operation, and destroying would wait for it).
+// communicator, which LeaveGpuGroup destroys.
 struct GpuGroupCommunicator {
   int rank = 0;
   int size = 1;
   int device = 0;
   ncclComm_t comm = nullptr;
+};
 
-  ~GpuGroupCommunicator() {
+void LeaveGpuGroup::operator()(GpuGroupCommunicator* communicator) const noexcept {
+  if (communicator == nullptr) return;
+  if (communicator->comm != nullptr) {
     if (std::uncaught_exceptions() > 0) {
-      ncclCommAbort(comm);
+      ncclCommAbort(communicator->comm);
     } else {
-      ncclCommDestroy(comm);
+      ncclCommDestroy(communicator->comm);
     }
   }
-};
+  delete communicator;
+}
 
 }  // namespace nbody
 
@@ -128,7 +131,7 @@ class NcclCommunicators {
       if (!options.gpu_devices.empty()) {
         throw std::invalid_argument("a GPU group of ranks drives one GPU per rank, not a list");
       }
-      const GpuGroupCommunicator* joined = options.gpu_group->communicator.get();
+      const GpuGroupCommunicator* joined = options.gpu_group->communicator;
       if (joined == nullptr || joined->rank != options.gpu_group->rank ||
           joined->size != options.gpu_group->size || joined->device != options.gpu_device) {
         // Appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "..." + std::string + ...
@@ -617,7 +620,7 @@ std::vector<std::byte> make_gpu_group_id() {
   return bytes;
 }
 
-std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup& group, int device) {
+GpuGroupMembership join_gpu_group(const GpuGroup& group, int device) {
   if (group.id.size() != sizeof(ncclUniqueId)) {
     std::string message = "a GPU group's id is ";
     message += std::to_string(group.id.size());
@@ -636,10 +639,11 @@ std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup& group, int 
   ncclUniqueId id;
   std::memcpy(&id, group.id.data(), sizeof id);
   check_cuda(cudaSetDevice(device));
-  ncclComm_t comm = nullptr;
-  check_nccl(ncclCommInitRank(&comm, group.size, id, group.rank));
-  return std::make_shared<GpuGroupCommunicator>(
-      GpuGroupCommunicator{.rank = group.rank, .size = group.size, .device = device, .comm = comm});
+  // Owned from here on: a communicator NCCL made is destroyed once, by the membership alone.
+  GpuGroupMembership membership(
+      new GpuGroupCommunicator{.rank = group.rank, .size = group.size, .device = device});
+  check_nccl(ncclCommInitRank(&membership->comm, group.size, id, group.rank));
+  return membership;
 }
 
 AllGatherSweep time_all_gather(std::span<const int> devices) {
@@ -727,6 +731,19 @@ std::unique_ptr<Simulation> make_multi_gpu_simulation(const SimulationSetup& set
 
 #else  // without NCCL: the reasons above say why, and nothing gets this far
 
+}  // namespace nbody::gpu
+
+namespace nbody {
+
+struct GpuGroupCommunicator {};  // never made: no group is joined without NCCL
+
+void LeaveGpuGroup::operator()(GpuGroupCommunicator* communicator) const noexcept {
+  delete communicator;
+}
+
+}  // namespace nbody
+
+namespace nbody::gpu {
 namespace {
 
 std::string without_nccl(const ExecutionOptions& options) {
@@ -740,7 +757,7 @@ std::vector<std::byte> make_gpu_group_id() {
   throw std::invalid_argument(*gpu_group_unavailable_reason(0));
 }
 
-std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup&, int device) {
+GpuGroupMembership join_gpu_group(const GpuGroup&, int device) {
   throw std::invalid_argument(*gpu_group_unavailable_reason(device));
 }
 

@@ -14,6 +14,7 @@
 #include "nbody/errors.hpp"
 #include "nbody/gpu/gpu_monitor.hpp"
 #include "nbody/gpu/multi_gpu.hpp"
+#include "nbody/simulation.hpp"
 #include "nbody/target_range.hpp"
 #include "test_support.hpp"
 
@@ -249,6 +250,47 @@ TEST_P(GpuFormulation, NewBodiesGiveAFreshRunsAccelerations) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuFormulation, ::testing::ValuesIn(gpu_formulations()), test_name);
+
+// A group of ranks' communicator has one owner: runs and simulations borrow it one after another,
+// each right, and the membership leaves the group once, after them (NCCL says "corrupted comm
+// object" of one destroyed early, and crashes destroying one twice). A group of one rank needs
+// one GPU, so this runs wherever NCCL does; twice, so that the group is left and joined again.
+TEST(GpuGroup, RunsAndSimulationsBorrowTheCommunicatorItsOneOwnerLeaves) {
+  if (const auto reason = gpu::gpu_group_unavailable_reason(0)) GTEST_SKIP() << *reason;
+  const Registry registry = make_default_registry();
+  const Implementation& impl = *registry.find("gpu.tuned");
+  const std::size_t n = 4097;
+  const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, 5);
+  const std::vector<std::uint32_t> targets = validation_targets(n, 1u << 30);
+  const std::vector<Vec3<double>> reference =
+      reference_accelerations(snapshot.bodies, testing::kTestSoftening, targets);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    GpuGroup group{.id = gpu::make_gpu_group_id(), .rank = 0, .size = 1};
+    GpuGroupMembership membership = gpu::join_gpu_group(group, 0);
+    group.communicator = membership.get();
+    ExecutionOptions options;
+    options.gpu_group = group;
+    for (const PreparedRun::Scope scope :
+         {PreparedRun::Scope::kernel, PreparedRun::Scope::end_to_end}) {
+      auto run = impl.prepare(snapshot.bodies, testing::kTestSoftening, options);
+      run->evaluate(scope);
+      const AccuracyMetrics metrics =
+          compare_with_reference(run->accelerations(), reference, targets, snapshot.bodies);
+      EXPECT_TRUE(impl.info.tolerance.accepts(metrics, n)) << "rel_l2 " << metrics.relative_l2;
+      EXPECT_NE(run->details().at("exchange").find("between the ranks' GPUs"), std::string::npos);
+    }
+    SimulationSetup setup{.bodies = snapshot.bodies,
+                          .velocities = snapshot.velocities,
+                          .softening = testing::kTestSoftening,
+                          .execution = options};
+    auto simulation = make_simulation(impl, setup);
+    simulation->advance(4, 1.0 / 256, true);
+    EXPECT_EQ(simulation->state().bodies.size(), n);
+    simulation.reset();
+    membership.reset();  // the group left here, once, with every borrower gone
+  }
+}
 
 // The all-gather's sweep (the scaling model's alpha and beta): every size timed, in order; on one
 // GPU NCCL's copy alone and no bus bandwidth, and no ceiling entries but their reason; on two, the

@@ -366,6 +366,33 @@ TEST_F(MpiCommandLine, GpuExchangeNcclIsRefusedWhereARankCannotHaveIt) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// NCCL between the ranks' GPUs, as a user runs it: a run, then a simulation, each job ending
+// cleanly (the communicator left once, before MPI ends: exit 0, no crash on the way out), every
+// measurement ok and recorded as NCCL's.
+TEST_F(MpiCommandLine, GpuExchangeNcclRunsAndSimulatesAndEndsCleanly) {
+  if (describe_gpus().size() < 2) GTEST_SKIP() << "NCCL between 2 ranks takes 2 GPUs";
+  const fs::path run_out = dir_ / "run", simulate_out = dir_ / "simulate";
+  const Job run_job = run({{.args = {"run", "--sizes", "31,4097", "--impl", "^gpu\\.tuned$",
+                                     "--gpu-exchange", "nccl", "--reps", "2", "--min-time", "0.002",
+                                     "--no-counters", "--out", run_out.string()}}},
+                          "run");
+  ASSERT_EQ(run_job.exit_code, 0) << run_job.stderr_text;
+  const ResultsDocument runs = load_results(run_out / "results.json");
+  EXPECT_EQ(runs.settings.gpu_exchange, "nccl");
+  ASSERT_EQ(runs.results.size(), 2u);
+  for (const ResultRecord& r : runs.results) EXPECT_EQ(r.status, Status::ok) << r.reason;
+  const Job simulate_job =
+      run({{.args = {"simulate", "--sizes", "4097", "--impl", "^gpu\\.tuned$", "--gpu-exchange",
+                     "nccl", "--steps", "16", "--out", simulate_out.string()}}},
+          "simulate");
+  ASSERT_EQ(simulate_job.exit_code, 0) << simulate_job.stderr_text;
+  const ResultsDocument simulated = load_results(simulate_out / "results.json");
+  EXPECT_EQ(simulated.settings.gpu_exchange, "nccl");
+  ASSERT_EQ(simulated.simulations.size(), 1u);
+  EXPECT_EQ(simulated.simulations.front().status, Status::ok)
+      << simulated.simulations.front().reason;
+}
+
 // Which exchange the ranks used is recorded: in the settings, and in each result's details.
 TEST_F(MpiCommandLine, TheExchangeIsRecorded) {
   const fs::path out = dir_ / "out";

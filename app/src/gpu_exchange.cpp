@@ -100,7 +100,8 @@ RankGpuExchange settle_gpu_exchange(distributed::Decomposition& decomposition,
   decomposition.agree(AgreementPoint::decision, failure);
   decomposition.communicator().broadcast(group.id, 0);
   try {
-    group.communicator = join_gpu_group(group, gpu_device);
+    exchange.membership = join_gpu_group(group, gpu_device);
+    group.communicator = exchange.membership.get();
   } catch (...) {
     failure = std::current_exception();
   }

@@ -82,7 +82,7 @@ std::vector<std::byte> make_gpu_group_id() {
   return gpu::make_gpu_group_id();
 }
 
-std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup& group, int device) {
+GpuGroupMembership join_gpu_group(const GpuGroup& group, int device) {
   return gpu::join_gpu_group(group, device);
 }
 
@@ -107,8 +107,14 @@ std::vector<std::byte> make_gpu_group_id() {
   throw std::invalid_argument(kWithoutCuda);
 }
 
-std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup&, int) {
+GpuGroupMembership join_gpu_group(const GpuGroup&, int) {
   throw std::invalid_argument(kWithoutCuda);
+}
+
+struct GpuGroupCommunicator {};  // never made: no group is joined without CUDA
+
+void LeaveGpuGroup::operator()(GpuGroupCommunicator* communicator) const noexcept {
+  delete communicator;
 }
 
 #endif

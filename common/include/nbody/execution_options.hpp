@@ -9,18 +9,27 @@
 
 namespace nbody {
 
-// Under mpirun with NCCL between the ranks' GPUs (issue 15, --gpu-exchange nccl): the
-// communicator every rank's GPU formulations share, as the ranks agreed on it. NCCL's unique id
-// travels as opaque bytes (rank 0 made it, MPI broadcast it); this rank is `rank` of `size`, and
-// drives one GPU, ExecutionOptions::gpu_device.
+// Under mpirun with NCCL between the ranks' GPUs (--gpu-exchange nccl): the communicator every
+// rank's GPU formulations share, as the ranks agreed on it. NCCL's unique id travels as opaque
+// bytes (rank 0 made it, MPI broadcast it); this rank is `rank` of `size`, and drives one GPU,
+// ExecutionOptions::gpu_device.
 struct GpuGroupCommunicator;  // this rank's NCCL communicator: gpu/ alone knows NCCL
+// Leaves the group: NCCL's communicator destroyed once every operation is complete, or aborted
+// while an exception unwinds (another rank may be missing from an operation, and destroying would
+// wait for it). Defined where NCCL is; a build without it never joins a group.
+struct LeaveGpuGroup {
+  void operator()(GpuGroupCommunicator* communicator) const noexcept;
+};
+// The one owner of this rank's communicator: whoever joined the group holds it, and must outlive
+// every run that carries the group, MPI and the CUDA context.
+using GpuGroupMembership = std::unique_ptr<GpuGroupCommunicator, LeaveGpuGroup>;
 struct GpuGroup {
   std::vector<std::byte> id;
   int rank = 0;
   int size = 1;
   // Set once this rank has joined (app's join_gpu_group): every run and simulation carrying the
-  // group all-gathers through it, and the last copy of the options holding it leaves the group.
-  std::shared_ptr<GpuGroupCommunicator> communicator;
+  // group all-gathers through it. Borrowed from the GpuGroupMembership that owns it.
+  GpuGroupCommunicator* communicator = nullptr;
   bool operator==(const GpuGroup&) const = default;
 };
 

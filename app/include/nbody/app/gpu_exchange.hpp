@@ -31,9 +31,12 @@ std::optional<std::string> shared_gpu_reason(std::span<const std::string> rank_g
 
 // What the ranks settled on.
 struct RankGpuExchange {
-  // NCCL: this rank's place in the ranks' communicator, joined (ExecutionOptions::gpu_group; the
-  // communicator lives as long as a copy of it does). Empty: through host memory (MPI).
+  // NCCL: this rank's place in the ranks' communicator, joined (ExecutionOptions::gpu_group,
+  // which borrows the communicator from `membership`). Empty: through host memory (MPI).
   std::optional<GpuGroup> group;
+  // The communicator's one owner: this rank leaves the group when the exchange goes, which must
+  // be after every run that carries the group and before MPI ends.
+  GpuGroupMembership membership;
   // Through host memory although GPU formulations run: why not NCCL.
   std::string why_not_nccl;
 

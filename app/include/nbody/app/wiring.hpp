@@ -40,7 +40,8 @@ std::string ready_gpu(int device);
 // - NCCL's unique id for a new group, as opaque bytes (one rank makes it); throws;
 std::vector<std::byte> make_gpu_group_id();
 // - this process's place in `group` on `device` (ncclCommInitRank: a collective, waiting inside
-//   for every rank of the group), for GpuGroup::communicator; left with its last owner; throws.
-std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup& group, int device);
+//   for every rank of the group), for GpuGroup::communicator: the membership is its one owner,
+//   and leaves the group when it goes; throws.
+GpuGroupMembership join_gpu_group(const GpuGroup& group, int device);
 
 }  // namespace nbody

@@ -29,11 +29,9 @@ std::vector<std::byte> make_gpu_group_id();
 // This process's place in a group of ranks, one GPU each: ncclCommInitRank on `device` as rank
 // group.rank of group.size (a collective: every rank of the group calls it, and waits inside for
 // the others). Runs and simulations whose ExecutionOptions carry the group with this communicator
-// (gpu_group) and this device (gpu_device) all-gather through it. The last owner destroys the
-// communicator where every operation is complete; where it goes while an exception unwinds, it
-// aborts it (ncclCommAbort), since another rank may be missing from an operation and destroying
-// would wait for it.
-std::shared_ptr<GpuGroupCommunicator> join_gpu_group(const GpuGroup& group, int device);
+// (gpu_group) and this device (gpu_device) all-gather through it. The membership returned is the
+// communicator's one owner (LeaveGpuGroup).
+GpuGroupMembership join_gpu_group(const GpuGroup& group, int device);
 
 // One size of an all-gather sweep: `bytes_per_gpu` sent by each GPU, the median time of one
 // all-gather, and nccl-tests' bus bandwidth, (G - 1) x bytes_per_gpu / seconds (0 on one GPU).
