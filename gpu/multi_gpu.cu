@@ -75,11 +75,15 @@ namespace {
 
 using Clock = SteadyClock;
 
-// The one place NCCL's results become exceptions, as check_cuda does for CUDA's.
+// The one place NCCL's results become exceptions, as check_cuda does for CUDA's, with what NCCL
+// said of its last error on this thread ("corrupted comm object detected").
 void check_nccl(ncclResult_t status, std::source_location where = std::source_location::current()) {
   if (status == ncclSuccess) return;
-  throw CudaError(std::string(where.file_name()) + ":" + std::to_string(where.line()) +
-                  ": NCCL error: " + ncclGetErrorString(status));
+  std::string message = std::string("NCCL error: ") + ncclGetErrorString(status);
+  if (const char* last = ncclGetLastError(nullptr); last != nullptr && *last != '\0') {
+    message += std::string(" (") + last + ")";
+  }
+  throw CudaError(message + " (at " + where.file_name() + ":" + std::to_string(where.line()) + ")");
 }
 
 template <class T>

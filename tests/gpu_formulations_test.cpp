@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "nbody/errors.hpp"
+#include "nbody/gpu/cuda_check.hpp"
 #include "nbody/gpu/gpu_monitor.hpp"
 #include "nbody/gpu/multi_gpu.hpp"
 #include "nbody/simulation.hpp"
@@ -250,6 +251,20 @@ TEST_P(GpuFormulation, NewBodiesGiveAFreshRunsAccelerations) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuFormulation, ::testing::ValuesIn(gpu_formulations()), test_name);
+
+// A CUDA error names the error and where in the repository it was met, never the folder of the
+// machine that built it (users read these in stderr and in reports). No GPU needed.
+TEST(CudaErrors, NameTheErrorAndAPlaceInTheRepositoryNotTheBuildFolder) {
+  try {
+    gpu::check_cuda(cudaErrorInvalidValue);
+    FAIL() << "check_cuda did not throw";
+  } catch (const gpu::CudaError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind("CUDA error cudaErrorInvalidValue: ", 0), 0u) << message;
+    EXPECT_NE(message.find("(at tests/gpu_formulations_test.cpp:"), std::string::npos) << message;
+    EXPECT_EQ(message.find(NBODY_SOURCE_DIR), std::string::npos) << message;
+  }
+}
 
 // A group of ranks' communicator has one owner: runs and simulations borrow it one after another,
 // each right, and the membership leaves the group once, after them (NCCL says "corrupted comm
