@@ -176,6 +176,112 @@ bool is_runtime_library(const std::string& path) {
   return false;
 }
 
+// A function the samples fell in: where it is, and the link-time addresses of its samples.
+struct SampledFunction {
+  std::size_t object = 0;
+  Symbol symbol;
+  std::vector<std::uint64_t> addresses;
+};
+
+// Every sample attributed to (object, link-time address).
+std::map<std::size_t, std::vector<std::uint64_t>> addresses_by_object(
+    const std::vector<LoadedObject>& objects, const SampleBuffer& buffer, std::size_t samples) {
+  std::map<std::size_t, std::vector<std::uint64_t>> by_object;
+  for (std::size_t s = 0; s < samples; ++s) {
+    const std::uintptr_t pc = buffer.program_counters[s];
+    for (std::size_t o = 0; o < objects.size(); ++o) {
+      const auto& ranges = objects[o].executable_ranges;
+      if (std::any_of(ranges.begin(), ranges.end(),
+                      [&](const auto& r) { return r.first <= pc && pc < r.second; })) {
+        by_object[o].push_back(pc - objects[o].bias);
+        break;
+      }
+    }
+  }
+  return by_object;
+}
+
+// The functions outside the runtime libraries (thread pool, libc) that samples fell in, the
+// hottest first; `symbol_problem` says why an object's samples could not be placed.
+std::vector<SampledFunction> sampled_functions(const std::vector<LoadedObject>& objects,
+                                               const SampleBuffer& buffer, std::size_t samples,
+                                               std::string& symbol_problem) {
+  std::vector<SampledFunction> functions;
+  for (const auto& [object_index, addresses] : addresses_by_object(objects, buffer, samples)) {
+    const LoadedObject& object = objects[object_index];
+    if (is_runtime_library(object.path)) continue;
+    if (object.path.find('\'') != std::string::npos) continue;
+    bool ok = false;
+    const std::vector<Symbol> symbols = function_symbols(object.path, ok);
+    if (symbols.empty()) {
+      symbol_problem = "no function symbols in " + object.path + " (nm missing or stripped?)";
+      continue;
+    }
+    std::map<std::size_t, std::vector<std::uint64_t>> by_symbol;
+    for (const std::uint64_t address : addresses) {
+      auto it = std::upper_bound(symbols.begin(), symbols.end(), address,
+                                 [](std::uint64_t a, const Symbol& s) { return a < s.address; });
+      if (it == symbols.begin()) continue;
+      --it;
+      if (address < it->address + it->size) {
+        by_symbol[static_cast<std::size_t>(it - symbols.begin())].push_back(address);
+      }
+    }
+    for (auto& [symbol_index, symbol_addresses] : by_symbol) {
+      functions.push_back({object_index, symbols[symbol_index], std::move(symbol_addresses)});
+    }
+  }
+  std::stable_sort(functions.begin(), functions.end(), [](const auto& a, const auto& b) {
+    return a.addresses.size() > b.addresses.size();
+  });
+  return functions;
+}
+
+// The innermost loop of `function` that holds most of its samples, counted; the reason in
+// `result` where there is none.
+void count_hottest_loop(const SampledFunction& function, const std::string& binary,
+                        HotLoop& result) {
+  bool ok = false;
+  const std::string disassembly = command_output(
+      fmt::format("objdump -d -C --no-show-raw-insn -w --start-address=0x{:x} "
+                  "--stop-address=0x{:x} '{}' 2>/dev/null",
+                  function.symbol.address, function.symbol.address + function.symbol.size, binary),
+      ok);
+  if (!ok || disassembly.empty()) {
+    result.unavailable_reason = "objdump failed or is not installed";
+    return;
+  }
+  result.binary = binary;
+  result.samples_in_function = function.addresses.size();
+  result.samples_in_loop = 0;
+  const LoopCensus* hottest = nullptr;
+  const std::vector<LoopCensus> loops = innermost_loops(parse_objdump(disassembly));
+  for (const LoopCensus& loop : loops) {
+    const auto in_loop = static_cast<std::size_t>(
+        std::count_if(function.addresses.begin(), function.addresses.end(),
+                      [&](std::uint64_t a) { return loop.begin <= a && a <= loop.end; }));
+    if (in_loop > result.samples_in_loop) {
+      result.samples_in_loop = in_loop;
+      hottest = &loop;
+    }
+  }
+  if (hottest == nullptr) {
+    result.unavailable_reason = "no loop in the hottest function " + function.symbol.name;
+    return;
+  }
+  result.loop = *hottest;
+  result.unavailable_reason.clear();
+  if (result.loop.interactions_per_iteration == 0) {
+    result.unavailable_reason =
+        "the hot loop holds no square root or rsqrt, so its interactions per iteration are "
+        "unknown (" +
+        function.symbol.name + ")";
+  }
+}
+
+// Functions looked at, hottest first, for the interaction loop.
+constexpr std::size_t kFunctionsSearched = 8;
+
 }  // namespace
 
 HotLoop find_hot_loop(const std::function<double()>& evaluate, double min_seconds) {
@@ -211,97 +317,28 @@ HotLoop find_hot_loop(const std::function<double()>& evaluate, double min_second
                                               result.samples, result.evaluations);
       return result;
     }
-
-    // Attribute every sample to (object, link-time address).
     const std::vector<LoadedObject> objects = loaded_objects();
-    std::map<std::size_t, std::vector<std::uint64_t>> addresses_by_object;
-    for (std::size_t s = 0; s < result.samples; ++s) {
-      const std::uintptr_t pc = buffer->program_counters[s];
-      for (std::size_t o = 0; o < objects.size(); ++o) {
-        const auto& ranges = objects[o].executable_ranges;
-        if (std::any_of(ranges.begin(), ranges.end(),
-                        [&](const auto& r) { return r.first <= pc && pc < r.second; })) {
-          addresses_by_object[o].push_back(pc - objects[o].bias);
-          break;
-        }
-      }
-    }
-
-    // The hottest function outside the runtime libraries (thread pool, libc).
-    std::size_t best_object = 0, best_count = 0;
-    Symbol best_symbol;
-    std::vector<std::uint64_t> best_addresses;
     std::string symbol_problem;
-    for (const auto& [object_index, addresses] : addresses_by_object) {
-      const LoadedObject& object = objects[object_index];
-      if (is_runtime_library(object.path)) continue;
-      if (object.path.find('\'') != std::string::npos) continue;
-      bool ok = false;
-      const std::vector<Symbol> symbols = function_symbols(object.path, ok);
-      if (symbols.empty()) {
-        symbol_problem = "no function symbols in " + object.path + " (nm missing or stripped?)";
-        continue;
-      }
-      std::map<std::size_t, std::vector<std::uint64_t>> by_symbol;
-      for (const std::uint64_t address : addresses) {
-        auto it = std::upper_bound(symbols.begin(), symbols.end(), address,
-                                   [](std::uint64_t a, const Symbol& s) { return a < s.address; });
-        if (it == symbols.begin()) continue;
-        --it;
-        if (address < it->address + it->size) {
-          by_symbol[static_cast<std::size_t>(it - symbols.begin())].push_back(address);
-        }
-      }
-      for (auto& [symbol_index, symbol_addresses] : by_symbol) {
-        if (symbol_addresses.size() > best_count) {
-          best_count = symbol_addresses.size();
-          best_object = object_index;
-          best_symbol = symbols[symbol_index];
-          best_addresses = std::move(symbol_addresses);
-        }
-      }
-    }
-    if (best_count == 0) {
+    const std::vector<SampledFunction> functions =
+        sampled_functions(objects, *buffer, result.samples, symbol_problem);
+    if (functions.empty()) {
       result.unavailable_reason = symbol_problem.empty()
                                       ? "no sample fell in a function of the suite's code"
                                       : symbol_problem;
       return result;
     }
-    result.binary = objects[best_object].path;
-    result.samples_in_function = best_count;
-
-    bool ok = false;
-    const std::string disassembly = command_output(
-        fmt::format("objdump -d -C --no-show-raw-insn -w --start-address=0x{:x} "
-                    "--stop-address=0x{:x} '{}' 2>/dev/null",
-                    best_symbol.address, best_symbol.address + best_symbol.size, result.binary),
-        ok);
-    if (!ok || disassembly.empty()) {
-      result.unavailable_reason = "objdump failed or is not installed";
-      return result;
+    // The interaction loop is the one counted: the hottest function that has one, which need not
+    // be the hottest function (with many threads and few bodies, cpu.tbb.symmetric's sum over the
+    // threads' accumulators can take more samples than its pair loop). Where none has one, what
+    // the hottest function holds says why.
+    HotLoop first;
+    for (std::size_t f = 0; f < std::min(functions.size(), kFunctionsSearched); ++f) {
+      HotLoop candidate = result;
+      count_hottest_loop(functions[f], objects[functions[f].object].path, candidate);
+      if (candidate.unavailable_reason.empty()) return candidate;
+      if (f == 0) first = std::move(candidate);
     }
-    const std::vector<LoopCensus> loops = innermost_loops(parse_objdump(disassembly));
-    const LoopCensus* hottest = nullptr;
-    for (const LoopCensus& loop : loops) {
-      const auto in_loop = static_cast<std::size_t>(
-          std::count_if(best_addresses.begin(), best_addresses.end(),
-                        [&](std::uint64_t a) { return loop.begin <= a && a <= loop.end; }));
-      if (in_loop > result.samples_in_loop) {
-        result.samples_in_loop = in_loop;
-        hottest = &loop;
-      }
-    }
-    if (hottest == nullptr) {
-      result.unavailable_reason = "no loop in the hottest function " + best_symbol.name;
-      return result;
-    }
-    result.loop = *hottest;
-    if (result.loop.interactions_per_iteration == 0) {
-      result.unavailable_reason =
-          "the hot loop holds no square root or rsqrt, so its interactions per iteration are "
-          "unknown (" +
-          best_symbol.name + ")";
-    }
+    return first;
   } catch (const std::exception& error) {
     result.unavailable_reason = std::string("hot-loop analysis failed: ") + error.what();
   }
