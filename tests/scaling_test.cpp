@@ -138,7 +138,7 @@ TEST(ScalingAnalysis, StrongScalingSpeedupAndEfficiencyAgainstOneDevice) {
   EXPECT_NEAR(*two.strong->compute_speedup, 4.0 / 2.4, 1e-12);
   EXPECT_NEAR(*two.strong->compute_efficiency, 4.0 / 4.8, 1e-12);
   EXPECT_NEAR(*two.communication_s, 0.1e-3, 1e-15);
-  EXPECT_NEAR(*two.other_s, 0.0, 1e-15);
+  EXPECT_EQ(*two.other_s, 0.0);  // 2.5 - 2.4 - 0.1 ms is zero within rounding: exactly 0
   EXPECT_EQ(two.scale_label, "2 ranks × 1 thread: 2 cores, 0 GPUs, 1 host");
   EXPECT_EQ(rule(study, 8).verdict, RuleVerdict::kept) << rule(study, 8).evidence;
   EXPECT_EQ(study.verdict, "all 3 applicable rules kept");

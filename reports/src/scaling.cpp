@@ -98,11 +98,14 @@ ScalingSource source_of(const ScalingInput& in) {
           .interrupted = doc.interrupted};
 }
 
+// The total less its parts; zero where that is below the rounding of the subtraction (a
+// nanosecond in a second), which would otherwise print as a time of 1e-13 µs.
 std::optional<double> non_negative_rest(const std::optional<double>& total,
                                         const std::optional<double>& compute,
                                         const std::optional<double>& communication) {
   if (!total || !compute) return std::nullopt;
-  return std::max(0.0, *total - *compute - communication.value_or(0.0));
+  const double rest = *total - *compute - communication.value_or(0.0);
+  return rest > 1e-9 * *total ? rest : 0.0;
 }
 
 // The scaling model's exchange for `p` (docs/perf-notes.md, "The exchange's α and β"): where the
