@@ -214,6 +214,27 @@ TEST(ScalingAnalysis, GpuFormulationsCountGpus) {
   EXPECT_NEAR(*point(study, "gpu.tuned", 2000, 1).other_s, 0.2e-3, 1e-12);
 }
 
+// Ranks of one GPU each say how their slices travelled: the same scale through NCCL and through
+// host memory are two rows a reader must tell apart.
+TEST(ScalingAnalysis, GpuRanksNameTheirExchange) {
+  const ResultsDocument one = run_at(1, {timed("gpu.tuned", 2000, 1e-3, std::nullopt)});
+  ResultsDocument nccl = run_at(2, {timed("gpu.tuned", 2000, 0.5e-3, 0.05e-3)});
+  nccl.settings.gpu_exchange = "nccl";
+  ResultsDocument mpi = run_at(2, {timed("gpu.tuned", 2000, 0.5e-3, 0.2e-3)});
+  mpi.settings.gpu_exchange = "mpi";
+  const ScalingStudy study = analyze_scaling({{"a", one}, {"b", nccl}, {"c", mpi}});
+  std::vector<std::string> labels;
+  for (const ScalingPoint& p : study.points) {
+    if (p.scale.devices() == 2) labels.push_back(p.scale_label);
+  }
+  std::sort(labels.begin(), labels.end());
+  EXPECT_EQ(labels, (std::vector<std::string>{
+                        "2 GPUs: 2 ranks × 1 GPU, 2 cores, 1 host, NCCL between the ranks",
+                        "2 GPUs: 2 ranks × 1 GPU, 2 cores, 1 host, through host memory (MPI)"}));
+  EXPECT_EQ(point(study, "gpu.tuned", 2000, 1).scale_label,
+            "1 GPU: 1 rank × 1 GPU, 1 core, 1 host");
+}
+
 // The scaling model's exchange, where the two-GPU document measured the all-gather between its
 // GPUs: alpha + (k - 1) ceil(N / k) b / beta, b = 12 bytes a body (float32 accelerations).
 TEST(ScalingAnalysis, TheModelsExchangeFromTheMeasuredAllGather) {

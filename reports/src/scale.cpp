@@ -22,7 +22,8 @@ RunScale scale_of(const RunSettings& settings, DeviceKind device, int threads) {
           .ranks = ranks,
           .hosts = std::max(1, static_cast<int>(hosts.size())),
           .gpus = device == DeviceKind::gpu ? ranks * gpus_per_rank : 0,
-          .threads_per_rank = std::max(1, threads)};
+          .threads_per_rank = std::max(1, threads),
+          .gpu_exchange = device == DeviceKind::gpu && ranks > 1 ? settings.gpu_exchange : ""};
 }
 
 bool spans_several_devices(const RunSettings& settings) {
@@ -33,9 +34,12 @@ std::string describe(const RunScale& s) {
   const std::string hosts = counted(s.hosts, "host", "hosts");
   const std::string cores = counted(s.cores(), "core", "cores");
   if (s.device == DeviceKind::gpu) {
-    return fmt::format("{}: {} × {}, {}, {}", counted(s.gpus, "GPU", "GPUs"),
-                       counted(s.ranks, "rank", "ranks"), counted(s.gpus / s.ranks, "GPU", "GPUs"),
-                       cores, hosts);
+    std::string label = fmt::format("{}: {} × {}, {}, {}", counted(s.gpus, "GPU", "GPUs"),
+                                    counted(s.ranks, "rank", "ranks"),
+                                    counted(s.gpus / s.ranks, "GPU", "GPUs"), cores, hosts);
+    if (s.gpu_exchange == "nccl") label += ", NCCL between the ranks";
+    if (s.gpu_exchange == "mpi") label += ", through host memory (MPI)";
+    return label;
   }
   return fmt::format("{} × {}: {}, 0 GPUs, {}", counted(s.ranks, "rank", "ranks"),
                      counted(s.threads_per_rank, "thread", "threads"), cores, hosts);

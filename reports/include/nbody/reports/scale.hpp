@@ -14,6 +14,9 @@ struct RunScale {
   int hosts = 1;             // distinct rank hosts; 1 where none are recorded
   int gpus = 0;              // GPU formulations: ranks × the GPUs each rank drives; CPU: 0
   int threads_per_rank = 1;  // the record's CPU threads (a GPU rank's host thread: 1)
+  // GPU formulations over several ranks: how their slices travelled ("nccl" between the ranks'
+  // GPUs, "mpi" through host memory); empty otherwise.
+  std::string gpu_exchange;
 
   // What a scaling study counts: GPUs for GPU formulations, ranks for CPU ones.
   int devices() const { return device == DeviceKind::gpu ? gpus : ranks; }
@@ -29,7 +32,7 @@ RunScale scale_of(const RunSettings& settings, DeviceKind device, int threads);
 bool spans_several_devices(const RunSettings& settings);
 
 // Every label of a scale names its GPUs, ranks, cores and hosts, e.g. "2 ranks × 1 thread: 2
-// cores, 0 GPUs, 1 host" or "4 GPUs: 2 ranks × 2 GPUs, 2 cores, 1 host".
+// cores, 0 GPUs, 1 host" or "4 GPUs: 2 ranks × 2 GPUs, 2 cores, 1 host, NCCL between the ranks".
 std::string describe(const RunScale& scale);
 
 }  // namespace nbody::reports
