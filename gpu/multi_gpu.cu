@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -279,6 +281,8 @@ class MultiGpuRun final : public PreparedRun {
   }
 
   Seconds evaluate(Scope scope) override {
+    const auto launches_start = Clock::now();
+    std::vector<double> host_launches;  // when the host reached each device's kernel
     for (auto& share : shares_) {
       check_cuda(cudaSetDevice(share->plan.device().ordinal));
       // Poison, outside the timed region: an acceleration nobody wrote fails validation.
@@ -287,6 +291,7 @@ class MultiGpuRun final : public PreparedRun {
       share->start.record(share->stream);
       if (scope == Scope::end_to_end) share->plan.upload(share->bodies, share->stream);
       share->kernel_start.record(share->stream);
+      host_launches.push_back(seconds_since(launches_start));
       if (share->plan.target_count() > 0) {
         share->plan.kernel().enqueue(share->plan.arguments(share->bodies, share->accelerations),
                                      share->stream.get());
@@ -323,6 +328,7 @@ class MultiGpuRun final : public PreparedRun {
     // wait and the busy device's kernel, added, exceeded the whole evaluation.
     seconds.communication = std::max(0.0, gathered - seconds.kernel);
     accelerations_on_host_ = scope == Scope::end_to_end;
+    trace_exchange(scope, seconds, host_launches);
     return seconds;
   }
 
@@ -351,6 +357,31 @@ class MultiGpuRun final : public PreparedRun {
   }
 
  private:
+  // NBODY_EXCHANGE_TRACE=1: each evaluation's anatomy on stderr, per device (the host's time to
+  // reach its kernel; on its own clock the upload, the kernel, and the time from its kernel's end
+  // until it had every slice), for the performance notes' account of the exchange.
+  void trace_exchange(Scope scope, const Seconds& seconds,
+                      const std::vector<double>& host_launches) const {
+    const char* on = std::getenv("NBODY_EXCHANGE_TRACE");
+    if (on == nullptr || *on != '1') return;
+    std::string line = "exchange: N=" + std::to_string(slices_.count) +
+                       (scope == Scope::end_to_end ? " end_to_end" : " kernel");
+    char figures[192];
+    for (std::size_t d = 0; d < shares_.size(); ++d) {
+      const RunShare<T>& share = *shares_[d];
+      std::snprintf(figures, sizeof figures,
+                    " | gpu %d: host %.1f us, upload %.1f us, kernel %.1f us, to gathered %.1f us",
+                    share.plan.device().ordinal, host_launches[d] * 1e6,
+                    share.kernel_start.seconds_since(share.start) * 1e6,
+                    share.kernel_stop.seconds_since(share.kernel_start) * 1e6,
+                    share.gathered_event.seconds_since(share.kernel_stop) * 1e6);
+      line += figures;
+    }
+    std::snprintf(figures, sizeof figures, " | communication %.1f us, total %.1f us",
+                  seconds.communication * 1e6, seconds.total * 1e6);
+    std::fprintf(stderr, "%s%s\n", line.c_str(), figures);
+  }
+
   // The first device's gathered accelerations (every device holds them all).
   void copy_accelerations_to_host() {
     RunShare<T>& first = *shares_.front();

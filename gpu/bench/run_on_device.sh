@@ -3,9 +3,11 @@
 # the tuned kernels, the GPU tests, the benchmarks (and tuned variants), compute-sanitizer.
 #
 #   gpu/bench/run_on_device.sh OUTDIR [STAGE...]
-#   stages: default kernelonly simulate sass test ctest cupti bench variants ncu source dram sanitize fair
-#           gpus gpu-ranks host-test host-run host-big host-sim host-weak host-whole
-#   (default: the default `nbody-fair run`, timed, on a fresh cache; kernelonly: the GPU
+#   stages: default kernelonly simulate sass test ctest asan cupti bench variants ncu source dram
+#           sanitize fair gpus gpu-ranks host-test host-run host-big host-sim host-weak host-whole
+#   (ctest: the complete test suite, every test with --output-on-failure, on any host (its
+#   summary and failures in log.txt); asan: the debug-asan preset's build and complete ctest, with
+#   its LeakSanitizer suppressions; default: the default `nbody-fair run`, timed, on a fresh cache; kernelonly: the GPU
 #   formulations timed in kernel scope alone at the default sizes, to set beside it; simulate:
 #   simulation_test on the GPU, then `nbody-fair simulate` on a Plummer sphere, SIM_ARGS added;
 #   gpus: issue 15 on every GPU of the host, in one process: the multi-GPU tests (memcheck among
@@ -14,10 +16,11 @@
 #   `simulate` at GPUS_SIM_SIZES (all GPUs also at GPUS_WEAK_RUN_SIZE, G x 1M: weak scaling's
 #   pair), and `nbody-fair scaling` over the pairs; gpu-ranks: two MPI ranks, one GPU each, NCCL
 #   between them (--gpu-exchange nccl): their tests (nccl_ranks_test under mpirun -np
-#   2), gpu.tuned's `run` and `simulate` at the same sizes, and the scaling from one GPU where this
-#   call also ran `gpus` (otherwise `nbody-fair scaling` wherever the folders land);
-#   GPUS_MPI_EXCHANGE=1 adds the same simulate with the host-staged exchange (--gpu-exchange mpi)
-#   to set beside it; the two stages fit one 10-minute call each on two H200s;
+#   2, then under compute-sanitizer's memcheck on each rank), gpu.tuned's `run` and `simulate` at
+#   the same sizes, the same with the host-staged exchange (--gpu-exchange mpi), and one scaling
+#   study of all of them beside the one-process runs where this call also ran `gpus` (otherwise
+#   `nbody-fair scaling` wherever the folders land); NBODY_EXCHANGE_TRACE=1 on the runs of two
+#   GPUs: each evaluation's anatomy (upload, kernel, until gathered, per GPU) in TAG-run.log;
 #   NCCL_NVLS_ENABLE=0 throughout, passed to the ranks with mpirun -x;
 #   host-test host-run host-big host-sim host-weak host-whole: issue 17 on a host of 4 or 8 GPUs,
 #   one device call each where time is short (a call may run at most 10 minutes), gpu.tuned in one
@@ -60,12 +63,26 @@ has host-test && targets="$targets simulation_test"
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service
 has ctest && targets=all
 has cupti && targets="$targets counters_test"
+jobs=$(nproc)
+generator=()
+command -v ninja >/dev/null && [[ ! -f $build/Makefile ]] && generator=(-G Ninja)
 stage "build $targets"
+start=$(date +%s)
 {
-  cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PFX" \
+  cmake -S . -B $build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PFX" \
     -DCMAKE_CUDA_ARCHITECTURES=90 &&
-    cmake --build $build -j16 --target $targets
+    cmake --build $build -j"$jobs" --target $targets
 } >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+echo "built in $(($(date +%s) - start)) s" | tee -a "$log"
+
+# ctest_summary LOG: ctest's summary line, each failed test, each skip's count and reason.
+ctest_summary() {
+  grep -E "tests passed|tests failed|Total Test time" "$1" | tee -a "$log"
+  grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run)" "$1" |
+    tee -a "$log"
+  grep -E "\*\*\*Skipped|Skipped$" "$1" | sed 's/.*Test *#[0-9]*: //' | sort | uniq -c |
+    head -20 | tee -a "$log"
+}
 
 if has default; then
   stage "nbody-fair run with its defaults, timed"
@@ -117,11 +134,32 @@ if has cupti; then
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|copy of|interaction mix" "$out/cupti.log" | tee -a "$log"
 fi
 if has ctest; then
-  stage "ctest (every test; those on the GPU hold one lock)"
-  timeout 500 ctest --test-dir $build -j8 --output-on-failure >"$out/ctest.log" 2>&1
-  echo "rc=$?" | tee -a "$log"
-  grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" | tail -20 | tee -a "$log"
-  grep -E "compute-only|copy of|Skipped" "$out/ctest.log" | sort | uniq -c | head | tee -a "$log"
+  stage "ctest: the complete suite (tests on the GPU, or on MPI ranks, hold a lock each)"
+  start=$(date +%s)
+  # What the call has left of its 10 minutes, unless CTEST_SECONDS says.
+  timeout "${CTEST_SECONDS:-$((580 - SECONDS))}" ctest --test-dir $build -j"$jobs" --output-on-failure \
+    >"$out/ctest.log" 2>&1
+  echo "rc=$? in $(($(date +%s) - start)) s" | tee -a "$log"
+  ctest_summary "$out/ctest.log"
+fi
+if has asan; then
+  # The debug-asan preset as CMakePresets.json gives it (its LSAN_OPTIONS among the test
+  # environment), pointed at the staged dependencies and this GPU.
+  stage "debug-asan preset: build"
+  start=$(date +%s)
+  {
+    cmake --preset debug-asan -DCMAKE_PREFIX_PATH="$PFX" -DCMAKE_CUDA_ARCHITECTURES=90 &&
+      cmake --build --preset debug-asan -j"$jobs"
+  } >"$out/asan-build.log" 2>&1 || { tail -40 "$out/asan-build.log"; exit 1; }
+  echo "built in $(($(date +%s) - start)) s" | tee -a "$log"
+  stage "debug-asan preset: ctest"
+  start=$(date +%s)
+  timeout "${ASAN_CTEST_SECONDS:-$((580 - SECONDS))}" ctest --preset debug-asan -j"$((jobs / 2))" \
+    >"$out/asan-ctest.log" 2>&1
+  echo "rc=$? in $(($(date +%s) - start)) s" | tee -a "$log"
+  ctest_summary "$out/asan-ctest.log"
+  grep -E "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error" "$out/asan-ctest.log" |
+    sort | uniq -c | head | tee -a "$log"
 fi
 bench="$build/nbody-fair bench"
 if has bench; then
@@ -219,78 +257,70 @@ several_gpu_tests() {
   echo "rc=$?" | tee -a "$log"
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/$1-memcheck.log" | tee -a "$log"
 }
+# gpu_tuned_pair TAG ARGS...: gpu.tuned's `run` at GPUS_RUN_SIZES and `simulate` at
+# GPUS_SIM_SIZES, with ARGS (the GPUs, or the ranks' exchange) and the command prefix in $launch
+# (mpirun for ranks); folders TAG-run and TAG-sim, logs beside them.
+gpu_tuned_pair() {
+  local tag=$1
+  shift
+  stage "gpu.tuned, $tag: run and simulate"
+  # --max-eval-seconds 20: a 4M evaluation on one GPU takes about 8 s, over the default's 2.
+  NBODY_EXCHANGE_TRACE=1 timeout 300 $launch $build/nbody-fair run --impl '^gpu\.tuned$' \
+    --no-counters --max-eval-seconds 20 --max-attempts 2 --sizes "${GPUS_RUN_SIZES:-1M,4M}" \
+    "$@" --out "$out/$tag-run" >"$out/$tag-run.log" 2>&1
+  echo "run rc=$?" | tee -a "$log"
+  timeout 300 $launch $build/nbody-fair simulate --impl '^gpu\.tuned$' --ic plummer \
+    --sizes "${GPUS_SIM_SIZES:-16K,64K,256K}" --steps 64 "$@" --out "$out/$tag-sim" \
+    >"$out/$tag-sim.log" 2>&1
+  echo "simulate rc=$?" | tee -a "$log"
+  # The exchange's anatomy: per N, the median of each figure over the evaluations traced.
+  grep -h '^exchange:' "$out/$tag-run.log" | python3 gpu/bench/exchange_anatomy.py | tee -a "$log"
+}
+# scaling_study TAG FOLDER...: one `nbody-fair scaling` over the folders that exist.
+scaling_study() {
+  local tag=$1 folders=()
+  shift
+  for f in "$@"; do [[ -d $f ]] && folders+=("$f"); done
+  ((${#folders[@]} >= 2)) || return 0
+  stage "scaling: $tag"
+  $build/nbody-fair scaling --out "$out/scaling-$tag" "${folders[@]}" >>"$log" 2>&1
+  grep -E "^\| gpu" "$out/scaling-$tag/scaling.md" | head -40 | tee -a "$log"
+}
+launch=""
 if has gpus; then
   several_gpu_tests gpus
   all=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
-  stage "the links: nvidia-smi topo -m, and NCCL's all-gather between GPUs $all (peaks --gpus)"
+  stage "the links: nvidia-smi topo -m"
   nvidia-smi topo -m >>"$log" 2>&1
-  # NCCL_DEBUG=INFO names the transport each channel took (P2P over NVLink, SHM through the host).
-  NCCL_DEBUG=INFO $build/nbody-fair peaks --gpus "$all" >"$out/gpus-peaks.log" 2>&1
-  echo "rc=$?" | tee -a "$log"
-  grep -E "all_gather|via |NCCL version" "$out/gpus-peaks.log" | cut -c1-400 | sort | uniq -c |
-    head -20 | tee -a "$log"
-  sets=0
-  [[ $all == 0 ]] || sets="0 $all"  # one GPU: the pair is one run (tried so on an H100)
-  for gpus in $sets; do
-    tag=gpus-${gpus//,/-}
-    sizes=${GPUS_RUN_SIZES:-1M,4M}
-    # On all GPUs also N = G x 1M, weak scaling's pair for 1M on one (GPUS_WEAK_RUN_SIZE).
-    [[ $gpus == *,* ]] && sizes="$sizes,${GPUS_WEAK_RUN_SIZE:-$(nvidia-smi -L | wc -l)M}"
-    stage "gpu.tuned on --gpus $gpus: run and simulate"
-    # --max-eval-seconds 20: a 4M evaluation on one GPU takes about 8 s, over the default's 2.
-    timeout 300 $build/nbody-fair run --impl '^gpu\.tuned$' --gpus "$gpus" --no-counters \
-      --max-eval-seconds 20 --sizes "$sizes" --out "$out/$tag-run" >"$out/$tag-run.log" 2>&1
-    echo "run rc=$?" | tee -a "$log"
-    timeout 300 $build/nbody-fair simulate --impl '^gpu\.tuned$' --gpus "$gpus" --ic plummer \
-      --sizes "${GPUS_SIM_SIZES:-4K,8K,16K,32K,64K,256K}" --steps 64 --out "$out/$tag-sim" \
-      >"$out/$tag-sim.log" 2>&1
-    echo "simulate rc=$?" | tee -a "$log"
-  done
-  if [[ $all != 0 ]]; then
-    stage "scaling"
-    $build/nbody-fair scaling --out "$out/scaling-run" "$out/gpus-0-run" \
-      "$out/gpus-${all//,/-}-run" >>"$log" 2>&1
-    $build/nbody-fair scaling --out "$out/scaling-sim" "$out/gpus-0-sim" \
-      "$out/gpus-${all//,/-}-sim" >>"$log" 2>&1
-    grep -E "^\| gpu" "$out/scaling-run/scaling.md" "$out/scaling-sim/scaling.md" | head -40 |
-      tee -a "$log"
-  fi
+  gpu_tuned_pair gpus-0 --gpus 0
+  # One GPU: the pair is one run (tried so on an H100).
+  [[ $all == 0 ]] || gpu_tuned_pair "gpus-${all//,/-}" --gpus "$all"
 fi
 if has gpu-ranks; then
-  # Two ranks, one GPU each, NCCL between them (tests/mpirun.sh: oversubscribed, as root where
-  # root, under its own time limit; -x hands NCCL_NVLS_ENABLE=0 to the ranks).
-  ranks="tests/mpirun.sh 2 -x NCCL_NVLS_ENABLE"
+  # Two ranks, one GPU each (tests/mpirun.sh: oversubscribed, as root where root, under its own
+  # time limit; -x hands NCCL_NVLS_ENABLE=0 and the trace switch to the ranks).
+  ranks="tests/mpirun.sh 2 -x NCCL_NVLS_ENABLE -x NBODY_EXCHANGE_TRACE"
   stage "two MPI ranks, NCCL between their GPUs: nccl_ranks_test"
-  NBODY_MPI_TEST_SECONDS=400 $ranks $build/tests/nccl_ranks_test >"$out/ranks-test.log" 2>&1
+  NBODY_MPI_TEST_SECONDS=300 $ranks $build/tests/nccl_ranks_test >"$out/ranks-test.log" 2>&1
   echo "rc=$?" | tee -a "$log"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|^rank [0-9]|Skipped" "$out/ranks-test.log" |
     sort | uniq -c | tee -a "$log"
-  stage "gpu.tuned on mpirun -np 2 --gpu-exchange nccl: run and simulate"
-  NBODY_MPI_TEST_SECONDS=300 $ranks $build/nbody-fair run --impl '^gpu\.tuned$' --gpu-exchange nccl \
-    --max-eval-seconds 20 --sizes "${GPUS_RUN_SIZES:-1M,4M},${GPUS_WEAK_RUN_SIZE:-2M}" \
-    --out "$out/ranks-nccl-run" >"$out/ranks-nccl-run.log" 2>&1
-  echo "run rc=$?" | tee -a "$log"
-  NBODY_MPI_TEST_SECONDS=300 $ranks $build/nbody-fair simulate --impl '^gpu\.tuned$' --gpu-exchange nccl \
-    --ic plummer --sizes "${GPUS_SIM_SIZES:-4K,8K,16K,32K,64K,256K}" --steps 64 \
-    --out "$out/ranks-nccl-sim" >"$out/ranks-nccl-sim.log" 2>&1
-  echo "simulate rc=$?" | tee -a "$log"
-  tail -n 3 "$out/ranks-nccl-run.log" "$out/ranks-nccl-sim.log" | tee -a "$log"
-  if [[ ${GPUS_MPI_EXCHANGE:-0} == 1 ]]; then
-    stage "gpu.tuned on mpirun -np 2 --gpu-exchange mpi (host memory): simulate"
-    NBODY_MPI_TEST_SECONDS=300 $ranks $build/nbody-fair simulate --impl '^gpu\.tuned$' \
-      --gpu-exchange mpi --ic plummer --sizes "${GPUS_SIM_SIZES:-4K,8K,16K,32K,64K,256K}" \
-      --steps 64 --out "$out/ranks-mpi-sim" >"$out/ranks-mpi-sim.log" 2>&1
-    echo "simulate rc=$?" | tee -a "$log"
-  fi
-  if [[ -d $out/gpus-0-run && -d $out/ranks-nccl-run ]]; then
-    stage "scaling: one GPU against two ranks with NCCL"
-    $build/nbody-fair scaling --out "$out/scaling-ranks-run" "$out/gpus-0-run" \
-      "$out/ranks-nccl-run" >>"$log" 2>&1
-    $build/nbody-fair scaling --out "$out/scaling-ranks-sim" "$out/gpus-0-sim" \
-      "$out/ranks-nccl-sim" >>"$log" 2>&1
-    grep -E "^\| gpu" "$out/scaling-ranks-run/scaling.md" "$out/scaling-ranks-sim/scaling.md" |
-      head -40 | tee -a "$log"
-  fi
+  stage "nccl_ranks_test under compute-sanitizer memcheck on each rank"
+  NBODY_MPI_TEST_SECONDS=300 $ranks compute-sanitizer --tool memcheck --report-api-errors no \
+    --error-exitcode 99 $build/tests/nccl_ranks_test --gtest_filter='*Runs*:*Simulations*' \
+    >"$out/ranks-memcheck.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/ranks-memcheck.log" | sort | uniq -c | tee -a "$log"
+  export NBODY_MPI_TEST_SECONDS=300
+  launch=$ranks gpu_tuned_pair ranks-nccl --gpu-exchange nccl
+  launch=$ranks gpu_tuned_pair ranks-mpi --gpu-exchange mpi
+  unset NBODY_MPI_TEST_SECONDS
+fi
+# One study of every way this host's GPUs ran gpu.tuned: one GPU, all GPUs of one process, and the
+# ranks with NCCL and through host memory.
+if has gpus || has gpu-ranks; then
+  scaling_study run "$out"/gpus-*-run "$out"/ranks-*-run
+  scaling_study sim "$out"/gpus-*-sim "$out"/ranks-*-sim
 fi
 if has fair; then
   stage "nbody-fair run"
