@@ -505,6 +505,28 @@ TEST(CommandLine, HopelessFirstSizeIsSkippedWithTheEstimate) {
   fs::remove_all(dir);
 }
 
+// A run whose every measurement failed, and a simulation that failed, exit 1 (and keep what they
+// wrote): a script or CI job must not read a failure as success. Float32 cannot hold the square
+// of a 1e30 softening; a step of 1e300 takes the state past any double.
+TEST(CommandLine, RunsAndSimulationsThatFailedExitOne) {
+  const fs::path dir = scratch("failed");
+  const CommandResult run =
+      run_tool({"run", "--impl", "^cpu\\.soa$", "--sizes", "64", "--softening", "1e30", "--reps",
+                "2", "--min-time", "0.001", "--no-counters", "--out", (dir / "run").string()});
+  EXPECT_EQ(run.exit_code, 1) << run.stderr_text;
+  const ResultsDocument runs = load_results(dir / "run" / "results.json");
+  ASSERT_EQ(runs.results.size(), 1u);
+  EXPECT_EQ(runs.results[0].status, Status::failed);
+  const CommandResult simulate =
+      run_tool({"simulate", "--impl", "^cpu\\.soa$", "--sizes", "64", "--dt", "1e300", "--steps",
+                "4", "--out", (dir / "simulate").string()});
+  EXPECT_EQ(simulate.exit_code, 1) << simulate.stderr_text;
+  const ResultsDocument simulated = load_results(dir / "simulate" / "results.json");
+  ASSERT_EQ(simulated.simulations.size(), 1u);
+  EXPECT_EQ(simulated.simulations[0].status, Status::failed);
+  fs::remove_all(dir);
+}
+
 // Bad input: one line on stderr, exit code 2, and no files left behind.
 // `bench` runs what the registry has under Google Benchmark, with its flags passed through; tuning
 // variants only with --variants.
