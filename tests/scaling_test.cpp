@@ -417,6 +417,42 @@ TEST(ScalingReports, EveryFormatHasEveryRow) {
             std::string::npos);
 }
 
+// The same two GPUs joined three ways are three lines from the one-GPU point, and every bar's
+// label breaks into lines short enough for the axis.
+TEST(ScalingReports, WaysOfJoiningTheSameGpusAreLinesOfTheirOwn) {
+  const ResultsDocument one = run_at(1, {timed("gpu.tuned", 2000, 1e-3, std::nullopt)});
+  ResultsDocument process = run_at(1, {timed("gpu.tuned", 2000, 0.5e-3, 0.02e-3)});
+  process.settings.gpu_devices = {0, 1};
+  ResultsDocument nccl = run_at(2, {timed("gpu.tuned", 2000, 0.5e-3, 0.05e-3)});
+  nccl.settings.gpu_exchange = "nccl";
+  ResultsDocument mpi = run_at(2, {timed("gpu.tuned", 2000, 0.5e-3, 0.2e-3)});
+  mpi.settings.gpu_exchange = "mpi";
+  const ScalingStudy study = analyze_scaling({{"a", one}, {"b", process}, {"c", nccl}, {"d", mpi}});
+  const std::string html = render_scaling_html(study, ChartJsSource{"/* stand-in */", ""});
+  const auto begin = html.find("<script type=\"application/json\" id=\"report-data\">");
+  ASSERT_NE(begin, std::string::npos);
+  const auto start = html.find('>', begin) + 1;
+  const nlohmann::json data =
+      nlohmann::json::parse(html.substr(start, html.find("</script>", start) - start));
+  std::vector<std::string> names;
+  for (const nlohmann::json& series : data["efficiency"][0]["series"]) {
+    names.push_back(series["name"]);
+    ASSERT_EQ(series["points"].size(), 2u) << series.dump();
+    EXPECT_EQ(series["points"][0]["k"], 1);  // each line starts at the one-GPU point
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"gpu.tuned @ 2000, the GPUs of one process",
+                                             "gpu.tuned @ 2000, ranks, NCCL between them",
+                                             "gpu.tuned @ 2000, ranks, through host memory"}));
+  for (const nlohmann::json& row : data["splits"][0]["rows"]) {
+    for (const nlohmann::json& line : row["lines"]) {
+      EXPECT_LE(line.get<std::string>().size(), 26u) << row["lines"].dump();
+    }
+  }
+  EXPECT_EQ(data["splits"][0]["rows"][2]["lines"],
+            (nlohmann::json{"gpu.tuned", "2 GPUs:", "2 ranks × 1 GPU,", "2 cores, 1 host,",
+                            "NCCL between the ranks"}));
+}
+
 // ---- the command ----
 
 using testing::CommandResult;

@@ -607,7 +607,8 @@ inline constexpr const char* kReportScript = R"js(
     datasets.push({ label: "100%", data: [{ x: kmin, y: 100 }, { x: kmax, y: 100 }],
       borderColor: "#868e96", backgroundColor: "#868e96", borderDash: [4, 4], borderWidth: 1,
       pointRadius: 0, pointHitRadius: 0, pointStyle: "line" });
-    growPlot(canvas, Math.ceil(datasets.length / 2), 20, 340);
+    // The plot keeps its height whatever the legend takes: a long series name is a legend row.
+    canvas.parentNode.style.height = Math.max(340, 300 + 18 * datasets.length) + "px";
     var top = Math.max.apply(null, ys);
     return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: {
       scales: {
@@ -628,7 +629,9 @@ inline constexpr const char* kReportScript = R"js(
   var partColours = { compute: "#4263eb", communication: "#f59f00", other: "#adb5bd" };
   builders.scalingSplit = function (canvas, index) {
     var split = data.splits[index], rows = split.rows;
-    growPlot(canvas, rows.length, 52, 240);
+    // A row as tall as its label's lines.
+    var lines = Math.max.apply(null, rows.map(function (r) { return r.lines.length; }));
+    growPlot(canvas, rows.length, Math.max(52, 14 * lines + 10), 240);
     var datasets = split.parts.map(function (part) {
       return { label: part.label, key: part.key,
         data: rows.map(function (r) { return r.seconds[part.key]; }),
@@ -639,7 +642,8 @@ inline constexpr const char* kReportScript = R"js(
       options: { indexAxis: "y",
         scales: {
           x: axis("linear", "median time per " + split.per, { stacked: true, min: 0,
-            ticks: { callback: function (v) { return duration(v); }, maxRotation: 0 } }),
+            ticks: { callback: function (v) { return duration(v); }, maxRotation: 0,
+              maxTicksLimit: 5 } }),
           y: axis("category", "", { stacked: true, title: { display: false },
             ticks: { autoSkip: false, font: rowFont(canvas) } }) },
         plugins: { tooltip: { mode: "index", callbacks: {

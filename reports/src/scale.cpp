@@ -45,4 +45,13 @@ std::string describe(const RunScale& s) {
                      counted(s.threads_per_rank, "thread", "threads"), cores, hosts);
 }
 
+std::string describe_joining(const RunScale& s) {
+  if (s.devices() <= 1) return "";
+  if (s.device == DeviceKind::cpu) return "ranks";
+  if (s.ranks == 1) return "the GPUs of one process";
+  if (s.gpu_exchange == "nccl") return "ranks, NCCL between them";
+  if (s.gpu_exchange == "mpi") return "ranks, through host memory";
+  return "ranks";
+}
+
 }  // namespace nbody::reports

@@ -302,69 +302,131 @@ json series_json(const ScalingPoint& p, std::size_t n) {
           {"points", json::array()}};
 }
 
-// Strong: one series per (implementation, N, threads per rank), a point per scale with an
-// efficiency. Weak: one per (implementation, N on one device), its baseline at k = 1.
-json efficiency_chart(const ScalingStudy& study, ScalingWork work, bool weak) {
-  std::map<std::string, json> series;
-  std::vector<std::string> order;
-  const auto add = [&](const ScalingPoint& key_point, std::size_t n, json point) {
-    const std::string name = series_name(key_point, n);
-    if (!series.contains(name)) {
-      series[name] = series_json(key_point, n);
-      order.push_back(name);
-    }
-    series[name]["points"].push_back(std::move(point));
+// Strong: one line per (implementation, N, threads per rank) from its one-device point, a point
+// per scale; where the same devices were joined in several ways (the GPUs of one process, ranks
+// with NCCL, ranks through host memory) each way is a line of its own from that point.
+json strong_efficiency_series(const ScalingStudy& study, ScalingWork work, bool& beyond_one) {
+  struct Lines {
+    const ScalingPoint* key = nullptr;
+    json baseline = json::array();
+    std::vector<std::string> ways;  // in order of appearance
+    std::map<std::string, json> points_by_way;
   };
-  bool beyond_one = false;
+  std::map<std::string, Lines> lines;
+  std::vector<std::string> order;
   for (const ScalingPoint& p : study.points) {
-    if (p.work != work) continue;
-    if (!weak && p.strong && p.strong->total_efficiency) {
-      beyond_one |= p.scale.devices() > 1;
-      add(p, p.n,
-          efficiency_point(
-              p, *p.strong->total_efficiency,
-              fmt::format("{} at N = {} on {}: efficiency {}, speedup {}, {}", p.implementation,
-                          p.n, p.scale_label, percent(p.strong->total_efficiency),
-                          times(p.strong->total_speedup), seconds(p.total_s)),
-              p.strong->disturbance));
+    if (p.work != work || !p.strong || !p.strong->total_efficiency) continue;
+    const std::string name = series_name(p, p.n);
+    auto [it, added] = lines.try_emplace(name);
+    if (added) {
+      order.push_back(name);
+      it->second.key = &p;
     }
-    if (weak && p.weak && p.weak->total_efficiency) {
-      beyond_one = true;
-      const WeakScaling& w = *p.weak;
-      json base = {
-          {"k", 1},
-          {"y", 1.0},
-          {"text",
-           fmt::format("{} at N = {} on one device: the baseline, {}", p.implementation,
-                       w.baseline_n,
-                       w.baseline_total_rate ? format_si(*w.baseline_total_rate, "int/s") : "—")}};
-      if (!w.baseline_disturbance.empty()) base["disturbed"] = w.baseline_disturbance;
-      const std::string name = series_name(p, w.baseline_n);
-      json& s = series[name];
-      if (s.is_null()) {
-        s = series_json(p, w.baseline_n);
-        s["points"].push_back(base);
-        order.push_back(name);
+    json point = efficiency_point(
+        p, *p.strong->total_efficiency,
+        fmt::format("{} at N = {} on {}: efficiency {}, speedup {}, {}", p.implementation, p.n,
+                    p.scale_label, percent(p.strong->total_efficiency),
+                    times(p.strong->total_speedup), seconds(p.total_s)),
+        p.strong->disturbance);
+    if (p.scale.devices() == 1) {
+      it->second.baseline.push_back(std::move(point));
+      continue;
+    }
+    beyond_one = true;
+    const std::string way = describe_joining(p.scale);
+    if (!it->second.points_by_way.contains(way)) {
+      it->second.ways.push_back(way);
+      it->second.points_by_way[way] = json::array();
+    }
+    it->second.points_by_way[way].push_back(std::move(point));
+  }
+  json out = json::array();
+  for (const std::string& name : order) {
+    const Lines& l = lines.at(name);
+    std::vector<std::string> ways = l.ways;
+    if (ways.empty()) ways.push_back("");  // the one-device point alone
+    for (const std::string& way : ways) {
+      json series = series_json(*l.key, l.key->n);
+      if (ways.size() > 1) series["name"] = name + ", " + way;
+      series["points"] = l.baseline;
+      if (const auto it = l.points_by_way.find(way); it != l.points_by_way.end()) {
+        for (const json& point : it->second) series["points"].push_back(point);
       }
-      s["points"].push_back(efficiency_point(
-          p, *w.total_efficiency,
-          fmt::format("{} at N = {} on {}: efficiency {}, {} per device", p.implementation, p.n,
-                      p.scale_label, percent(w.total_efficiency),
-                      w.total_rate_per_device ? format_si(*w.total_rate_per_device, "int/s") : "—"),
-          w.disturbance));
+      out.push_back(std::move(series));
     }
   }
-  json out = {{"work", to_string(work)}, {"series", json::array()}, {"drawn", beyond_one}};
-  for (const std::string& name : order) out["series"].push_back(series[name]);
   return out;
 }
 
-// The label of a bar: the implementation, then the scale over two lines (Chart.js draws an
-// array as lines), so long labels stay narrow on a phone.
+// Weak: one series per (implementation, N on one device), its baseline at k = 1.
+json weak_efficiency_series(const ScalingStudy& study, ScalingWork work, bool& beyond_one) {
+  std::map<std::string, json> series;
+  std::vector<std::string> order;
+  for (const ScalingPoint& p : study.points) {
+    if (p.work != work || !p.weak || !p.weak->total_efficiency) continue;
+    beyond_one = true;
+    const WeakScaling& w = *p.weak;
+    json base = {
+        {"k", 1},
+        {"y", 1.0},
+        {"text",
+         fmt::format("{} at N = {} on one device: the baseline, {}", p.implementation, w.baseline_n,
+                     w.baseline_total_rate ? format_si(*w.baseline_total_rate, "int/s") : "—")}};
+    if (!w.baseline_disturbance.empty()) base["disturbed"] = w.baseline_disturbance;
+    const std::string name = series_name(p, w.baseline_n);
+    json& s = series[name];
+    if (s.is_null()) {
+      s = series_json(p, w.baseline_n);
+      s["points"].push_back(base);
+      order.push_back(name);
+    }
+    s["points"].push_back(efficiency_point(
+        p, *w.total_efficiency,
+        fmt::format("{} at N = {} on {}: efficiency {}, {} per device", p.implementation, p.n,
+                    p.scale_label, percent(w.total_efficiency),
+                    w.total_rate_per_device ? format_si(*w.total_rate_per_device, "int/s") : "—"),
+        w.disturbance));
+  }
+  json out = json::array();
+  for (const std::string& name : order) out.push_back(series[name]);
+  return out;
+}
+
+json efficiency_chart(const ScalingStudy& study, ScalingWork work, bool weak) {
+  bool beyond_one = false;
+  json series = weak ? weak_efficiency_series(study, work, beyond_one)
+                     : strong_efficiency_series(study, work, beyond_one);
+  return {{"work", to_string(work)}, {"series", std::move(series)}, {"drawn", beyond_one}};
+}
+
+// The label of a bar: the implementation, then the scale over lines of at most about 23
+// characters, broken after its colon and its commas (Chart.js draws an array as lines), so that
+// long labels stay narrow on a phone and the axis never cuts them.
 json bar_lines(const ScalingPoint& p) {
+  constexpr std::size_t kWidth = 24;  // bytes: "×" takes two
+  json lines = {p.implementation};
   const auto colon = p.scale_label.find(": ");
-  if (colon == std::string::npos) return {p.implementation, p.scale_label};
-  return {p.implementation, p.scale_label.substr(0, colon + 1), p.scale_label.substr(colon + 2)};
+  std::string rest = p.scale_label;
+  if (colon != std::string::npos) {
+    lines.push_back(p.scale_label.substr(0, colon + 1));
+    rest = p.scale_label.substr(colon + 2);
+  }
+  std::string line;
+  std::size_t start = 0;
+  while (start <= rest.size()) {
+    const std::size_t comma = rest.find(", ", start);
+    const std::string piece =
+        rest.substr(start, comma == std::string::npos ? std::string::npos : comma + 1 - start);
+    if (!line.empty() && line.size() + 1 + piece.size() > kWidth) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + piece;
+    if (comma == std::string::npos) break;
+    start = comma + 2;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 // Per (work, N): each timed scale's time as compute, communication and other, in seconds.

@@ -35,4 +35,8 @@ bool spans_several_devices(const RunSettings& settings);
 // cores, 0 GPUs, 1 host" or "4 GPUs: 2 ranks × 2 GPUs, 2 cores, 1 host, NCCL between the ranks".
 std::string describe(const RunScale& scale);
 
+// How several devices were joined: "the GPUs of one process", "ranks, NCCL between them", "ranks,
+// through host memory" (GPU formulations), "ranks" (CPU ones); empty for one device.
+std::string describe_joining(const RunScale& scale);
+
 }  // namespace nbody::reports
