@@ -12,8 +12,8 @@ namespace {
 
 // Why cudaGetDeviceCount failed. On a machine with no NVIDIA GPU or driver the runtime says "CUDA
 // driver version is insufficient for CUDA runtime version", which reads as "upgrade the driver":
-// say plainly what is missing, keeping the runtime's words. A driver that is really too old
-// reports its version (0 means none is installed).
+// say plainly what is missing, without those words. A driver that is really too old reports its
+// version (0 means none is installed).
 std::string no_device_reason(cudaError_t status) {
   int driver_version = 0;
   const bool no_driver =
@@ -22,8 +22,9 @@ std::string no_device_reason(cudaError_t status) {
   const bool nothing_there = status == cudaErrorNoDevice || status == cudaErrorStubLibrary ||
                              (status == cudaErrorInsufficientDriver && no_driver);
   if (nothing_there) {
-    return fmt::format("no NVIDIA GPU or driver found (CUDA runtime: {})",
-                       cudaGetErrorString(status));
+    return no_driver ? "no NVIDIA GPU or driver found (no NVIDIA driver is installed or loaded)"
+                     : fmt::format("no NVIDIA GPU or driver found (CUDA runtime: {})",
+                                   cudaGetErrorString(status));
   }
   if (status == cudaErrorInsufficientDriver) {
     int runtime_version = 0;

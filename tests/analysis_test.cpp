@@ -479,5 +479,79 @@ TEST(Simulation, MarkdownNamesTheChartsOfReportHtml) {
   EXPECT_NE(markdown.find("report.html"), std::string::npos);
 }
 
+// ---- a run that measured one side only ----
+
+// The CPU side alone, the GPU formulations unavailable: the run says so first, why and what to do;
+// the audit is not all green, and every evidence line is true of this run.
+ResultsDocument cpu_side_only(const std::string& gpu_reason) {
+  ResultsDocument doc = document();
+  doc.build.cuda_compiler = "NVIDIA 13.0";
+  doc.machine.gpus.clear();
+  std::erase_if(doc.results,
+                [](const ResultRecord& r) { return r.implementation.starts_with("gpu"); });
+  for (ImplementationRecord& i : doc.implementations) {
+    if (i.device != DeviceKind::gpu) continue;
+    i.available = false;
+    i.unavailable_reason = gpu_reason;
+    ResultRecord skipped;
+    skipped.implementation = i.name;
+    skipped.initial_condition = "uniform";
+    skipped.n = 1024;
+    skipped.status = Status::skipped;
+    skipped.reason = gpu_reason;
+    doc.results.push_back(skipped);
+  }
+  return doc;
+}
+
+TEST(MeasuredSides, ARunWithoutAGpuSaysSoFirstAndItsAuditIsNotAllGreen) {
+  const std::string why = "no NVIDIA GPU or driver found (no NVIDIA driver is installed or loaded)";
+  const ResultsDocument doc = cpu_side_only(why);
+  const Analysis a = analyze(doc);
+  EXPECT_TRUE(a.sides.cpu);
+  EXPECT_FALSE(a.sides.gpu);
+  EXPECT_EQ(a.sides.missing, "no GPU measured: " + why);
+  EXPECT_TRUE(a.audit.verdict.starts_with("no GPU measured, no ratio: ")) << a.audit.verdict;
+  EXPECT_EQ(rule(a, 3).verdict, RuleVerdict::cannot_tell);
+  EXPECT_NE(rule(a, 3).evidence.find(why), std::string::npos);
+  for (const AuditRule& r : a.audit.rules) {
+    // Nothing said of a GPU this run did not measure.
+    EXPECT_EQ(r.evidence.find("against one GPU"), std::string::npos) << r.evidence;
+    EXPECT_EQ(r.evidence.find("GPU time"), std::string::npos) << r.evidence;
+    EXPECT_EQ(r.evidence.find("device events on the GPU"), std::string::npos) << r.evidence;
+    EXPECT_EQ(r.evidence.find("ratios pair"), std::string::npos) << r.evidence;
+  }
+  const std::string first = "No GPU/CPU ratio from this run: no GPU measured: " + why +
+                            ". It measured the CPU side only; for the ratio, run the same command "
+                            "on a machine with an NVIDIA GPU and its driver";
+  EXPECT_TRUE(render_summary(doc).starts_with(first)) << render_summary(doc);
+  const std::string markdown = render_markdown(doc);
+  EXPECT_LT(markdown.find(first), markdown.find("## Fairness audit")) << markdown;
+}
+
+TEST(MeasuredSides, SayWhyOfTheBuildAndTheSelection) {
+  ResultsDocument cpu_only_build = cpu_side_only("this nbody-fair was built without CUDA");
+  cpu_only_build.build.cuda_compiler.clear();
+  const MeasuredSides build = measured_sides(cpu_only_build);
+  EXPECT_EQ(build.missing,
+            "no GPU measured: this nbody-fair was built without CUDA (a CPU-only build)");
+  EXPECT_NE(build.remedy.find("install the CUDA toolkit"), std::string::npos) << build.remedy;
+
+  ResultsDocument unselected = document();
+  unselected.build.cuda_compiler = "NVIDIA 13.0";
+  unselected.settings.implementation_pattern = "^cpu";
+  std::erase_if(unselected.implementations,
+                [](const ImplementationRecord& i) { return i.device == DeviceKind::gpu; });
+  std::erase_if(unselected.results,
+                [](const ResultRecord& r) { return r.implementation.starts_with("gpu"); });
+  EXPECT_EQ(measured_sides(unselected).missing,
+            "no GPU measured: no GPU formulation was selected (--impl '^cpu')");
+
+  const Analysis both = analyze(document());
+  EXPECT_TRUE(both.sides.compares());
+  EXPECT_TRUE(both.sides.missing.empty());
+  EXPECT_EQ(render_markdown(document()).find("No GPU/CPU ratio"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace nbody::reports

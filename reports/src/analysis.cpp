@@ -327,7 +327,8 @@ AuditRule same_problem(const ResultsDocument& doc) {
   return rule;
 }
 
-AuditRule same_precision_and_accuracy(const ResultsDocument& doc, const Headline& headline) {
+AuditRule same_precision_and_accuracy(const ResultsDocument& doc, const Headline& headline,
+                                      const MeasuredSides& sides) {
   AuditRule rule{.number = 2, .title = "Same precision, same accuracy bar"};
   std::size_t validated = 0, passed = 0;
   std::vector<std::string> failed, approximate;
@@ -369,11 +370,11 @@ AuditRule same_precision_and_accuracy(const ResultsDocument& doc, const Headline
   }
   rule.verdict = RuleVerdict::kept;
   rule.evidence = fmt::format(
-      "{} of {} results within their tolerance of the float64 reference{}; ratios pair float32 "
-      "with float32 and float64 with float64{}",
-      passed, validated,
+      "{} of {} results within their tolerance of the float64 reference{}; {}{}", passed, validated,
       failed.empty() ? std::string()
                      : fmt::format(" ({} failed and not ranked: {})", failed.size(), names(failed)),
+      sides.compares() ? "ratios pair float32 with float32 and float64 with float64"
+                       : fmt::format("no ratio was formed ({})", sides.missing_side),
       approximate.empty()
           ? std::string()
           : fmt::format("; approximate class ({}) shown apart, never ranked", names(approximate)));
@@ -390,7 +391,8 @@ std::string widest_isa(const MachineRecord& m) {
   return {};
 }
 
-AuditRule same_effort(const ResultsDocument& doc, const Headline& headline) {
+AuditRule same_effort(const ResultsDocument& doc, const Headline& headline,
+                      const MeasuredSides& sides) {
   AuditRule rule{.number = 3, .title = "Same effort"};
   const std::string widest = widest_isa(doc.machine);
   std::vector<std::string> short_of_machine, used;
@@ -416,7 +418,7 @@ AuditRule same_effort(const ResultsDocument& doc, const Headline& headline) {
                                       [](const HeadlineRow& r) { return r.naive_ratio; });
   if (!any_best_cpu) {
     rule.verdict = RuleVerdict::cannot_tell;
-    rule.evidence = "no CPU result to check";
+    rule.evidence = sides.cpu ? "no CPU result to check" : sides.missing;
     return rule;
   }
   if (!short_of_machine.empty()) {
@@ -426,17 +428,26 @@ AuditRule same_effort(const ResultsDocument& doc, const Headline& headline) {
         doc.machine.logical_cpus, widest.empty() ? "unknown" : widest, names(short_of_machine, 2));
     return rule;
   }
+  const std::string cpu_side = fmt::format(
+      "the best CPU used every one of the {} logical CPUs and the widest ISA the machine has "
+      "(e.g. {})",
+      doc.machine.logical_cpus, used.empty() ? widest : used.front());
+  if (!sides.compares()) {
+    // Effort is the same only beside another side's best: one side alone cannot show it.
+    rule.verdict = RuleVerdict::cannot_tell;
+    rule.evidence =
+        fmt::format("{}, so no best stands against the CPU's; {}", sides.missing, cpu_side);
+    return rule;
+  }
   rule.verdict = RuleVerdict::kept;
   rule.evidence = fmt::format(
-      "the best CPU used every one of the {} logical CPUs and the widest ISA the machine has "
-      "(e.g. {}); headline ratios are best/best and naive/naive{}; each implementation's "
-      "optimizations are listed",
-      doc.machine.logical_cpus, used.empty() ? widest : used.front(),
-      naive_both ? "" : " (no size has both naive baselines)");
+      "{}; headline ratios are best/best and naive/naive{}; each implementation's optimizations "
+      "are listed",
+      cpu_side, naive_both ? "" : " (no size has both naive baselines)");
   return rule;
 }
 
-AuditRule same_accounting(const ResultsDocument& doc) {
+AuditRule same_accounting(const ResultsDocument& doc, const MeasuredSides& sides) {
   AuditRule rule{.number = 4, .title = "Same accounting"};
   std::vector<std::string> wrong, symmetric, missing_end_to_end;
   for (const ResultRecord& r : doc.results) {
@@ -463,14 +474,16 @@ AuditRule same_accounting(const ResultsDocument& doc) {
   rule.verdict = RuleVerdict::kept;
   rule.evidence = fmt::format(
       "N² interactions credited to every measurement{}; FLOP/s at 20 per interaction and as "
-      "counted, labelled; GPU time kernel-only and end-to-end",
+      "counted, labelled{}",
       symmetric.empty() ? std::string()
                         : fmt::format(" (symmetric kernels {} evaluate N(N−1)/2 pairs and say so)",
-                                      names(symmetric)));
+                                      names(symmetric)),
+      sides.gpu ? "; GPU time kernel-only and end-to-end" : "");
   return rule;
 }
 
-AuditRule same_statistics(const ResultsDocument& doc, std::vector<RateFigure>& disturbed) {
+AuditRule same_statistics(const ResultsDocument& doc, const MeasuredSides& sides,
+                          std::vector<RateFigure>& disturbed) {
   AuditRule rule{.number = 5, .title = "Same statistics"};
   std::size_t timed = 0, noisy = 0, without_conditions = 0;
   int fewest_repetitions = 0;
@@ -490,11 +503,13 @@ AuditRule same_statistics(const ResultsDocument& doc, std::vector<RateFigure>& d
     rule.evidence = "nothing was timed";
     return rule;
   }
+  const char* clocks = sides.compares() ? "device events on the GPU, a steady clock on the CPU"
+                       : sides.gpu      ? "device events on the GPU"
+                                        : "a steady clock on the CPU";
   const std::string statistics = fmt::format(
-      "{} timings by one runner (device events on the GPU, a steady clock on the CPU), warm-up "
-      "discarded, at least {} repetitions each, medians with confidence intervals; {} flagged "
-      "noisy (cv above 5%)",
-      timed, fewest_repetitions, noisy);
+      "{} timings by one runner ({}), warm-up discarded, at least {} repetitions each, medians "
+      "with confidence intervals; {} flagged noisy (cv above 5%)",
+      timed, clocks, fewest_repetitions, noisy);
   if (without_conditions > 0) {
     rule.verdict = RuleVerdict::cannot_tell;
     rule.evidence = fmt::format(
@@ -616,11 +631,17 @@ int ranks_per_host(const RunSettings& settings) {
 // Rule 8 in one document: applicable where the run spanned several devices (ranks, or GPUs driven
 // by one rank). Every implementation ran on the same ranks and hosts, so K hosts meet K hosts;
 // what remains is each side's share of a host: all its cores against all its GPUs.
-AuditRule same_scale(const ResultsDocument& doc, const Headline& headline) {
+AuditRule same_scale(const ResultsDocument& doc, const Headline& headline,
+                     const MeasuredSides& sides) {
   AuditRule rule{.number = 8, .title = "Same scale"};
   if (!spans_several_devices(doc.settings)) {
     rule.verdict = RuleVerdict::not_applicable;
-    rule.evidence = "one CPU host against one GPU: no multi-device comparison in this run";
+    rule.evidence = sides.compares()
+                        ? "one CPU host against one GPU: no multi-device comparison in this run"
+                        : fmt::format(
+                              "one device, one side ({}): no multi-device comparison in "
+                              "this run",
+                              sides.missing_side);
     return rule;
   }
   const int host_ranks = ranks_per_host(doc.settings);
@@ -687,16 +708,17 @@ AuditRule same_scale(const ResultsDocument& doc, const Headline& headline) {
   return rule;
 }
 
-FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline) {
+FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
+                         const MeasuredSides& sides) {
   FairnessAudit audit;
   audit.rules = {same_problem(doc),
-                 same_precision_and_accuracy(doc, headline),
-                 same_effort(doc, headline),
-                 same_accounting(doc),
-                 same_statistics(doc, audit.disturbed_measurements),
+                 same_precision_and_accuracy(doc, headline, sides),
+                 same_effort(doc, headline, sides),
+                 same_accounting(doc, sides),
+                 same_statistics(doc, sides, audit.disturbed_measurements),
                  same_ceilings(doc),
                  full_disclosure(doc),
-                 same_scale(doc, headline)};
+                 same_scale(doc, headline, sides)};
   std::vector<std::string> not_kept, cannot_tell;
   std::size_t applicable = 0;
   for (const AuditRule& rule : audit.rules) {
@@ -721,6 +743,8 @@ FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline) {
                                 applicable - not_kept.size() - cannot_tell.size(), applicable,
                                 fmt::join(parts, "; "));
   }
+  // A run that cannot compare says so before any rule: its rules say only what one side kept.
+  if (!sides.compares()) audit.verdict = sides.missing_side + ", no ratio: " + audit.verdict;
   if (!audit.disturbed_measurements.empty()) {
     audit.verdict += fmt::format("; {} measurements taken on a disturbed machine are flagged",
                                  audit.disturbed_measurements.size());
@@ -877,7 +901,8 @@ Analysis analyze(const ResultsDocument& doc) {
   a.summary.complete = doc.complete;
   a.summary.interrupted = doc.interrupted;
   a.headline = make_headline(doc);
-  a.audit = make_audit(doc, a.headline);
+  a.sides = measured_sides(doc);
+  a.audit = make_audit(doc, a.headline, a.sides);
   a.ladders = make_ladders(doc);
   a.rooflines = make_rooflines(doc);
   a.peak_fractions = make_peak_fractions(doc);

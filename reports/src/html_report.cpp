@@ -14,6 +14,7 @@
 #include "html_page.hpp"
 #include "nbody/files.hpp"
 #include "nbody/reports/ceilings_table.hpp"
+#include "sides_sentence.hpp"
 
 #ifndef NBODY_CHARTJS_DEFAULT
 #define NBODY_CHARTJS_DEFAULT "/usr/share/javascript/chart.js/chart.min.js"
@@ -900,6 +901,14 @@ std::string simulation_sections(const Analysis& a) {
   return out;
 }
 
+// A run that measured one side only says so at the top, before anything a reader could take for
+// an answer.
+std::string sides_warning(const MeasuredSides& sides) {
+  const std::string sentence = sides_sentence(sides);
+  if (sentence.empty()) return {};
+  return "<p class=\"warn\" id=\"one-side\">" + html_escape(sentence) + "</p>\n";
+}
+
 std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a,
                                    const ChartJsSource& chartjs) {
   const json data = {
@@ -912,6 +921,7 @@ std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a
       "condition {}; generated {} by <code>{}</code>.</p>\n",
       s.dt, s.steps, s.softening, html_escape(s.initial_condition), html_escape(doc.generated_at),
       html_escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  out += sides_warning(a.sides);
   if (const std::string decomposed = decomposition_sentence(s); !decomposed.empty()) {
     out += "<p>" + html_escape(decomposed) + "</p>\n";
   }
@@ -945,6 +955,7 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   std::string out = page_head("nbody-fair report");
   out += "<header><h1>nbody-fair report</h1>\n";
   out += "<p class=\"summary\">" + summary_line(doc, a) + "</p>\n";
+  out += sides_warning(a.sides);
   if (const std::string decomposed = decomposition_sentence(doc.settings); !decomposed.empty()) {
     out += "<p>" + html_escape(decomposed) + "</p>\n";
   }

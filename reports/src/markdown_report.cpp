@@ -10,6 +10,7 @@
 #include "nbody/files.hpp"
 #include "nbody/reports/analysis.hpp"
 #include "nbody/reports/ceilings_table.hpp"
+#include "sides_sentence.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -401,6 +402,9 @@ std::string render_simulation_markdown(const ResultsDocument& doc, const Analysi
   std::string out = "# nbody-fair simulation report\n\n";
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
                      escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  if (const std::string sides = sides_sentence(analysis.sides); !sides.empty()) {
+    out += "**" + escape(sides) + "**\n\n";
+  }
   if (doc.interrupted) {
     out += "**This run was interrupted: the results below are what it had measured.**\n\n";
   }
@@ -438,6 +442,9 @@ std::string render_markdown(const ResultsDocument& doc) {
   const RunSummary& summary = analysis.summary;
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
                      escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  if (const std::string sides = sides_sentence(analysis.sides); !sides.empty()) {
+    out += "**" + escape(sides) + "**\n\n";
+  }
   if (doc.interrupted) {
     out += "**This run was interrupted: the results below are what it had measured.**\n\n";
   } else if (!doc.complete) {
@@ -524,13 +531,16 @@ std::string render_markdown(const ResultsDocument& doc) {
 
 std::string render_summary(const ResultsDocument& doc) {
   const Analysis analysis = analyze(doc);
+  std::string out;
+  if (const std::string sides = sides_sentence(analysis.sides); !sides.empty()) {
+    out += sides + "\n\n";
+  }
   if (doc.settings.command == "simulate") {
-    std::string out;
     application_speedup_table(out, analysis.application_speedups);
     integration_table(out, analysis.integration);
     return out;
   }
-  std::string out = fmt::format("Fairness audit: {}.\n\n", analysis.audit.verdict);
+  out += fmt::format("Fairness audit: {}.\n\n", analysis.audit.verdict);
   headline_section(out, analysis.headline);
   return out;
 }

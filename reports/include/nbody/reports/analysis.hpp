@@ -235,8 +235,24 @@ struct ApplicationSpeedup {
   double application_speedup = 0;  // CPU application step over GPU's
 };
 
+// Which devices the run measured: a GPU/CPU ratio needs both. A run that cannot answer the
+// suite's question says so first, with why (of this build and machine) and what would give the
+// ratio.
+struct MeasuredSides {
+  bool cpu = false;  // a CPU formulation measured ok
+  bool gpu = false;
+  std::string missing_side;  // "no GPU measured"; empty with both
+  std::string missing;       // the same with why: "no GPU measured: no NVIDIA GPU or driver …"
+  std::string remedy;        // what to do for the ratio; empty with both
+  bool compares() const { return cpu && gpu; }
+};
+
+// The sides of a run or simulation (validated-only measurements count as measured).
+MeasuredSides measured_sides(const ResultsDocument& document);
+
 struct Analysis {
   RunSummary summary;
+  MeasuredSides sides;
   FairnessAudit audit;
   Headline headline;
   std::vector<Ladder> ladders;  // by device, precision, N
