@@ -505,6 +505,21 @@ TEST(CommandLine, HopelessFirstSizeIsSkippedWithTheEstimate) {
   fs::remove_all(dir);
 }
 
+// Each command's help names every file it writes.
+TEST(CommandLine, HelpNamesEveryFileACommandWrites) {
+  for (const char* command : {"run", "simulate", "report"}) {
+    const CommandResult help = run_tool({command, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << command;
+    for (const char* file : {"results.json", "report.md", "report.html", "results.csv"}) {
+      if (std::string(command) == "report" && std::string(file) == "results.json") continue;
+      EXPECT_NE(help.stdout_text.find(file), std::string::npos) << command << " " << file;
+    }
+  }
+  EXPECT_NE(run_tool({"simulate", "--help"}).stdout_text.find("snapshots/"), std::string::npos);
+  EXPECT_NE(run_tool({"peaks", "--help"}).stdout_text.find("~/.cache/nbody-fair"),
+            std::string::npos);
+}
+
 // A run whose every measurement failed, and a simulation that failed, exit 1 (and keep what they
 // wrote): a script or CI job must not read a failure as success. Float32 cannot hold the square
 // of a 1e30 softening; a step of 1e300 takes the state past any double.

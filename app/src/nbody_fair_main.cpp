@@ -380,7 +380,9 @@ int run_main(int argc, char** argv, const RankPart* part) {
   CommonOptions run_options;
   std::filesystem::path out_dir = "results";
   CLI::App* run = app.add_subcommand(
-      "run", "Validate and time each implementation; write results.json and report.md");
+      "run",
+      "Validate and time each implementation; write results.json, report.md, report.html and "
+      "results.csv, and cache the float64 reference and the ceilings (see peaks)");
   add_selection_options(*run, run_options);
   run->add_option("--reps", run_options.suite.timing.repetitions,
                   "Timed repetitions (median reported)")
@@ -399,7 +401,9 @@ int run_main(int argc, char** argv, const RankPart* part) {
                   "to this many attempts in all (the least disturbed is kept, flagged)")
       ->capture_default_str()
       ->check(CLI::Range(1, 20));
-  run->add_option("--out", out_dir, "Output folder")->capture_default_str();
+  run->add_option("--out", out_dir,
+                  "Output folder: results.json, report.md, report.html, results.csv")
+      ->capture_default_str();
   std::vector<std::string> counters_at;
   run->add_option("--counters-at", counters_at,
                   "Sizes whose measurements read hardware counters, or 'all' (default: the "
@@ -454,7 +458,11 @@ int run_main(int argc, char** argv, const RankPart* part) {
                    "Skip an (implementation, N) whose steps are predicted to take longer")
       ->capture_default_str()
       ->check(at_least(0, false));
-  simulate->add_option("--out", simulate_out, "Output folder")->capture_default_str();
+  simulate
+      ->add_option("--out", simulate_out,
+                   "Output folder: results.json, report.md, report.html, results.csv, and "
+                   "snapshots/ with --snapshot-every")
+      ->capture_default_str();
 
   CommonOptions bench_selection;
   nbody::BenchOptions bench_options;
@@ -480,9 +488,12 @@ int run_main(int argc, char** argv, const RankPart* part) {
       ->delimiter(',');
 
   std::filesystem::path report_in, report_out;
-  CLI::App* report = app.add_subcommand("report", "Re-render report.md from a results.json");
+  CLI::App* report = app.add_subcommand(
+      "report", "Re-render report.md, report.html and results.csv from a results.json");
   report->add_option("--in", report_in, "results.json, or the run folder holding it")->required();
-  report->add_option("--out", report_out, "Output folder (default: the folder of --in)");
+  report->add_option("--out", report_out,
+                     "Output folder for report.md, report.html and results.csv (default: the "
+                     "folder of --in)");
 
   std::filesystem::path compare_base, compare_new, compare_out;
   nbody::reports::ComparisonSettings compare_settings;
@@ -521,7 +532,10 @@ int run_main(int argc, char** argv, const RankPart* part) {
 
   bool remeasure = false;
   CLI::App* peaks =
-      app.add_subcommand("peaks", "Measure (or show the cached) ceilings of this machine");
+      app.add_subcommand("peaks",
+                         "Measure (or show the cached) ceilings of this machine; the cache is "
+                         "$NBODY_FAIR_CACHE_DIR, else $XDG_CACHE_HOME/nbody-fair, else "
+                         "~/.cache/nbody-fair");
   peaks->add_flag("--remeasure", remeasure, "Ignore the cached ceilings");
   std::vector<std::string> peaks_gpus;
   peaks
