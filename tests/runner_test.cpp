@@ -520,6 +520,16 @@ TEST(CommandLine, HelpNamesEveryFileACommandWrites) {
             std::string::npos);
 }
 
+// --version beside any command prints the version (not "--in is required"), exit 0.
+TEST(CommandLine, VersionBesideAnyCommandPrintsTheVersion) {
+  for (const char* command :
+       {"list", "validate", "run", "simulate", "bench", "report", "compare", "scaling", "peaks"}) {
+    const CommandResult r = run_tool({command, "--version"});
+    EXPECT_EQ(r.exit_code, 0) << command << ": " << r.stderr_text;
+    EXPECT_TRUE(r.stdout_text.starts_with("nbody-fair " NBODY_VERSION)) << command;
+  }
+}
+
 // A run whose every measurement failed, and a simulation that failed, exit 1 (and keep what they
 // wrote): a script or CI job must not read a failure as success. Float32 cannot hold the square
 // of a 1e30 softening; a step of 1e300 takes the state past any double.

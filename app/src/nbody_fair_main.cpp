@@ -555,6 +555,12 @@ int run_main(int argc, char** argv, const RankPart* part) {
                                    fmt::join(command_names, ", ")));
     }
   }
+  // --version beside any command prints the version, as before one.
+  for (CLI::App* command : app.get_subcommands({})) {
+    command->set_version_flag("--version", nbody::describe_version,
+                              "Print the version and this build's features (as nbody-fair "
+                              "--version)");
+  }
   // Help and the version are printed once under mpirun: by rank 0.
   const auto print_once = [&](const CLI::Error& e) {
     return part != nullptr && part->rank != 0 ? e.get_exit_code() : app.exit(e);
