@@ -149,12 +149,23 @@ constexpr bool kOptimisedBuild = true;
 constexpr bool kOptimisedBuild = false;
 #endif
 
-TEST(HotLoop, FindsTheLoopThatRuns) {
-  if (!kOptimisedBuild) GTEST_SKIP() << "hot-loop counts are meaningful in optimised builds only";
-  std::vector<float> values(1 << 16);
+// `count` values in [0.5, 2) from the test seed: work for the sampler.
+std::vector<float> positive_values(std::size_t count) {
+  std::vector<float> values(count);
   std::mt19937 random(testing::test_seed() & 0xFFFFFFFF);
   std::uniform_real_distribution<float> positive(0.5f, 2.0f);
   for (float& v : values) v = positive(random);
+  return values;
+}
+
+bool binutils_missing(const peaks::HotLoop& hot) {
+  return hot.unavailable_reason.find("objdump") != std::string::npos ||
+         hot.unavailable_reason.find("nm ") != std::string::npos;
+}
+
+TEST(HotLoop, FindsTheLoopThatRuns) {
+  if (!kOptimisedBuild) GTEST_SKIP() << "hot-loop counts are meaningful in optimised builds only";
+  const std::vector<float> values = positive_values(1 << 16);
   volatile float sink = 0;
   const peaks::HotLoop hot = peaks::find_hot_loop(
       [&] {
@@ -163,10 +174,7 @@ TEST(HotLoop, FindsTheLoopThatRuns) {
         return seconds;
       },
       0.3);
-  if (hot.unavailable_reason.find("objdump") != std::string::npos ||
-      hot.unavailable_reason.find("nm ") != std::string::npos) {
-    GTEST_SKIP() << "binutils missing: " << hot.unavailable_reason;
-  }
+  if (binutils_missing(hot)) GTEST_SKIP() << "binutils missing: " << hot.unavailable_reason;
   ASSERT_TRUE(hot.unavailable_reason.empty()) << hot.unavailable_reason;
   EXPECT_NE(hot.loop.function.find("sum_of_inverse_roots"), std::string::npos) << hot.loop.function;
   EXPECT_GE(hot.loop.interactions_per_iteration, 1);
@@ -188,10 +196,7 @@ TEST(HotLoop, FindsTheLoopThatRuns) {
 // interaction loop is still the one counted: the hottest function that has one.
 TEST(HotLoop, CountsTheInteractionLoopWhereAnotherLoopIsHotter) {
   if (!kOptimisedBuild) GTEST_SKIP() << "hot-loop counts are meaningful in optimised builds only";
-  std::vector<float> values(1 << 14);
-  std::mt19937 random(testing::test_seed() & 0xFFFFFFFF);
-  std::uniform_real_distribution<float> positive(0.5f, 2.0f);
-  for (float& v : values) v = positive(random);
+  const std::vector<float> values = positive_values(1 << 14);
   volatile float sink = 0;
   const peaks::HotLoop hot = peaks::find_hot_loop(
       [&] {
@@ -202,10 +207,7 @@ TEST(HotLoop, CountsTheInteractionLoopWhereAnotherLoopIsHotter) {
         return 0.0;
       },
       0.3);
-  if (hot.unavailable_reason.find("objdump") != std::string::npos ||
-      hot.unavailable_reason.find("nm ") != std::string::npos) {
-    GTEST_SKIP() << "binutils missing: " << hot.unavailable_reason;
-  }
+  if (binutils_missing(hot)) GTEST_SKIP() << "binutils missing: " << hot.unavailable_reason;
   ASSERT_TRUE(hot.unavailable_reason.empty()) << hot.unavailable_reason;
   EXPECT_NE(hot.loop.function.find("sum_of_inverse_roots"), std::string::npos) << hot.loop.function;
   EXPECT_GE(hot.loop.sqrt + hot.loop.rsqrt, 1);
