@@ -256,6 +256,16 @@ std::string chip_name(int ordinal) {
   return params.pChipName;
 }
 
+// libcupti dlopens libnvperf_host.so with RTLD_DEEPBIND, which AddressSanitizer's runtime refuses
+// by ending the process (google/sanitizers#611): a sanitized build says so instead of profiling.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr const char* kSanitizerRefusal =
+    "this build has AddressSanitizer, which cannot run libcupti's RTLD_DEEPBIND dlopen of "
+    "libnvperf_host.so (google/sanitizers#611)";
+#else
+constexpr const char* kSanitizerRefusal = nullptr;
+#endif
+
 // More launches than one kernel-scope evaluation makes; beyond this, ranges would be dropped.
 constexpr std::size_t kMaxRanges = 64;
 // Kernel replay submits every pass itself; the loop only guards against a surprise.
@@ -270,6 +280,10 @@ bool cupti_available_in_build() {
 MetricValidation validate_metrics(const std::string& chip,
                                   const std::vector<std::string>& metrics) {
   MetricValidation validation;
+  if constexpr (kSanitizerRefusal != nullptr) {
+    validation.error = kSanitizerRefusal;
+    return validation;
+  }
   try {
     HostObject host(chip);
     std::vector<std::string> valid;
@@ -287,6 +301,10 @@ MetricValidation validate_metrics(const std::string& chip,
 KernelProfile profile_kernels(int ordinal, const std::function<void()>& work,
                               const std::vector<std::string>& metrics) {
   KernelProfile profile;
+  if constexpr (kSanitizerRefusal != nullptr) {
+    profile.unavailable_reason = kSanitizerRefusal;
+    return profile;
+  }
   try {
     int devices = 0;
     check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
