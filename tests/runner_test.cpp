@@ -520,6 +520,30 @@ TEST(CommandLine, HelpNamesEveryFileACommandWrites) {
             std::string::npos);
 }
 
+// bench's help lists its own options, then Google Benchmark's; its FLOP rate counter carries its
+// unit once; it warms up unless told otherwise.
+TEST(CommandLine, BenchHelpListsBothOptionSetsAndItsCountersNameTheirUnitOnce) {
+  const CommandResult help = run_tool({"bench", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.stderr_text;
+  for (const char* option :
+       {"--impl", "--sizes", "--scope", "--accuracy", "--variants", "--profile-metrics",
+        "--benchmark_filter", "--benchmark_repetitions", "warms up for 0.05 s"}) {
+    EXPECT_NE(help.stdout_text.find(option), std::string::npos) << option;
+  }
+  const fs::path dir = scratch("bench-counters");
+  const fs::path out = dir / "bench.json";
+  const CommandResult r =
+      run_tool({"bench", "--impl", "^cpu\\.soa$", "--sizes", "64", "--benchmark_min_time=0.001",
+                "--benchmark_out=" + out.string(), "--benchmark_out_format=json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const nlohmann::json json = nlohmann::json::parse(std::ifstream(out));
+  ASSERT_FALSE(json["benchmarks"].empty());
+  EXPECT_GT(json["benchmarks"][0].value("flops_at_20", 0.0), 0) << json["benchmarks"][0].dump();
+  EXPECT_FALSE(json["benchmarks"][0].contains("GFLOP/s@20"));
+  EXPECT_EQ(r.stdout_text.find("/s/s"), std::string::npos) << r.stdout_text;
+  fs::remove_all(dir);
+}
+
 // --version beside any command prints the version (not "--in is required"), exit 0.
 TEST(CommandLine, VersionBesideAnyCommandPrintsTheVersion) {
   for (const char* command :

@@ -1,8 +1,10 @@
 #include "nbody/app/bench_command.hpp"
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -144,6 +146,36 @@ int profile_one(const Implementation& impl, std::size_t n, BenchInputs& inputs,
 }
 
 }  // namespace
+
+BenchArguments::BenchArguments(int argc, char** argv)
+    : warmup_(fmt::format("--benchmark_min_warmup_time={}", kBenchWarmupSeconds)) {
+  std::vector<char*> help;
+  bool warmup_given = false;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view argument = argv[i];
+    if (i > 1 && (argument == "--help" || argument == "-h")) {
+      help.push_back(argv[i]);
+      continue;
+    }
+    warmup_given |= argument.starts_with("--benchmark_min_warmup_time");
+    pointers_.push_back(argv[i]);
+  }
+  if (!warmup_given) pointers_.push_back(warmup_.data());
+  argc_ = static_cast<int>(pointers_.size());
+  benchmark::Initialize(&argc_, pointers_.data());
+  // Initialize compacted what it left; the help flags follow it, then argv's closing null.
+  pointers_.resize(static_cast<std::size_t>(argc_));
+  pointers_.insert(pointers_.end(), help.begin(), help.end());
+  argc_ = static_cast<int>(pointers_.size());
+  pointers_.push_back(nullptr);
+}
+
+void print_benchmark_flags() {
+  fmt::print("\nGoogle Benchmark's flags, passed through (default warm-up here {} s):\n",
+             kBenchWarmupSeconds);
+  std::fflush(stdout);
+  benchmark::PrintDefaultHelp();
+}
 
 int run_bench(const Registry& registry, const BenchOptions& options) {
   const std::vector<const Implementation*> selected =

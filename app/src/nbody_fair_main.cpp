@@ -469,7 +469,9 @@ int run_main(int argc, char** argv, const RankPart* part) {
   std::vector<std::string> bench_scopes = {"kernel"};
   CLI::App* bench = app.add_subcommand(
       "bench",
-      "Time formulations under Google Benchmark for kernel work (its --benchmark_* flags apply)");
+      "Time formulations under Google Benchmark for kernel work: its --benchmark_* flags apply "
+      "(listed below), and each benchmark warms up for 0.05 s unless "
+      "--benchmark_min_warmup_time says otherwise");
   add_selection_options(*bench, bench_selection);
   bench->add_flag("--variants", bench_options.variants,
                   "Also time the tuning variants whose names match --impl");
@@ -568,7 +570,9 @@ int run_main(int argc, char** argv, const RankPart* part) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return print_once(e);
+    const int code = print_once(e);
+    if (*bench && (part == nullptr || part->rank == 0)) nbody::print_benchmark_flags();
+    return code;
   } catch (const CLI::CallForAllHelp& e) {
     return print_once(e);
   } catch (const CLI::CallForVersion& e) {
@@ -945,7 +949,12 @@ int run_decomposed(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // `bench` passes Google Benchmark's own flags through: Initialize takes them out of argv.
-  if (argc > 1 && std::string_view(argv[1]) == "bench") benchmark::Initialize(&argc, argv);
+  std::optional<nbody::BenchArguments> bench;
+  if (argc > 1 && std::string_view(argv[1]) == "bench") {
+    bench.emplace(argc, argv);
+    argc = bench->argc();
+    argv = bench->argv();
+  }
   // MPI only under a launcher, and only for more than one rank: otherwise a plain process.
   const std::optional<nbody::LauncherWorld> launched = nbody::mpi_launcher_world();
   if (!launched || launched->size == 1) return run_in_one_process(argc, argv);
