@@ -413,7 +413,9 @@ int run_main(int argc, char** argv, const RankPart* part) {
       "--no-counters", [&run_options](std::int64_t) { run_options.suite.counters = false; },
       "Do not read hardware counters");
 
-  CommonOptions simulate_selection;
+  // A simulation starts from a Plummer sphere in virial equilibrium: the cold uniform ball
+  // collapses, and a run that went wrong by design is no default.
+  CommonOptions simulate_selection{.ic = "plummer"};
   nbody::SimulateOptions simulate_options;
   std::optional<double> t_end;
   std::filesystem::path simulate_out = "simulation";
