@@ -106,9 +106,11 @@ TEST(Sizes, ParseListsAndSuffixes) {
   EXPECT_EQ(parse_sizes("1000,4096"), (std::vector<std::size_t>{1000, 4096}));
   EXPECT_EQ(parse_sizes("1K,64K,1M"), (std::vector<std::size_t>{1024, 65536, 1048576}));
   EXPECT_EQ(parse_sizes(std::vector<std::string>{"7", "31"}), (std::vector<std::size_t>{7, 31}));
-  for (const char* bad : {"0", "-5", "abc", "1.5", "", "12x", "99999999999999999999", "3000M"}) {
+  for (const char* bad : {"0", "-5", "abc", "1.5", "", "12x", "99999999999999999999", "3000M",
+                          "8,,16", "8,", ",8", "8,8", "1K,1024"}) {
     EXPECT_THROW(parse_sizes(std::string(bad)), UsageError) << bad;
   }
+  EXPECT_THROW(parse_sizes(std::vector<std::string>{"7", "7"}), UsageError);
   EXPECT_EQ(format_size(65536), "64K");
   EXPECT_EQ(format_size(1000), "1000");
 }
@@ -921,6 +923,50 @@ TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
       run_tool({"run", "--sizes", "7", "--out", (dir / "file" / "sub").string()});
   EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
   EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+  fs::remove_all(dir);
+}
+
+// Bad input by class, each case on every command it reaches: one line naming the option, exit 2,
+// nothing written and nothing printed on stdout.
+TEST(CommandLine, EveryClassOfBadInputIsRefusedNamingItsOption) {
+  const fs::path dir = scratch("bad-classes");
+  const std::string out = (dir / "out").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string option;  // the stderr line names it
+  };
+  const std::vector<Case> cases = {
+      // Whole numbers that are negative or overflow where the option is unsigned.
+      {{"run", "--seed", "-1", "--out", out}, "--seed"},
+      {{"run", "--seed", "99999999999999999999999", "--out", out}, "--seed"},
+      {{"validate", "--validate-bodies", "99999999999999999999"}, "--validate-bodies"},
+      {{"simulate", "--divergence-up-to", "-3", "--out", out}, "--divergence-up-to"},
+      {{"run", "--threads", "99999999999", "--out", out}, "--threads"},
+      // Values that are not finite.
+      {{"run", "--softening", "inf", "--out", out}, "--softening"},
+      {{"run", "--min-time", "inf", "--out", out}, "--min-time"},
+      {{"run", "--max-eval-seconds", "inf", "--out", out}, "--max-eval-seconds"},
+      {{"simulate", "--t-end", "inf", "--out", out}, "--t-end"},
+      // Lists with an empty item or one N twice.
+      {{"run", "--sizes", "8,,16", "--out", out}, "--sizes"},
+      {{"run", "--sizes", "8,8", "--out", out}, "--sizes"},
+      {{"run", "--sizes", "1K,1024", "--out", out}, "--sizes"},
+      {{"run", "--sizes", "8", "--counters-at", "8,8", "--out", out}, "--counters-at"},
+      {{"bench", "--sizes", "64,64"}, "--sizes"},
+      // GPUs the machine lacks, or listed twice, wherever they can be named.
+      {{"peaks", "--gpus", "0,0"}, "--gpus"},
+      {{"list", "--gpu", "64"}, "--gpu"},
+      {{"peaks", "--gpus", "64"}, "--gpus"},
+  };
+  for (const Case& c : cases) {
+    const CommandResult r = run_tool(c.args);
+    const std::string what = c.args[0] + " " + c.args[1] + " " + c.args[2];
+    EXPECT_EQ(r.exit_code, 2) << what << ": " << r.stderr_text;
+    EXPECT_EQ(count_lines(r.stderr_text), 1u) << what << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find(c.option), std::string::npos) << what << ": " << r.stderr_text;
+    EXPECT_EQ(r.stdout_text, "") << what;
+    EXPECT_FALSE(fs::exists(out)) << what << " left " << out << " behind";
+  }
   fs::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -200,16 +201,43 @@ std::filesystem::path results_file_of(const std::filesystem::path& in,
   return file;
 }
 
-// CLI11's PositiveNumber and NonNegativeNumber print the whole double range in their messages.
+// CLI11's PositiveNumber and NonNegativeNumber print the whole double range in their messages,
+// and let infinity through (--min-time inf never ended).
 CLI::Validator at_least(double minimum, bool inclusive) {
   return CLI::Validator(
       [minimum, inclusive](std::string& text) -> std::string {
         double value = 0;
         if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+        if (!std::isfinite(value)) return "'" + text + "' is not a finite number";
         if (inclusive ? value >= minimum : value > minimum) return {};
         return fmt::format("must be {} {}", inclusive ? "at least" : "greater than", minimum);
       },
       inclusive ? fmt::format(">= {}", minimum) : fmt::format("> {}", minimum));
+}
+
+// CLI11 reads "-1" into an unsigned option as 2^64 - 1 and a number past 2^64 as the largest:
+// an unsigned option takes whole numbers that fit, and nothing else.
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (text.empty() || error != std::errc() || stop != end) {
+          return "'" + text + "' is not a whole number from 0 to 18446744073709551615";
+        }
+        return {};
+      },
+      "UINT");
+}
+
+// A list of sizes given to `option`, or bad input naming it.
+std::vector<std::size_t> sizes_option(const char* option, const std::vector<std::string>& items) {
+  try {
+    return nbody::parse_sizes(items);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", option, e.what()));
+  }
 }
 
 struct CommonOptions {
@@ -250,15 +278,14 @@ std::vector<int> parse_gpu_list(const std::vector<std::string>& items) {
 }
 
 void add_selection_options(CLI::App& command, CommonOptions& o) {
-  command
-      .add_option("--sizes", o.sizes,
-                  "Body counts, e.g. 1000,4096 or 1K,64K,1M (default: from the hardware)")
-      ->delimiter(',');
+  command.add_option("--sizes", o.sizes,
+                     "Body counts, e.g. 1000,4096 or 1K,64K,1M (default: from the hardware)");
   command.add_option("--impl", o.impl, "Regular expression selecting implementations by name")
       ->capture_default_str();
   command.add_option("--ic", o.ic, "Initial condition: uniform or plummer")->capture_default_str();
   command.add_option("--seed", o.suite.seed, "Seed of the initial condition")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number());
   command.add_option("--softening", o.suite.softening, "Softening length eps")
       ->capture_default_str()
       ->check(at_least(nbody::kSmallestSoftening, true));
@@ -284,6 +311,7 @@ void add_selection_options(CLI::App& command, CommonOptions& o) {
       .add_option("--validate-bodies", o.suite.validation_bodies,
                   "Validate every body up to this N, an even sample of this many above")
       ->capture_default_str()
+      ->check(whole_number())
       ->check(at_least(0, false));
   command.add_flag(
       "--no-reference-cache", [&o](std::int64_t) { o.suite.reference_cache = false; },
@@ -295,7 +323,7 @@ void finish_options(CommonOptions& o, const nbody::Registry& registry, int argc,
                     bool include_variants = false) {
   o.suite.initial_condition = nbody::parse_initial_condition(o.ic);
   o.suite.implementation_pattern = o.impl;
-  if (!o.sizes.empty()) o.suite.sizes = nbody::parse_sizes(o.sizes);
+  if (!o.sizes.empty()) o.suite.sizes = sizes_option("--sizes", o.sizes);
   if (o.gpu_exchange) o.exchange = nbody::parse_gpu_exchange(*o.gpu_exchange);
   if (!o.gpus.empty()) {
     o.suite.execution.gpu_devices = parse_gpu_list(o.gpus);
@@ -407,8 +435,7 @@ int run_main(int argc, char** argv, const RankPart* part) {
   std::vector<std::string> counters_at;
   run->add_option("--counters-at", counters_at,
                   "Sizes whose measurements read hardware counters, or 'all' (default: the "
-                  "largest size up to 64K)")
-      ->delimiter(',');
+                  "largest size up to 64K)");
   run->add_flag(
       "--no-counters", [&run_options](std::int64_t) { run_options.suite.counters = false; },
       "Do not read hardware counters");
@@ -454,7 +481,8 @@ int run_main(int argc, char** argv, const RankPart* part) {
   simulate
       ->add_option("--divergence-up-to", simulate_options.divergence_up_to,
                    "Follow the float64 trajectory for N up to this, to measure divergence")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number());
   simulate
       ->add_option("--max-seconds", simulate_options.max_seconds,
                    "Skip an (implementation, N) whose steps are predicted to take longer")
@@ -591,6 +619,7 @@ int run_main(int argc, char** argv, const RankPart* part) {
   }
 
   if (*list) {
+    registry.check_options(list_execution);  // --gpu 5 on a machine without it: bad input
     print_list(registry, list_execution, list_variants);
     return 0;
   }
@@ -750,7 +779,13 @@ int run_main(int argc, char** argv, const RankPart* part) {
   if (*peaks) {
     nbody::CeilingOptions ceiling_options;
     ceiling_options.remeasure = remeasure;
-    if (!peaks_gpus.empty()) ceiling_options.gpu_devices = parse_gpu_list(peaks_gpus);
+    if (!peaks_gpus.empty()) {
+      ceiling_options.gpu_devices = parse_gpu_list(peaks_gpus);
+      // As run's --gpus: a GPU listed twice, or one the machine lacks, is bad input.
+      nbody::ExecutionOptions listed;
+      listed.gpu_devices = ceiling_options.gpu_devices;
+      registry.check_options(listed);
+    }
     const std::optional<nbody::Ceilings> ceilings = nbody::measure_ceilings(ceiling_options);
     fmt::print("{}", nbody::reports::render_ceilings_table(ceilings));
     return 0;
@@ -762,7 +797,7 @@ int run_main(int argc, char** argv, const RankPart* part) {
   if (counters_at.size() == 1 && counters_at.front() == "all") {
     options.suite.counters_at_every_size = true;
   } else if (!counters_at.empty()) {
-    options.suite.counter_sizes = nbody::parse_sizes(counters_at);
+    options.suite.counter_sizes = sizes_option("--counters-at", counters_at);
     for (const std::size_t n : options.suite.counter_sizes) {
       if (!options.suite.sizes.empty() &&
           std::find(options.suite.sizes.begin(), options.suite.sizes.end(), n) ==

@@ -1,5 +1,6 @@
 #include "nbody/sizes.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 
@@ -43,7 +44,16 @@ std::vector<std::size_t> parse_sizes(const std::vector<std::string>& items) {
     std::size_t start = 0;
     for (;;) {
       const std::size_t comma = item.find(',', start);
-      sizes.push_back(parse_one(item.substr(start, comma - start)));
+      const std::string one = item.substr(start, comma - start);
+      if (one.find_first_not_of(" \t") == std::string::npos) {
+        throw UsageError(fmt::format("an empty item in '{}'", item));
+      }
+      const std::size_t n = parse_one(one);
+      // One N twice would be measured twice and reported as two rows of one measurement.
+      if (std::find(sizes.begin(), sizes.end(), n) != sizes.end()) {
+        throw UsageError(fmt::format("N = {} given twice", n));
+      }
+      sizes.push_back(n);
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
