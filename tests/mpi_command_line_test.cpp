@@ -240,7 +240,8 @@ TEST_F(MpiCommandLine, SimulateFollowsTheOneProcessTrajectory) {
 
 TEST_F(MpiCommandLine, BadSizesOrDtExitTwoWithOneLine) {
   expect_refused(run({{.args = {"run", "--sizes", "12x", "--out", (dir_ / "out").string()}}}),
-                 "invalid size '12x': expected a whole number of bodies >= 1", dir_ / "out");
+                 "--sizes: invalid size '12x': expected a whole number of bodies >= 1",
+                 dir_ / "out");
   expect_refused(run({{.args = {"simulate", "--sizes", "64", "--dt", "-1", "--out",
                                 (dir_ / "out").string()}}}),
                  "--dt: must be greater than 0", dir_ / "out");
@@ -253,7 +254,7 @@ TEST_F(MpiCommandLine, BadInputOnOneRankAloneExitsTwoOnEveryRank) {
   const std::vector<std::string> bad = {
       "run", "--sizes", "6x4", "--impl", "^cpu\\.soa$", "--out", (dir_ / "out").string()};
   expect_refused(run({{.args = good, .ranks = 1}, {.args = bad, .ranks = 1}}),
-                 "rank 1: invalid size '6x4': expected a whole number of bodies >= 1",
+                 "rank 1: --sizes: invalid size '6x4': expected a whole number of bodies >= 1",
                  dir_ / "out");
   const std::vector<std::string> other = {
       "run", "--sizes", "128", "--impl", "^cpu\\.soa$", "--out", (dir_ / "out").string()};

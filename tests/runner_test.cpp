@@ -310,6 +310,40 @@ TEST(Results, ImpossibleValuesAreRefusedNamingTheField) {
       << load_error(wrong_type);
 }
 
+// Values that parse but cannot be: a negative count (which an unsigned field would wrap to near
+// 2^64), extremes on the wrong side of the median, repetitions without their samples; and a
+// document that is JSON but no object. Each is UsageError naming the field (exit 2), never the
+// JSON library's own words.
+TEST(Results, InconsistentOrNegativeFiguresAndNonObjectsAreRefused) {
+  struct Case {
+    std::string pointer;
+    nlohmann::json value;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"/results/0/n", -5, "results[0].n is -5; it must not be negative"},
+      {"/inputs/0/seed", -1, "inputs[0].seed is -1; it must not be negative"},
+      {"/settings/sizes/0", -64, "settings.sizes[0] is -64; it must not be negative"},
+      {"/results/2/kernel/min_s", 1.0, "results[2].kernel.min_s is 1; it must not exceed "},
+      {"/results/2/kernel/max_s", 1e-12, "results[2].kernel.median_s is "},
+      {"/results/2/kernel/samples_s", nlohmann::json::array(),
+       "results[2].kernel.samples_s is 0 long; it must have one per repetition"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = plausible_results();
+    j[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    EXPECT_NE(load_error(j).find(c.message), std::string::npos)
+        << c.pointer << ": " << load_error(j);
+  }
+  for (const nlohmann::json& not_an_object :
+       {nlohmann::json::array({1, 2}), nlohmann::json("x"), nlohmann::json(3)}) {
+    EXPECT_NE(
+        load_error(not_an_object).find("is not an nbody-fair results file (not a JSON object)"),
+        std::string::npos)
+        << not_an_object.dump();
+  }
+}
+
 // Version 5's decomposition over ranks: older files read as one process; impossible values (no
 // rank, a host list that does not match the ranks, an unknown scheme, a negative all-gather) are
 // refused by name.

@@ -1,5 +1,7 @@
 #include "nbody/results.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -22,6 +24,37 @@ double number_or_nan(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::numeric_limits<double>::quiet_NaN();
   return it->get<double>();
+}
+
+// Fields read as unsigned numbers: a negative one would wrap to near 2^64 (N = -5 read as
+// 18446744073709551611), so it is refused here, by its path, before it is read.
+constexpr const char* kUnsignedFields[] = {"n",
+                                           "pairs_evaluated",
+                                           "seed",
+                                           "sizes",
+                                           "validation_bodies",
+                                           "counter_sizes",
+                                           "divergence_up_to",
+                                           "bodies_compared",
+                                           "memory_bytes",
+                                           "l2_cache_bytes"};
+
+void refuse_negative_counts(const nlohmann::json& j, const std::string& path,
+                            bool unsigned_field = false) {
+  if (j.is_number_integer() && !j.is_number_unsigned() && unsigned_field) {
+    throw UsageError(fmt::format("{} is {}; it must not be negative", path, j.get<std::int64_t>()));
+  }
+  if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      refuse_negative_counts(j[i], fmt::format("{}[{}]", path, i), unsigned_field);
+    }
+  } else if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      const bool listed = std::find(std::begin(kUnsignedFields), std::end(kUnsignedFields), key) !=
+                          std::end(kUnsignedFields);
+      refuse_negative_counts(value, path.empty() ? key : path + "." + key, listed);
+    }
+  }
 }
 
 // Version 1 had no roles: its reports named the naive baselines, cpu.aos and gpu.aos, by name.
@@ -132,6 +165,10 @@ ResultsDocument load_results(const std::filesystem::path& path) {
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{} is not valid JSON: {}", path.string(), e.what()));
   }
+  if (!j.is_object()) {
+    throw UsageError(
+        fmt::format("{} is not an nbody-fair results file (not a JSON object)", path.string()));
+  }
   if (j.value("schema", std::string{}) != kResultsSchemaName) {
     throw UsageError(fmt::format("{} is not an nbody-fair results file", path.string()));
   }
@@ -146,6 +183,11 @@ ResultsDocument load_results(const std::filesystem::path& path) {
   if (j.value("schema_version", 0) < 2) upgrade_from_version_1(j);
   j["schema_version"] = kResultsSchemaVersion;
   ResultsDocument document;
+  try {
+    refuse_negative_counts(j, "");
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", path.string(), e.what()));
+  }
   try {
     document = j.get<ResultsDocument>();
   } catch (const std::exception& e) {  // nlohmann's errors (with the field's JSON pointer)

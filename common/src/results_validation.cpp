@@ -53,6 +53,11 @@ class Fields {
   [[noreturn]] void refuse_value(std::string_view value, std::string_view rule) const {
     refuse("", value, rule);
   }
+  // `low` above `high`, which it must not exceed.
+  [[noreturn]] void refuse_order(std::string_view low, double low_value, std::string_view high,
+                                 double high_value) const {
+    refuse(low, low_value, fmt::format("it must not exceed {} ({})", path_of(high), high_value));
+  }
   void count(std::string_view name, std::size_t count, std::size_t expected,
              std::string_view of) const {
     if (count != expected) {
@@ -82,10 +87,18 @@ class Fields {
 void check_timing(const Fields& fields, const TimingStatistics& t) {
   fields.non_negative("repetitions", t.repetitions);
   fields.non_negative("iterations_per_repetition", t.iterations_per_repetition);
+  // Every repetition's sample, from which the median and its interval were taken.
+  fields.count("samples_s", t.samples_s.size(), static_cast<std::size_t>(t.repetitions),
+               "repetition");
   for (std::size_t i = 0; i < t.samples_s.size(); ++i) {
     fields.element("samples_s", i).positive("", t.samples_s[i]);
   }
   fields.positive("median_s", t.median_s);
+  // The extremes hold the median between them (a file without them has 0).
+  if (t.min_s > t.median_s) fields.refuse_order("min_s", t.min_s, "median_s", t.median_s);
+  if (t.max_s > 0 && t.max_s < t.median_s) {
+    fields.refuse_order("median_s", t.median_s, "max_s", t.max_s);
+  }
   fields.non_negative("mean_s", t.mean_s);
   fields.non_negative("min_s", t.min_s);
   fields.non_negative("max_s", t.max_s);
