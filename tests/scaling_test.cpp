@@ -307,6 +307,16 @@ TEST(ScalingAnalysis, SimulationsScaleByTheirSteps) {
   EXPECT_NEAR(*two.compute_s, 2.1e-3, 1e-15);
   EXPECT_NE(render_scaling_markdown(study).find("## Strong scaling: simulation steps (simulate)"),
             std::string::npos);
+  // Two documents of one scale that measured the same thing are a repetition, not a study.
+  try {
+    analyze_scaling({{"a", soa_at(1, 4e-3, 0)}, {"b", soa_at(1, 3.9e-3, 0)}});
+    ADD_FAILURE() << "two runs at one scale were set side by side";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "a and b measured cpu.soa at N = 1000 at one scale: a scaling study sets different "
+              "scales side by side (nbody-fair compare sets two runs of one scale against each "
+              "other)");
+  }
   // Another step is another problem.
   ResultsDocument other_dt = soa_at(2, 2.5e-3, 0.4e-3);
   other_dt.settings.dt = 0.002;

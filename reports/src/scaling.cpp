@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -66,6 +68,39 @@ void check_one_problem(const std::vector<ScalingInput>& inputs) {
     }
     for (const SimulationRecord& r : in.document.simulations) {
       same_input(in, true, r.initial_condition, r.n, r.input_hash);
+    }
+  }
+}
+
+// Two documents that measured one implementation at one N at one scale are a repetition, not a
+// study: one's figure would stand as the other's one-device baseline (two runs at one GPU read
+// 104% efficient). Scales alike: the same command, ranks, hosts, GPUs per rank, exchange and
+// threads.
+void check_distinct_scales(const std::vector<ScalingInput>& inputs) {
+  const auto scale_key = [](const ResultsDocument& doc) {
+    const RunSettings& s = doc.settings;
+    return fmt::format("{} {} {} {} {} {}", s.command, std::max(1, s.ranks),
+                       std::set<std::string>(s.rank_hosts.begin(), s.rank_hosts.end()).size(),
+                       std::max<std::size_t>(1, s.gpu_devices.size()), s.gpu_exchange, s.threads);
+  };
+  const auto measured = [](const ResultsDocument& doc) {
+    std::set<std::pair<std::string, std::size_t>> pairs;
+    for (const ResultRecord& r : doc.results) pairs.emplace(r.implementation, r.n);
+    for (const SimulationRecord& r : doc.simulations) pairs.emplace(r.implementation, r.n);
+    return pairs;
+  };
+  for (std::size_t a = 0; a < inputs.size(); ++a) {
+    for (std::size_t b = a + 1; b < inputs.size(); ++b) {
+      const ResultsDocument &first = inputs[a].document, &second = inputs[b].document;
+      if (scale_key(first) != scale_key(second)) continue;
+      const auto ours = measured(first), theirs = measured(second);
+      const auto shared =
+          std::find_if(ours.begin(), ours.end(), [&](const auto& p) { return theirs.contains(p); });
+      if (shared == ours.end()) continue;
+      throw UsageError(fmt::format(
+          "{} and {} measured {} at N = {} at one scale: a scaling study sets different scales "
+          "side by side (nbody-fair compare sets two runs of one scale against each other)",
+          inputs[a].source, inputs[b].source, shared->first, shared->second));
     }
   }
 }
@@ -466,6 +501,7 @@ ScalingStudy analyze_scaling(const std::vector<ScalingInput>& inputs) {
         inputs.size()));
   }
   check_one_problem(inputs);
+  check_distinct_scales(inputs);
   ScalingStudy study;
   const RunSettings& first = inputs.front().document.settings;
   study.initial_condition = first.initial_condition;
