@@ -987,12 +987,22 @@ TEST(CommandLine, EveryClassOfBadInputIsRefusedNamingItsOption) {
       {{"run", "--sizes", "1K,1024", "--out", out}, "--sizes"},
       {{"run", "--sizes", "8", "--counters-at", "8,8", "--out", out}, "--counters-at"},
       {{"bench", "--sizes", "64,64"}, "--sizes"},
+      // An output folder that cannot be made: refused before anything is printed.
+      {{"compare", "BASE_RUN", "BASE_RUN", "--out", (dir / "file" / "sub").string()}, "--out"},
       // GPUs the machine lacks, or listed twice, wherever they can be named.
       {{"peaks", "--gpus", "0,0"}, "--gpus"},
       {{"list", "--gpu", "64"}, "--gpu"},
       {{"peaks", "--gpus", "64"}, "--gpus"},
   };
-  for (const Case& c : cases) {
+  // A run to compare with itself, and a regular file to make folders below.
+  const std::string base = (dir / "base").string();
+  ASSERT_EQ(run_tool({"run", "--impl", "^cpu\\.soa$", "--sizes", "32", "--reps", "2", "--min-time",
+                      "0.001", "--no-counters", "--out", base})
+                .exit_code,
+            0);
+  std::ofstream(dir / "file") << "x";
+  for (Case c : cases) {
+    std::replace(c.args.begin(), c.args.end(), std::string("BASE_RUN"), base);
     const CommandResult r = run_tool(c.args);
     const std::string what = c.args[0] + " " + c.args[1] + " " + c.args[2];
     EXPECT_EQ(r.exit_code, 2) << what << ": " << r.stderr_text;

@@ -173,7 +173,7 @@ void prepare_output_directory(const std::filesystem::path& directory) {
   const bool existed = std::filesystem::exists(directory, ec);
   std::filesystem::create_directories(directory, ec);
   if (ec || !std::filesystem::is_directory(directory)) {
-    throw UsageError(fmt::format("cannot create output folder '{}'{}", directory.string(),
+    throw UsageError(fmt::format("--out: cannot create the folder '{}'{}", directory.string(),
                                  ec ? ": " + ec.message() : ""));
   }
   const std::filesystem::path probe = directory / ".nbody-fair-write-test";
@@ -181,7 +181,7 @@ void prepare_output_directory(const std::filesystem::path& directory) {
   std::filesystem::remove(probe, ec);
   if (!writable) {
     if (!existed) std::filesystem::remove(directory, ec);
-    throw UsageError(fmt::format("output folder '{}' is not writable", directory.string()));
+    throw UsageError(fmt::format("--out: the folder '{}' is not writable", directory.string()));
   }
 }
 
@@ -656,9 +656,10 @@ int run_main(int argc, char** argv, const RankPart* part) {
     const nbody::reports::Comparison comparison = nbody::reports::compare_results(
         nbody::load_results(base_file), nbody::load_results(new_file), compare_settings);
     const nbody::reports::ComparedSources sources{base_file.string(), new_file.string()};
+    // An --out that cannot be made is bad input, said before anything is printed.
+    if (!compare_out.empty()) prepare_output_directory(compare_out);
     fmt::print("{}", nbody::reports::render_comparison_markdown(comparison, sources));
     if (!compare_out.empty()) {
-      prepare_output_directory(compare_out);
       for (const auto& file :
            nbody::reports::write_comparison_files(comparison, sources, compare_out)) {
         fmt::print("wrote {}\n", file.string());
