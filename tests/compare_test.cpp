@@ -412,11 +412,21 @@ TEST(CompareCommand, ExitCodesOnARealRun) {
 
 TEST(CompareCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
   const fs::path dir = scratch("bad");
-  save_results(ResultsDocument{}, dir / "results.json");
+  save_results(hand_made_document(), dir / "results.json");
   std::ofstream(dir / "other.json") << R"({"name": "not a results file"})";
+  // Documents that cannot be compared: a simulation, and a run with nothing in common.
+  ResultsDocument simulation = hand_made_document();
+  simulation.settings.command = "simulate";
+  save_results(simulation, dir / "simulation.json");
+  ResultsDocument elsewhere = hand_made_document();
+  for (ResultRecord& r : elsewhere.results) r.n *= 3;
+  save_results(elsewhere, dir / "elsewhere.json");
   const std::string good = (dir / "results.json").string();
   const std::string out = (dir / "out").string();
   const std::vector<std::vector<std::string>> cases = {
+      {"compare", good, (dir / "simulation.json").string(), "--out", out},
+      {"compare", (dir / "simulation.json").string(), good, "--out", out},
+      {"compare", good, (dir / "elsewhere.json").string(), "--out", out},
       {"compare", good, (dir / "missing.json").string(), "--out", out},
       {"compare", (dir / "missing").string(), good, "--out", out},
       {"compare", good, (dir / "other.json").string(), "--out", out},

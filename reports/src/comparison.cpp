@@ -280,6 +280,14 @@ Comparison compare_results(const ResultsDocument& base, const ResultsDocument& n
   if (!(settings.alpha > 0 && settings.alpha < 1)) {
     throw UsageError(fmt::format("alpha {} must be between 0 and 1", settings.alpha));
   }
+  // A simulation's records are steps, not evaluations: there is nothing for a run to be set
+  // against (and compare reads only runs' results).
+  for (const auto& [side, doc] : {std::pair{"BASE", &base}, std::pair{"NEW", &now}}) {
+    if (doc->settings.command == "simulate") {
+      throw UsageError(fmt::format(
+          "{} is a simulation (nbody-fair simulate): compare sets runs against each other", side));
+    }
+  }
   Comparison comparison{.settings = settings, .flags = document_flags(base, now)};
   std::map<Key, const ResultRecord*> new_by_key;
   for (const ResultRecord& r : now.results) new_by_key.emplace(key_of(r), &r);
@@ -295,6 +303,11 @@ Comparison compare_results(const ResultsDocument& base, const ResultsDocument& n
   }
   for (const ResultRecord& r : now.results) {
     if (!in_base.contains(key_of(r))) comparison.only_in_new.push_back(unmatched(r));
+  }
+  if (comparison.rows.empty()) {
+    throw UsageError(
+        "BASE and NEW have no measurement in common (the same implementation, N and initial "
+        "condition): there is nothing to compare");
   }
   return comparison;
 }
