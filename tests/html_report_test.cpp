@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nbody/reports/analysis.hpp"
 #include "nbody/reports/html_report.hpp"
 #include "simulation_document.hpp"
 
@@ -144,6 +145,20 @@ TEST(HtmlReport, SimulationPageWithoutChartJsKeepsItsTables) {
   EXPECT_EQ(page.find("<canvas"), std::string::npos);
   EXPECT_NE(page.find("<section id=\"steps\">"), std::string::npos);
   EXPECT_EQ(count(page, "<script"), 3u);  // no Chart.js
+}
+
+// Every setting names a value: the defaults of --threads and --isa say what they mean instead of
+// "threads 0; ISA " with nothing after it.
+TEST(HtmlReport, SettingsNameEveryValue) {
+  ResultsDocument doc;
+  doc.settings.command = "run";
+  const std::string page = render_html(doc, analyze(doc), ChartJsSource{std::nullopt, "none"});
+  EXPECT_NE(page.find("threads all the machine has; ISA the widest each CPU kernel could use</li>"),
+            std::string::npos);
+  doc.settings.threads = 4;
+  doc.settings.isa = "avx2";
+  const std::string forced = render_html(doc, analyze(doc), ChartJsSource{std::nullopt, "none"});
+  EXPECT_NE(forced.find("threads 4; ISA avx2</li>"), std::string::npos);
 }
 
 }  // namespace

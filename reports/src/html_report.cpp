@@ -772,7 +772,9 @@ std::string machine_section(const ResultsDocument& doc) {
       "<li>Settings: initial condition {}, seed {}, softening {}; {} repetitions of at least {} "
       "s; warm-up {} s; validation bodies {}; threads {}; ISA {}</li>",
       html_escape(s.initial_condition), s.seed, s.softening, s.repetitions, s.min_time_s,
-      s.warmup_s, s.validation_bodies, s.threads, html_escape(s.isa));
+      s.warmup_s, s.validation_bodies,
+      s.threads == 0 ? std::string("all the machine has") : std::to_string(s.threads),
+      s.isa.empty() ? std::string("the widest each CPU kernel could use") : html_escape(s.isa));
   return out + "</ul>\n";
 }
 
