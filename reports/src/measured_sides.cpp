@@ -9,31 +9,32 @@
 namespace nbody::reports {
 namespace {
 
+// Whether the record of implementation `name` is one of `device`'s.
+bool on_device(const ResultsDocument& doc, const std::string& name, DeviceKind device) {
+  const ImplementationRecord* impl = find_implementation(doc, name);
+  return impl != nullptr && impl->device == device;
+}
+
 bool measured(const ResultsDocument& doc, DeviceKind device) {
-  const auto on_device = [&](const std::string& name) {
-    const ImplementationRecord* impl = find_implementation(doc, name);
-    return impl != nullptr && impl->device == device;
+  const auto ok = [&](const auto& record) {
+    return record.status == Status::ok && on_device(doc, record.implementation, device);
   };
-  const bool run = std::any_of(doc.results.begin(), doc.results.end(), [&](const ResultRecord& r) {
-    return r.status == Status::ok && on_device(r.implementation);
-  });
-  return run || std::any_of(doc.simulations.begin(), doc.simulations.end(),
-                            [&](const SimulationRecord& s) {
-                              return s.status == Status::ok && on_device(s.implementation);
-                            });
+  return std::any_of(doc.results.begin(), doc.results.end(), ok) ||
+         std::any_of(doc.simulations.begin(), doc.simulations.end(), ok);
 }
 
 // The first reason a device's measurements give for not being ok (skipped or failed).
 std::string first_reason(const ResultsDocument& doc, DeviceKind device) {
-  const auto reason_of = [&](const std::string& name, const std::string& reason) {
-    const ImplementationRecord* impl = find_implementation(doc, name);
-    return impl != nullptr && impl->device == device && !reason.empty();
+  const auto said = [&](const auto& record) {
+    return !record.reason.empty() && on_device(doc, record.implementation, device);
   };
-  for (const ResultRecord& r : doc.results) {
-    if (reason_of(r.implementation, r.reason)) return r.reason;
+  if (const auto r = std::find_if(doc.results.begin(), doc.results.end(), said);
+      r != doc.results.end()) {
+    return r->reason;
   }
-  for (const SimulationRecord& s : doc.simulations) {
-    if (reason_of(s.implementation, s.reason)) return s.reason;
+  if (const auto s = std::find_if(doc.simulations.begin(), doc.simulations.end(), said);
+      s != doc.simulations.end()) {
+    return s->reason;
   }
   return "every measurement on it was skipped or failed";
 }
