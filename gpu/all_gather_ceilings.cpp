@@ -27,7 +27,8 @@ std::string binary_size(std::size_t bytes) {
 CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices) {
   CeilingMeasurement measured;
   const auto unavailable = [&measured](const std::string& why) {
-    for (const char* name : {kGpuAllGatherLatencyCeiling, kGpuAllGatherBandwidthCeiling}) {
+    for (const char* name : {kGpuAllGatherLatencyCeiling, kGpuAllGatherBandwidthCeiling,
+                             kGpuAllGatherLatencyAfterKernelCeiling}) {
       measured.unavailable.push_back({name, why});
     }
     return measured;
@@ -43,9 +44,14 @@ CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices) {
   }
   if (sweep.points.empty()) return unavailable("the sweep timed nothing");
   std::string points;
+  std::string after_kernel;
   for (const AllGatherPoint& p : sweep.points) {
     points += fmt::format("{}{}: {:.3g} µs, {:.3g} GB/s", points.empty() ? "" : "; ",
                           binary_size(p.bytes_per_gpu), p.seconds * 1e6, p.bus_bandwidth * 1e-9);
+    after_kernel +=
+        fmt::format("{}{}: {:.3g} µs alone, {:.3g} µs waited", after_kernel.empty() ? "" : "; ",
+                    binary_size(p.bytes_per_gpu), p.after_kernel.alone_seconds * 1e6,
+                    p.after_kernel.waited_seconds * 1e6);
   }
   std::string gpus;
   for (const int device : devices) {
@@ -80,6 +86,22 @@ CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices) {
        .unit = "B/s",
        .method = how + "; bus bandwidth = (G - 1) x bytes a GPU / time, as nccl-tests reports " +
                  "it, the best of the sweep. Sweep (bytes a GPU): " + points,
+       .datasheet_note = note});
+  measured.entries.push_back(
+      {.name = kGpuAllGatherLatencyAfterKernelCeiling,
+       .device = DeviceKind::gpu,
+       .quantity =
+           fmt::format("all-gather time at 8 bytes a GPU after a kernel, {} GPUs", devices.size()),
+       .value = sweep.points.front().after_kernel.alone_seconds,
+       .unit = "s",
+       .method = fmt::format(
+           "ncclAllGather between GPUs {} (NCCL {}) after about 10 ms of a kernel reading "
+           "memory on every SM of each GPU, launched on each in turn as a run's force kernels "
+           "are; timed on each GPU from its kernel's end until it had every slice, the median "
+           "of 7: alone on the GPU that waited for no other, waited on the one that waited "
+           "longest. The run's exchange pays this, not the back-to-back time. Sweep (bytes a "
+           "GPU): {}",
+           gpus, sweep.nccl_version, after_kernel),
        .datasheet_note = note});
   return measured;
 }

@@ -329,23 +329,33 @@ TEST(SeveralGpus, AllGatherSweepTimesEverySizeAndGivesTheModelsCeilings) {
     if (devices.size() == 1) {
       EXPECT_EQ(p.bus_bandwidth, 0) << p.bytes_per_gpu;
     }
+    // After a kernel: the GPU that waited for no other can never wait longer than the one that
+    // waited longest.
+    EXPECT_GT(p.after_kernel.alone_seconds, 0) << p.bytes_per_gpu;
+    EXPECT_LT(p.after_kernel.alone_seconds, 1) << p.bytes_per_gpu;
+    EXPECT_LE(p.after_kernel.alone_seconds, p.after_kernel.waited_seconds) << p.bytes_per_gpu;
     std::cout << "[ measured ] all-gather " << p.bytes_per_gpu << " B a GPU: " << p.seconds * 1e6
-              << " us, bus " << p.bus_bandwidth * 1e-9 << " GB/s\n";
+              << " us, bus " << p.bus_bandwidth * 1e-9 << " GB/s; after a kernel "
+              << p.after_kernel.alone_seconds * 1e6 << " us alone, "
+              << p.after_kernel.waited_seconds * 1e6 << " us waited\n";
   }
   const CeilingMeasurement measured = gpu::measure_all_gather_ceilings(devices);
   if (devices.size() == 1) {
     EXPECT_TRUE(measured.entries.empty());
-    ASSERT_EQ(measured.unavailable.size(), 2u);
+    ASSERT_EQ(measured.unavailable.size(), 3u);
     EXPECT_NE(measured.unavailable[0].reason.find("two"), std::string::npos);
     return;
   }
-  ASSERT_EQ(measured.entries.size(), 2u) << measured.unavailable.front().reason;
+  ASSERT_EQ(measured.entries.size(), 3u) << measured.unavailable.front().reason;
   EXPECT_EQ(measured.entries[0].name, kGpuAllGatherLatencyCeiling);
   EXPECT_EQ(measured.entries[0].unit, "s");
   EXPECT_GT(measured.entries[0].value, 0);
   EXPECT_EQ(measured.entries[1].name, kGpuAllGatherBandwidthCeiling);
   EXPECT_GT(measured.entries[1].value, 1e9);  // any link between two GPUs does 1 GB/s
   EXPECT_NE(measured.entries[1].method.find("Sweep"), std::string::npos);
+  EXPECT_EQ(measured.entries[2].name, kGpuAllGatherLatencyAfterKernelCeiling);
+  EXPECT_GT(measured.entries[2].value, 0);
+  EXPECT_NE(measured.entries[2].method.find("waited"), std::string::npos);
 }
 
 // Every shape the tuning tool times must compute the same function.

@@ -255,6 +255,14 @@ TEST(ScalingAnalysis, TheModelsExchangeFromTheMeasuredAllGather) {
        .unit = "B/s"}};
   ASSERT_TRUE(modeled());
   EXPECT_NEAR(*modeled(), 1e-5 + 1001.0 * 12 / 2e10, 1e-18);
+  // Where the latency after a kernel was measured, it is the model's α: a run's exchange pays it.
+  both.ceilings->entries.push_back({.name = kGpuAllGatherLatencyAfterKernelCeiling,
+                                    .device = DeviceKind::gpu,
+                                    .value = 4e-5,
+                                    .unit = "s"});
+  ASSERT_TRUE(modeled());
+  EXPECT_NEAR(*modeled(), 4e-5 + 1001.0 * 12 / 2e10, 1e-18);
+  both.ceilings->entries.pop_back();
   EXPECT_FALSE(point(analyze_scaling({{"a", one}, {"b", both}}), "gpu.tuned", 2001, 1)
                    .modeled_communication_s);  // one GPU exchanges nothing
   // In every printer.

@@ -50,13 +50,13 @@ class GpuGroupRun final : public PreparedRun {
     } catch (...) {
       failure = std::current_exception();
     }
-    // Each rank's kernel, the time from its kernel's start until it had every slice, and its
-    // whole evaluation; the largest of each over the ranks.
-    const Decomposition::Figures slowest = decomposition_.agree(
-        AgreementPoint::evaluate, failure, {own.kernel, own.kernel + own.communication, own.total});
-    return {.total = slowest[2],
-            .kernel = slowest[0],
-            .communication = std::max(0.0, slowest[1] - slowest[0])};
+    // Each rank's kernel and whole evaluation, the largest over the ranks; and the time from its
+    // kernel's end until it had every slice, the smallest (negated, since the ranks agree on
+    // largest figures): the all-gather after the last kernel, as one process measures it. The
+    // other ranks' wait for that one is imbalance, and stays in the total.
+    const Decomposition::Figures agreed = decomposition_.agree(
+        AgreementPoint::evaluate, failure, {own.kernel, -own.communication, own.total});
+    return {.total = agreed[2], .kernel = agreed[0], .communication = std::max(0.0, -agreed[1])};
   }
 
   std::vector<Vec3<double>> accelerations() override { return run_->accelerations(); }

@@ -37,7 +37,8 @@
 # and nbody-fair stages (FAIR_IMPL, FAIR_SIZES choose what it runs; SANITIZE_TOOLS which
 # compute-sanitizer tools run); NCU_IMPL and NCU_SIZE pick what ncu profiles (SOURCE_IMPLS, a space-separated
 # list, what the per-instruction stall sampling profiles); VARIANTS_IMPL and VARIANT_SIZES narrow
-# the variants; TEST_FILTER narrows the test stage. The offline dependencies are those
+# the variants; TEST_FILTER narrows the test stage; STAGE_TESTS=0 leaves out the gpus and
+# gpu-ranks stages' own tests; ASAN_CTEST_ARGS narrows the asan stage's ctest. The offline dependencies are those
 # third_party/stage-offline-deps.sh unpacked into third_party/prefix.
 set -u
 out=$1
@@ -154,8 +155,9 @@ if has asan; then
   echo "built in $(($(date +%s) - start)) s" | tee -a "$log"
   stage "debug-asan preset: ctest"
   start=$(date +%s)
-  timeout "${ASAN_CTEST_SECONDS:-$((580 - SECONDS))}" ctest --preset debug-asan -j"$((jobs / 2))" \
-    >"$out/asan-ctest.log" 2>&1
+  # ASAN_CTEST_ARGS narrows it (-I 150,0: from test 150 on) where one call cannot hold it all.
+  timeout "${ASAN_CTEST_SECONDS:-$((580 - SECONDS))}" ctest --preset debug-asan -j"$jobs" \
+    ${ASAN_CTEST_ARGS:-} >"$out/asan-ctest.log" 2>&1
   echo "rc=$? in $(($(date +%s) - start)) s" | tee -a "$log"
   ctest_summary "$out/asan-ctest.log"
   grep -E "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error" "$out/asan-ctest.log" |
@@ -286,20 +288,8 @@ scaling_study() {
   $build/nbody-fair scaling --out "$out/scaling-$tag" "${folders[@]}" >>"$log" 2>&1
   grep -E "^\| gpu" "$out/scaling-$tag/scaling.md" | head -40 | tee -a "$log"
 }
-launch=""
-if has gpus; then
-  several_gpu_tests gpus
-  all=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
-  stage "the links: nvidia-smi topo -m"
-  nvidia-smi topo -m >>"$log" 2>&1
-  gpu_tuned_pair gpus-0 --gpus 0
-  # One GPU: the pair is one run (tried so on an H100).
-  [[ $all == 0 ]] || gpu_tuned_pair "gpus-${all//,/-}" --gpus "$all"
-fi
-if has gpu-ranks; then
-  # Two ranks, one GPU each (tests/mpirun.sh: oversubscribed, as root where root, under its own
-  # time limit; -x hands NCCL_NVLS_ENABLE=0 and the trace switch to the ranks).
-  ranks="tests/mpirun.sh 2 -x NCCL_NVLS_ENABLE -x NBODY_EXCHANGE_TRACE"
+# ranks_tests: nccl_ranks_test on two ranks ($ranks), then under memcheck on each rank.
+ranks_tests() {
   stage "two MPI ranks, NCCL between their GPUs: nccl_ranks_test"
   NBODY_MPI_TEST_SECONDS=300 $ranks $build/tests/nccl_ranks_test >"$out/ranks-test.log" 2>&1
   echo "rc=$?" | tee -a "$log"
@@ -311,6 +301,30 @@ if has gpu-ranks; then
     >"$out/ranks-memcheck.log" 2>&1
   echo "rc=$?" | tee -a "$log"
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/ranks-memcheck.log" | sort | uniq -c | tee -a "$log"
+}
+launch=""
+if has gpus; then
+  # STAGE_TESTS=0 where ctest ran them already (in this call, or since the last change).
+  [[ ${STAGE_TESTS:-1} == 0 ]] || several_gpu_tests gpus
+  all=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
+  stage "the links: nvidia-smi topo -m"
+  nvidia-smi topo -m >>"$log" 2>&1
+  gpu_tuned_pair gpus-0 --gpus 0
+  # One GPU: the pair is one run (tried so on an H100).
+  [[ $all == 0 ]] || gpu_tuned_pair "gpus-${all//,/-}" --gpus "$all"
+  # The all-gather's entries the run on every GPU measured: back to back and after a kernel.
+  for doc in "$out/gpus-${all//,/-}-run/results.json" "$out/gpus-${all//,/-}-sim/results.json"; do
+    [[ -f $doc ]] && python3 -c 'import json,sys
+for e in (json.load(open(sys.argv[1])).get("ceilings") or {}).get("entries", []):
+    if "all_gather" in e["name"]: print(e["name"], "=", e["value"], "|", e["method"])' "$doc" |
+      tee -a "$log"
+  done
+fi
+if has gpu-ranks; then
+  # Two ranks, one GPU each (tests/mpirun.sh: oversubscribed, as root where root, under its own
+  # time limit; -x hands NCCL_NVLS_ENABLE=0 and the trace switch to the ranks).
+  ranks="tests/mpirun.sh 2 -x NCCL_NVLS_ENABLE -x NBODY_EXCHANGE_TRACE"
+  [[ ${STAGE_TESTS:-1} == 0 ]] || ranks_tests
   export NBODY_MPI_TEST_SECONDS=300
   launch=$ranks gpu_tuned_pair ranks-nccl --gpu-exchange nccl
   launch=$ranks gpu_tuned_pair ranks-mpi --gpu-exchange mpi

@@ -151,7 +151,9 @@ std::optional<double> modeled_exchange(const ResultsDocument& doc, const Scaling
       doc.settings.gpu_devices.size() != static_cast<std::size_t>(k)) {
     return std::nullopt;
   }
-  const std::optional<double> alpha = doc.ceilings->value(kGpuAllGatherLatencyCeiling);
+  // A run's all-gather follows a long kernel: its latency then, where measured, is what it pays.
+  std::optional<double> alpha = doc.ceilings->value(kGpuAllGatherLatencyAfterKernelCeiling);
+  if (!alpha) alpha = doc.ceilings->value(kGpuAllGatherLatencyCeiling);
   const std::optional<double> beta = doc.ceilings->value(kGpuAllGatherBandwidthCeiling);
   if (!alpha || !beta || !(*beta > 0)) return std::nullopt;
   const double word = p.precision == Precision::f64 ? 8 : 4;

@@ -89,13 +89,17 @@ std::vector<std::string> definitions() {
       "rank).",
       "Each time is the median of its measurement's repetitions. For force evaluations, kernel is "
       "the slowest rank's computation; end to end adds the all-gather of the slices "
-      "(communication) and, on the GPU, the copies (other); one process on the CPU records no "
+      "(communication: on GPUs from the end of the kernel that ended last, through host memory "
+      "with the waits for slower ranks) and, on the GPU, the copies and the other devices' "
+      "wait for the last kernel (other); one process on the CPU records no "
       "end to end, and its kernel time stands for it. For simulations, a step's force and "
       "integration are the compute, communication its all-gathers, other the rest.",
       "model: the exchange the scaling model predicts, α + (k − 1) ⌈N / k⌉ b / β, from the "
       "all-gather's latency α and bus bandwidth β measured between the document's GPUs "
       "(gpu.all_gather.* among its ceilings: a run on several GPUs with counters, or nbody-fair "
-      "peaks --gpus); b is 12 bytes a body after an evaluation (float32 accelerations), 16 after "
+      "peaks --gpus); α is the latency of an all-gather alone after a long kernel, as a run's "
+      "is, where measured (latency_after_kernel), otherwise back to back; b is 12 bytes a body "
+      "after an evaluation (float32 accelerations), 16 after "
       "a step (positions and masses), twice that in float64. — where the document has no such "
       "measurement.",
       "Strong scaling (fixed N): speedup S_k = T_1 / T_k and parallel efficiency E_k = T_1 / (k "

@@ -33,14 +33,18 @@ inline constexpr const char* kGpuRsqrtCeiling = "gpu.mufu_rsqrt";
 inline constexpr const char* kGpuMemoryBandwidthCeiling = "gpu.memory_bandwidth.d2d_copy";
 // Interactions per second of the float32 interaction's instruction mix alone (12 FP32 + MUFU.RSQ).
 inline constexpr const char* kGpuInteractionMixCeiling = "gpu.fp32_interaction_mix";
-// NCCL's all-gather between the GPUs a run drives (--gpus): its time at 8 bytes a GPU and its best
-// bus bandwidth, the alpha and beta of the scaling model (docs/perf-notes.md). Measured for those
-// GPUs with each run, never cached: they depend on the set.
+// NCCL's all-gather between the GPUs a run drives (--gpus): its time at 8 bytes a GPU back to back,
+// its best bus bandwidth, and its 8-byte time alone after a long kernel: the alpha, beta and the
+// alpha a run's exchange pays in the scaling model (docs/perf-notes.md). Measured for those GPUs
+// with each run, never cached: they depend on the set.
 inline constexpr const char* kGpuAllGatherLatencyCeiling = "gpu.all_gather.latency";
 inline constexpr const char* kGpuAllGatherBandwidthCeiling = "gpu.all_gather.bus_bandwidth";
+inline constexpr const char* kGpuAllGatherLatencyAfterKernelCeiling =
+    "gpu.all_gather.latency_after_kernel";
 // Whether `name` is one of the all-gather's entries: a link between GPUs, no roof of a kernel.
 inline bool is_all_gather_ceiling(std::string_view name) {
-  return name == kGpuAllGatherLatencyCeiling || name == kGpuAllGatherBandwidthCeiling;
+  return name == kGpuAllGatherLatencyCeiling || name == kGpuAllGatherBandwidthCeiling ||
+         name == kGpuAllGatherLatencyAfterKernelCeiling;
 }
 
 struct PublishedFigure {

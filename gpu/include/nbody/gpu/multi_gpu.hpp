@@ -33,12 +33,23 @@ std::vector<std::byte> make_gpu_group_id();
 // communicator's one owner (LeaveGpuGroup).
 GpuGroupMembership join_gpu_group(const GpuGroup& group, int device);
 
+// One all-gather that follows about 10 ms of a kernel filling every SM of each GPU, as a run's
+// follows its force kernel (medians of 7): `alone_seconds` from the kernel's end on the GPU that
+// waited for no other until it had every slice; `waited_seconds` on the GPU that waited longest
+// (adding the later launches of the others' kernels).
+struct AllGatherAfterKernel {
+  double alone_seconds = 0;
+  double waited_seconds = 0;
+};
+
 // One size of an all-gather sweep: `bytes_per_gpu` sent by each GPU, the median time of one
-// all-gather, and nccl-tests' bus bandwidth, (G - 1) x bytes_per_gpu / seconds (0 on one GPU).
+// all-gather back to back, nccl-tests' bus bandwidth, (G - 1) x bytes_per_gpu / seconds (0 on one
+// GPU), and the same all-gather after a kernel.
 struct AllGatherPoint {
   std::size_t bytes_per_gpu = 0;
   double seconds = 0;
   double bus_bandwidth = 0;
+  AllGatherAfterKernel after_kernel;
 };
 
 struct AllGatherSweep {
@@ -47,12 +58,14 @@ struct AllGatherSweep {
 };
 
 // ncclAllGather, in place, between `devices` (this process, ncclCommInitAll) at 8 bytes a GPU, then
-// eight times more up to 16 MiB, then 64 MiB: the time the scaling model's exchange term is made
-// of. Throws where NCCL or a device is not available (one device: NCCL's copy alone).
+// eight times more up to 16 MiB, then 64 MiB, back to back and after a kernel: the times the
+// scaling model's exchange term is made of. Throws where NCCL or a device is not available (one
+// device: NCCL's copy alone).
 AllGatherSweep time_all_gather(std::span<const int> devices);
 
-// gpu.all_gather.latency (the sweep's 8-byte time) and gpu.all_gather.bus_bandwidth (its best),
-// the sweep in the second's method; both unavailable, with the reason, for fewer than two devices
+// gpu.all_gather.latency (the sweep's 8-byte time), gpu.all_gather.bus_bandwidth (its best) and
+// gpu.all_gather.latency_after_kernel (the 8-byte time alone after a kernel), the sweep in the
+// second's method and the third's; all unavailable, with the reason, for fewer than two devices
 // or where the sweep fails. Never throws.
 CeilingMeasurement measure_all_gather_ceilings(std::span<const int> devices);
 
