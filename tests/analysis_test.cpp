@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "nbody/reports/analysis.hpp"
+#include "nbody/reports/html_report.hpp"
 #include "nbody/reports/markdown_report.hpp"
 #include "simulation_document.hpp"
 
@@ -551,6 +552,79 @@ TEST(MeasuredSides, SayWhyOfTheBuildAndTheSelection) {
   EXPECT_TRUE(both.sides.compares());
   EXPECT_TRUE(both.sides.missing.empty());
   EXPECT_EQ(render_markdown(document()).find("No GPU/CPU ratio"), std::string::npos);
+}
+
+// The fixture's CPU simulation at N = 1024, made to go wrong as a cold uniform ball does: it
+// collapses (2K/|W| 0 at the start, the potential 3.6 times deeper by the end) and loses 2.6e-3
+// of its energy, as the float64 leapfrog of the same steps does.
+ResultsDocument collapsed_simulation() {
+  ResultsDocument doc = testing::simulation_document(false);
+  SimulationRecord& r = doc.simulations.front();
+  r.conservation.front().virial_ratio = 0;
+  r.conservation.front().potential_energy = -0.6;
+  r.conservation.back().potential_energy = -2.15;
+  r.conservation.back().relative_energy_error = 2.6e-3;
+  r.max_relative_energy_error = 2.6e-3;
+  r.divergence->reference_energy_error = 2.5e-3;
+  doc.settings.dt = 1.0 / 256;
+  return doc;
+}
+
+// A simulation that went wrong says so first, in every printer and in the audit, with its likely
+// cause; the fixture's, within its bounds, says nothing and keeps rule 2.
+TEST(Conservation, ACollapseIsFlaggedFirstEverywhereWithItsLikelyCause) {
+  const ResultsDocument fine = testing::simulation_document(false);
+  const Analysis a_fine = analyze(fine);
+  for (const IntegrationRow& r : a_fine.integration) {
+    if (r.conservation) {
+      EXPECT_TRUE(r.conservation->within()) << r.implementation;
+    }
+  }
+  EXPECT_EQ(rule(a_fine, 2).verdict, RuleVerdict::kept) << rule(a_fine, 2).evidence;
+  EXPECT_EQ(render_summary(fine).find("not to be trusted"), std::string::npos);
+
+  const ResultsDocument doc = collapsed_simulation();
+  const Analysis a = analyze(doc);
+  const ConservationCheck& check = *a.integration.front().conservation;
+  EXPECT_FALSE(check.within());
+  EXPECT_EQ(check.energy_bound, 1e-4);
+  EXPECT_NE(check.likely_cause.find("a collapse"), std::string::npos) << check.likely_cause;
+  EXPECT_NE(check.likely_cause.find("steps per dynamical time"), std::string::npos)
+      << check.likely_cause;
+  EXPECT_EQ(rule(a, 2).verdict, RuleVerdict::not_kept);
+  EXPECT_NE(rule(a, 2).evidence.find("cpu.tbb at N = 1024"), std::string::npos);
+  for (const int number : {3, 4, 5, 6, 8}) {
+    EXPECT_EQ(rule(a, number).verdict, RuleVerdict::not_applicable) << number;
+  }
+  // First: before any table a reader could take for an answer.
+  const std::string summary = render_summary(doc);
+  EXPECT_LT(summary.find("not to be trusted"), summary.find("## "));
+  const std::string markdown = render_markdown(doc);
+  EXPECT_LT(markdown.find("not to be trusted"), markdown.find("## "));
+  EXPECT_NE(markdown.find("## Conservation"), std::string::npos);
+  EXPECT_NE(markdown.find("## Fairness audit"), std::string::npos);
+  const std::string page = render_html(doc, a, {"var Chart;", ""});
+  EXPECT_LT(page.find("id=\"went-wrong\""), page.find("<section"));
+  EXPECT_NE(page.find("id=\"conservation\""), std::string::npos);
+}
+
+// Where the integration kept its energy but the formulation lost more than its precision may
+// add, the precision is named; momentum beyond rounding's walk is flagged as unequal forces.
+TEST(Conservation, PrecisionAndMomentumAreNamedAsTheirCauses) {
+  ResultsDocument doc = testing::simulation_document(false);
+  SimulationRecord& r = doc.simulations.front();
+  r.divergence->reference_energy_error = 1e-7;  // 2 x 1e-7 + 4u = 2.6e-7 < 1.2e-6
+  ConservationCheck check = *analyze(doc).integration.front().conservation;
+  EXPECT_FALSE(check.energy_within());
+  EXPECT_NE(check.likely_cause.find("the formulation's precision"), std::string::npos)
+      << check.likely_cause;
+
+  doc = testing::simulation_document(false);
+  doc.simulations.front().conservation.back().momentum = {1e-3, 0, 0};
+  check = *analyze(doc).integration.front().conservation;
+  EXPECT_TRUE(check.energy_within());
+  EXPECT_FALSE(check.momentum_within());
+  EXPECT_NE(check.likely_cause.find("equal and opposite"), std::string::npos) << check.likely_cause;
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ table { border-collapse: collapse; font-size: 0.84rem; font-variant-numeric: tab
 th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: #f0f2f6; font-weight: 600; white-space: nowrap; position: sticky; top: 0; }
 td { max-width: 26rem; overflow-wrap: break-word; }
+td.wrap { min-width: 18rem; }
 tbody tr:last-child td { border-bottom: none; }
 tbody tr:hover { background: #f8fafc; }
 table.audit td:nth-child(2) { min-width: 9rem; }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "conservation_sentence.hpp"
 #include "html_page.hpp"
 #include "nbody/files.hpp"
 #include "nbody/reports/ceilings_table.hpp"
@@ -903,6 +904,43 @@ std::string simulation_sections(const Analysis& a) {
   return out;
 }
 
+std::string conservation_section(const Analysis& a) {
+  std::string rows;
+  for (const IntegrationRow& r : a.integration) {
+    if (!r.conservation) continue;
+    const ConservationCheck& c = *r.conservation;
+    rows += fmt::format(
+        "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2e} ({:.0e})</td><td "
+        "class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"wrap\">{}</td>"
+        "</tr>\n",
+        html_escape(r.implementation), r.n, c.energy_error, c.energy_bound,
+        c.end_energy_error ? fmt::format("{:.2e} ({:.2e})", *c.end_energy_error, c.end_energy_bound)
+                           : std::string("—"),
+        c.momentum_drift ? fmt::format("{:.2e} ({:.2e})", *c.momentum_drift, c.momentum_bound)
+                         : std::string("—"),
+        c.within() ? "within" : "<span class=\"warn\">outside: not to be trusted</span>",
+        c.within() ? std::string("—") : html_escape(c.likely_cause));
+  }
+  if (rows.empty()) return {};
+  return "<section id=\"conservation\"><h2>Conservation</h2>\n<p>Each simulation's largest "
+         "relative energy error against 1e-4, what a trustworthy integration keeps (25× the "
+         "surveyed default runs' largest); where the float64 leapfrog of the same steps was "
+         "followed, the error at its last step against 2 × its error + 4u, what the precision "
+         "may add; and the largest drift of total momentum over sqrt(M |W0|) against u "
+         "√steps.</p>\n<div class=\"scroll\"><table><thead><tr><th>implementation</th><th>N</th>"
+         "<th>max |ΔE/E| (bound)</th><th>at the float64 leapfrog's last step "
+         "(bound)</th><th>momentum "
+         "drift (bound)</th><th>verdict</th><th>likely cause</th></tr></thead><tbody>\n" +
+         rows + "</tbody></table></div>\n</section>\n";
+}
+
+// A simulation that went wrong says so at the top: its figures are not to be trusted.
+std::string conservation_warning(const Analysis& a) {
+  const std::string sentence = conservation_sentence(a.integration);
+  if (sentence.empty()) return {};
+  return "<p class=\"warn\" id=\"went-wrong\">⚠ " + html_escape(sentence) + "</p>\n";
+}
+
 // A run that measured one side only says so at the top, before anything a reader could take for
 // an answer.
 std::string sides_warning(const MeasuredSides& sides) {
@@ -923,6 +961,7 @@ std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a
       "condition {}; generated {} by <code>{}</code>.</p>\n",
       s.dt, s.steps, s.softening, html_escape(s.initial_condition), html_escape(doc.generated_at),
       html_escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  out += conservation_warning(a);
   out += sides_warning(a.sides);
   if (const std::string decomposed = decomposition_sentence(s); !decomposed.empty()) {
     out += "<p>" + html_escape(decomposed) + "</p>\n";
@@ -932,8 +971,10 @@ std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a
         "<p class=\"warn\">This run was interrupted: what follows is what it had measured.</p>\n";
   }
   out += "</header>\n";
+  out += audit_section(a);
   out += charts_section(plan_simulation_charts(doc, data), chartjs);
   out += simulation_sections(a);
+  out += conservation_section(a);
   out += implementations_section(doc);
   out += machine_section(doc);
   out += "</main>\n" + page_scripts(data, chartjs) + "</body></html>\n";

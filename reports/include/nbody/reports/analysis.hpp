@@ -203,6 +203,29 @@ struct StepShares {
   double total_s = 0;  // the sum the shares are of: seconds per application step
 };
 
+// Whether a simulation kept energy and momentum within the bounds a trustworthy run keeps
+// (docs/tolerances.md, "Time integration"), and where not, the likely cause.
+struct ConservationCheck {
+  double energy_error = 0;  // the largest |E - E0| / |E0| of the samples
+  double energy_bound = 0;  // a trustworthy integration's
+  // Where the float64 leapfrog of the same steps was followed and the formulation is of full
+  // accuracy: |ΔE/E| at its last step, against 2 x the float64 leapfrog's + 4u there (what the
+  // precision may add).
+  std::optional<double> end_energy_error;
+  double end_energy_bound = 0;
+  // The largest |P - P0| over the momentum scale sqrt(M |W0|), and its bound u sqrt(steps);
+  // empty where no scale exists (N = 1).
+  std::optional<double> momentum_drift;
+  double momentum_bound = 0;
+  std::string likely_cause;  // where a bound is exceeded: what most likely went wrong
+  bool energy_within() const {
+    return energy_error <= energy_bound &&
+           (!end_energy_error || *end_energy_error <= end_energy_bound);
+  }
+  bool momentum_within() const { return !momentum_drift || *momentum_drift <= momentum_bound; }
+  bool within() const { return energy_within() && momentum_within(); }
+};
+
 // One simulation (simulate), as the reports show it: time per step by phase and what the steps
 // kept of energy and the float64 trajectory.
 struct IntegrationRow {
@@ -220,8 +243,9 @@ struct IntegrationRow {
   double steps_per_second = 0;
   double max_relative_energy_error = 0;
   std::optional<TrajectoryDivergence> divergence;
-  std::vector<EnergyErrorPoint> energy_errors;  // the conservation samples, in step order
-  std::optional<StepShares> shares;             // empty where no step was timed
+  std::vector<EnergyErrorPoint> energy_errors;    // the conservation samples, in step order
+  std::optional<StepShares> shares;               // empty where no step was timed
+  std::optional<ConservationCheck> conservation;  // empty where no step was done
 };
 
 // Best full-accuracy GPU against best full-accuracy CPU of one precision at one N, by whole
