@@ -3,7 +3,9 @@
 // simulate run's series (energy error against time, the step's split, the speedups).
 #include <gtest/gtest.h>
 
+#include "nbody/errors.hpp"
 #include "nbody/reports/analysis.hpp"
+#include "nbody/reports/combined_sides.hpp"
 #include "nbody/reports/html_report.hpp"
 #include "nbody/reports/markdown_report.hpp"
 #include "simulation_document.hpp"
@@ -625,6 +627,71 @@ TEST(Conservation, PrecisionAndMomentumAreNamedAsTheirCauses) {
   EXPECT_TRUE(check.energy_within());
   EXPECT_FALSE(check.momentum_within());
   EXPECT_NE(check.likely_cause.find("equal and opposite"), std::string::npos) << check.likely_cause;
+}
+
+// The CPU side of a laptop's run and the GPU side of a cloud GPU's run of the same problem: one
+// report, whose first lines and audit say the sides came from different machines.
+TEST(CombinedSides, ALaptopsCpuAndACloudGpuMakeOneFairReport) {
+  ResultsDocument laptop = document();
+  laptop.settings.command = "run";
+  laptop.machine.hostname = "laptop";
+  laptop.machine.cpu_model = "Laptop CPU";
+  laptop.machine.gpus.clear();
+  laptop.ceilings->machine = {.hostname = "laptop", .cpu_model = "Laptop CPU"};
+  ResultsDocument cloud = document();
+  cloud.settings.command = "run";
+  cloud.machine.hostname = "cloud";
+  cloud.ceilings->machine.hostname = "cloud";
+  const ResultsDocument both = combine_sides({laptop, "laptop/"}, {cloud, "cloud/"});
+  EXPECT_EQ(both.machine.cpu_model, "Laptop CPU");
+  ASSERT_EQ(both.machine.gpus.size(), 1u);
+  for (const ResultRecord& r : both.results) {
+    const ImplementationRecord* impl = find_implementation(both, r.implementation);
+    ASSERT_NE(impl, nullptr) << r.implementation;
+  }
+  EXPECT_EQ(both.results.size(), laptop.results.size());  // 3 CPU records and 2 GPU records
+  const Analysis a = analyze(both);
+  EXPECT_TRUE(a.sides.compares());
+  EXPECT_EQ(rule(a, 1).verdict, RuleVerdict::kept);
+  EXPECT_NE(rule(a, 1).evidence.find("different machines"), std::string::npos)
+      << rule(a, 1).evidence;
+  EXPECT_NE(rule(a, 1).evidence.find("host laptop"), std::string::npos);
+  EXPECT_NE(rule(a, 6).evidence.find("each side's own machine"), std::string::npos)
+      << rule(a, 6).evidence;
+  const std::string markdown = render_markdown(both);
+  EXPECT_LT(markdown.find("Two runs, one side each"), markdown.find("## "));
+  EXPECT_NE(render_summary(both).find("different machines"), std::string::npos);
+}
+
+// Runs that are not of one problem, or not runs, or lack their side, are refused naming the
+// option.
+TEST(CombinedSides, RunsOfDifferentProblemsOrWithoutTheirSideAreRefused) {
+  ResultsDocument cpu = document();
+  cpu.settings.command = "run";
+  const auto refusal = [&](const ResultsDocument& gpu) {
+    try {
+      combine_sides({cpu, "a"}, {gpu, "b"});
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  ResultsDocument other_seed = cpu;
+  other_seed.settings.seed = 2;
+  EXPECT_NE(refusal(other_seed).find("--gpu-from: b is of another problem"), std::string::npos)
+      << refusal(other_seed);
+  ResultsDocument other_bodies = cpu;
+  other_bodies.inputs.front().hash_f64 = "different";
+  EXPECT_NE(refusal(other_bodies).find("not the same bodies"), std::string::npos)
+      << refusal(other_bodies);
+  ResultsDocument simulation = cpu;
+  simulation.settings.command = "simulate";
+  EXPECT_NE(refusal(simulation).find("not a run"), std::string::npos) << refusal(simulation);
+  ResultsDocument no_gpu = cpu;
+  std::erase_if(no_gpu.results,
+                [](const ResultRecord& r) { return r.implementation.starts_with("gpu"); });
+  EXPECT_NE(refusal(no_gpu).find("--gpu-from: b measured no gpu formulation"), std::string::npos)
+      << refusal(no_gpu);
 }
 
 }  // namespace

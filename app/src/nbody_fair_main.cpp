@@ -38,6 +38,7 @@
 #include "nbody/physics.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/reports/ceilings_table.hpp"
+#include "nbody/reports/combined_sides.hpp"
 #include "nbody/reports/comparison.hpp"
 #include "nbody/reports/comparison_report.hpp"
 #include "nbody/reports/markdown_report.hpp"
@@ -519,13 +520,26 @@ int run_main(int argc, char** argv, const RankPart* part) {
                    "Profile one evaluation with these CUPTI metrics instead of timing")
       ->delimiter(',');
 
-  std::filesystem::path report_in, report_out;
+  std::filesystem::path report_in, report_out, report_cpu_from, report_gpu_from;
   CLI::App* report = app.add_subcommand(
-      "report", "Re-render report.md, report.html and results.csv from a results.json");
-  report->add_option("--in", report_in, "results.json, or the run folder holding it")->required();
+      "report",
+      "Re-render report.md, report.html and results.csv from a results.json, or from two runs of "
+      "one problem on different hosts: the CPU side from one, the GPU side from the other");
+  CLI::Option* report_in_option =
+      report->add_option("--in", report_in, "results.json, or the run folder holding it");
+  CLI::Option* cpu_from_option = report->add_option(
+      "--cpu-from", report_cpu_from,
+      "A run whose CPU formulations make the CPU side (results.json or its folder; with "
+      "--gpu-from and --out)");
+  CLI::Option* gpu_from_option = report->add_option(
+      "--gpu-from", report_gpu_from,
+      "A run of the same problem whose GPU formulations make the GPU side (with --cpu-from)");
+  report_in_option->excludes(cpu_from_option)->excludes(gpu_from_option);
+  cpu_from_option->needs(gpu_from_option);
+  gpu_from_option->needs(cpu_from_option);
   report->add_option("--out", report_out,
                      "Output folder for report.md, report.html and results.csv (default: the "
-                     "folder of --in)");
+                     "folder of --in; required with --cpu-from)");
 
   std::filesystem::path compare_base, compare_new, compare_out;
   nbody::reports::ComparisonSettings compare_settings;
@@ -641,8 +655,22 @@ int run_main(int argc, char** argv, const RankPart* part) {
     return nbody::run_bench(registry, bench_options);
   }
   if (*report) {
-    const std::filesystem::path results_file = results_file_of(report_in);
-    const nbody::ResultsDocument doc = nbody::load_results(results_file);
+    if (report_in.empty() && report_cpu_from.empty()) {
+      throw UsageError("report: --in, or --cpu-from with --gpu-from, is required");
+    }
+    if (!report_cpu_from.empty() && report_out.empty()) {
+      throw UsageError("--out is required with --cpu-from and --gpu-from");
+    }
+    const std::filesystem::path results_file =
+        report_in.empty() ? std::filesystem::path() : results_file_of(report_in);
+    const nbody::ResultsDocument doc =
+        report_in.empty()
+            ? nbody::reports::combine_sides(
+                  {nbody::load_results(results_file_of(report_cpu_from, "--cpu-from")),
+                   report_cpu_from.string()},
+                  {nbody::load_results(results_file_of(report_gpu_from, "--gpu-from")),
+                   report_gpu_from.string()})
+            : nbody::load_results(results_file);
     const std::filesystem::path dir = report_out.empty() ? results_file.parent_path() : report_out;
     prepare_output_directory(dir.empty() ? "." : dir);
     const auto written = nbody::reports::write_report_files(doc, dir.empty() ? "." : dir);

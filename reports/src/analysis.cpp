@@ -1,6 +1,7 @@
 #include "nbody/reports/analysis.hpp"
 
 #include "conservation_check.hpp"
+#include "nbody/reports/combined_sides.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -324,8 +325,9 @@ AuditRule same_problem(const ResultsDocument& doc) {
   rule.verdict = RuleVerdict::kept;
   rule.evidence = fmt::format(
       "one generated input per N ({}, seed {}, softening {}) at {} sizes; every measurement's "
-      "input hash is its precision's hash of that input",
-      fmt::join(conditions, ", "), doc.settings.seed, doc.settings.softening, doc.inputs.size());
+      "input hash is its precision's hash of that input{}",
+      fmt::join(conditions, ", "), doc.settings.seed, doc.settings.softening, doc.inputs.size(),
+      doc.sides_from.empty() ? std::string() : "; " + sides_from_sentence(doc.sides_from));
   return rule;
 }
 
@@ -605,7 +607,9 @@ AuditRule same_ceilings(const ResultsDocument& doc) {
     return rule;
   }
   const Ceilings& c = *doc.ceilings;
-  if (c.machine.hostname != doc.machine.hostname || c.machine.cpu_model != doc.machine.cpu_model) {
+  // Two runs' sides: each side's ceilings were checked against its own run when combined.
+  if (doc.sides_from.empty() && (c.machine.hostname != doc.machine.hostname ||
+                                 c.machine.cpu_model != doc.machine.cpu_model)) {
     rule.verdict = RuleVerdict::not_kept;
     rule.evidence = fmt::format("the ceilings were measured on {} ({}), not on this machine",
                                 c.machine.hostname, c.machine.cpu_model);
@@ -613,9 +617,11 @@ AuditRule same_ceilings(const ResultsDocument& doc) {
   }
   rule.verdict = RuleVerdict::kept;
   rule.evidence = fmt::format(
-      "{} ceilings measured on this machine ({}{}); each kernel also divided by its own "
-      "instruction bound{}",
-      c.entries.size(), c.from_cache ? "cached " : "", c.measured_at,
+      "{} ceilings measured on {}; each kernel also divided by its own instruction bound{}",
+      c.entries.size(),
+      doc.sides_from.empty()
+          ? fmt::format("this machine ({}{})", c.from_cache ? "cached " : "", c.measured_at)
+          : std::string("each side's own machine, by its own run"),
       c.warnings.empty() ? std::string()
                          : fmt::format("; flagged as possibly low: {}", summarize(c.warnings)));
   return rule;

@@ -15,6 +15,7 @@
 #include "html_page.hpp"
 #include "nbody/files.hpp"
 #include "nbody/reports/ceilings_table.hpp"
+#include "nbody/reports/combined_sides.hpp"
 #include "sides_sentence.hpp"
 
 #ifndef NBODY_CHARTJS_DEFAULT
@@ -998,6 +999,10 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   std::string out = page_head("nbody-fair report");
   out += "<header><h1>nbody-fair report</h1>\n";
   out += "<p class=\"summary\">" + summary_line(doc, a) + "</p>\n";
+  if (!doc.sides_from.empty()) {
+    out += "<p class=\"warn\" id=\"two-runs\">Two runs, one side each: " +
+           html_escape(sides_from_sentence(doc.sides_from)) + ".</p>\n";
+  }
   out += sides_warning(a.sides);
   if (const std::string decomposed = decomposition_sentence(doc.settings); !decomposed.empty()) {
     out += "<p>" + html_escape(decomposed) + "</p>\n";

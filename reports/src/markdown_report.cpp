@@ -11,6 +11,7 @@
 #include "nbody/files.hpp"
 #include "nbody/reports/analysis.hpp"
 #include "nbody/reports/ceilings_table.hpp"
+#include "nbody/reports/combined_sides.hpp"
 #include "sides_sentence.hpp"
 
 namespace nbody::reports {
@@ -474,6 +475,9 @@ std::string render_markdown(const ResultsDocument& doc) {
   const RunSummary& summary = analysis.summary;
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
                      escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  if (!doc.sides_from.empty()) {
+    out += "**Two runs, one side each: " + escape(sides_from_sentence(doc.sides_from)) + ".**\n\n";
+  }
   if (const std::string sides = sides_sentence(analysis.sides); !sides.empty()) {
     out += "**" + escape(sides) + "**\n\n";
   }
@@ -575,6 +579,9 @@ std::string render_summary(const ResultsDocument& doc) {
     integration_table(out, analysis.integration);
     out += fmt::format("Fairness audit: {}.\n\n", analysis.audit.verdict);
     return out;
+  }
+  if (!doc.sides_from.empty()) {
+    out += "Two runs, one side each: " + sides_from_sentence(doc.sides_from) + ".\n\n";
   }
   out += fmt::format("Fairness audit: {}.\n\n", analysis.audit.verdict);
   headline_section(out, analysis.headline);

@@ -263,6 +263,16 @@ struct InputRecord {
   std::string hash_f32;  // of the same bodies rounded to float32
 };
 
+// One side of a report combined from two runs (`nbody-fair report --cpu-from A --gpu-from B`):
+// which device's figures came from which file, and that run's machine and command.
+struct SideSource {
+  DeviceKind device = DeviceKind::cpu;
+  std::string file;
+  std::string generated_at;
+  std::vector<std::string> command_line;
+  MachineRecord machine;
+};
+
 struct ResultsDocument {
   std::string schema = kResultsSchemaName;
   int schema_version = kResultsSchemaVersion;
@@ -280,6 +290,9 @@ struct ResultsDocument {
   std::vector<SimulationRecord> simulations;  // simulate (version 4)
   // Wall seconds of the whole run and of its parts outside the measurements: ceilings, total.
   std::map<std::string, double> phase_seconds;
+  // A report combined from two runs: where each side was measured. Empty for one run; made by
+  // `report --cpu-from --gpu-from` for its reports and never written to results.json.
+  std::vector<SideSource> sides_from;
 };
 
 void to_json(nlohmann::json& j, const AccuracyMetrics& v);
