@@ -722,19 +722,26 @@ std::string time_section(const ResultsDocument& doc) {
   return "<h3>Where the time went</h3>\n" + t.done();
 }
 
+// One short row of facts per implementation, its optimizations on a full-width line beneath: the
+// long text wraps in the page's width instead of widening the table past it.
 std::string implementations_section(const ResultsDocument& doc) {
-  Table t({"name", "device", "layout", "precision", "accuracy class", "role", "pairs", "threads",
-           "available", "optimizations"});
+  std::string rows;
   for (const ImplementationRecord& i : doc.implementations) {
-    t.row({html_escape(i.name), std::string(to_string(i.device)), std::string(to_string(i.layout)),
-           std::string(to_string(i.precision)), std::string(to_string(i.accuracy_class)),
-           std::string(to_string(i.role)),
-           i.pairs == PairScheme::symmetric ? "N(N−1)/2 evaluated, N² credited" : "N²",
-           std::to_string(i.threads),
-           i.available ? "yes" : "no: " + html_escape(i.unavailable_reason),
-           html_escape(fmt::format("{}", fmt::join(i.optimizations, "; ")))});
+    rows += fmt::format(
+        "<tr class=\"facts\"><td><strong>{}</strong></td><td>{} · {} · {}</td><td>{} · {}</td>"
+        "<td data-label=\"pairs\">{}</td><td class=\"num\" data-label=\"threads\">{}</td><td "
+        "data-label=\"available\">{}</td></tr>\n<tr class=\"opt\"><td colspan=\"6\">{}</td></tr>\n",
+        html_escape(i.name), to_string(i.device), to_string(i.layout), to_string(i.precision),
+        to_string(i.accuracy_class), to_string(i.role),
+        i.pairs == PairScheme::symmetric ? "N(N−1)/2, N² credited" : "N²", i.threads,
+        i.available ? "yes" : "no: " + html_escape(i.unavailable_reason),
+        i.optimizations.empty() ? std::string("no optimizations listed")
+                                : html_escape(fmt::format("{}", fmt::join(i.optimizations, "; "))));
   }
-  return "<h3>Implementations</h3>\n" + t.done();
+  return "<h3>Implementations</h3>\n<div class=\"scroll\"><table class=\"implementations\"><thead>"
+         "<tr><th>name</th><th>device · layout · precision</th><th>accuracy · role</th>"
+         "<th>pairs</th><th>threads</th><th>available</th></tr></thead><tbody>\n" +
+         rows + "</tbody></table></div>\n";
 }
 
 std::string machine_section(const ResultsDocument& doc) {
