@@ -130,12 +130,13 @@ constexpr const char* kStyle =
     "body{font:15px/1.45 system-ui,sans-serif;margin:1rem auto;padding:0 1rem;max-width:90rem;"
     "color:#222}"
     ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;border:1px solid #ddd}"
-    "table{border-collapse:collapse;font-size:.9rem}"
+    "table{border-collapse:collapse;font-size:.9rem;min-width:100%}"
     "th,td{border-bottom:1px solid #ddd;padding:.35rem .6rem;text-align:left;white-space:nowrap;"
     "vertical-align:top}"
     "th{background:#f4f4f4}"
     "td.num{text-align:right;font-variant-numeric:tabular-nums}"
-    "td.notes{white-space:normal;min-width:14rem}"
+    "td.notes{white-space:normal;color:#555;padding-top:0}"
+    "tr.has-notes td{border-bottom:none}"
     "tr.bad{background:#fde4e1}tr.bad td:first-child{font-weight:bold;color:#a40000}"
     "tr.good{background:#e6f5e6}"
     "code{word-break:break-all}"
@@ -202,19 +203,28 @@ std::string render_comparison_html(const Comparison& c, const ComparedSources& s
   }
   for (const std::string& flag : c.flags) out += fmt::format("<p>⚠ {}</p>\n", html_escape(flag));
   out += fmt::format("<p>{}</p>\n", html_escape(method(c)));
+  // The notes go on a line of their own under their row, across the table: as a last column
+  // they were squeezed to a few letters a line beside ten columns of figures.
+  const std::size_t columns = std::size(kHeader) - 1;
   out += "<div class=\"scroll\">\n<table>\n<thead><tr>";
-  for (const char* heading : kHeader) out += fmt::format("<th>{}</th>", html_escape(heading));
+  for (std::size_t i = 0; i < columns; ++i)
+    out += fmt::format("<th>{}</th>", html_escape(kHeader[i]));
   out += "</tr></thead>\n<tbody>\n";
   for (const ComparedRow& row : c.rows) {
     const RowCells cells = cells_of(row);
-    out += cells.bad ? "<tr class=\"bad\">" : cells.good ? "<tr class=\"good\">" : "<tr>";
-    for (std::size_t i = 0; i < cells.cells.size(); ++i) {
-      const char* cls = i == 2 || (i >= 4 && i <= 7)  ? " class=\"num\""
-                        : i + 1 == cells.cells.size() ? " class=\"notes\""
-                                                      : "";
+    const std::string& notes = cells.cells.back();
+    const std::string tone = cells.bad ? "bad" : cells.good ? "good" : "";
+    out += fmt::format("<tr class=\"{}{}\">", tone, notes.empty() ? "" : " has-notes");
+    for (std::size_t i = 0; i < columns; ++i) {
+      const char* cls = i == 2 || (i >= 4 && i <= 7) ? " class=\"num\"" : "";
       out += fmt::format("<td{}>{}</td>", cls, html_escape(cells.cells[i]));
     }
     out += "</tr>\n";
+    if (!notes.empty()) {
+      out +=
+          fmt::format("<tr class=\"{}\"><td></td><td class=\"notes\" colspan=\"{}\">{}</td></tr>\n",
+                      tone, columns - 1, html_escape(notes));
+    }
   }
   out += "</tbody>\n</table>\n</div>\n";
   for (const auto& [title, rows] :

@@ -272,19 +272,24 @@ inline constexpr const char* kReportScript = R"js(
   // ---- the charts ----
   var builders = {};
 
-  builders.throughput = function (canvas) {
-    var sizes = [];
-    var datasets = data.throughput.map(function (s) {
-      var c = colour(s.device, s.name);
+  // Within a device's family each formulation gets the next colour and the next marker, so no two
+  // series of one chart share both.
+  var markers = ["circle", "triangle", "rect", "rectRot", "star", "crossRot", "rectRounded", "cross"];
+  builders.throughput = function (canvas, index) {
+    var group = data.throughput[index].series, sizes = [], order = { cpu: 0, gpu: 0 };
+    var datasets = group.map(function (s) {
+      var k = order[s.device]++, family = palettes[s.device] || palettes.cpu;
+      var c = family[k % family.length];
       s.points.forEach(function (p) { sizes.push(p.n); });
       return { label: s.name + (s.device === "gpu" ? " (GPU)" : " (CPU)"), series: s,
         data: s.points.map(function (p) { return { x: p.n, y: p.y, lo: p.lo, hi: p.hi, p: p }; }),
-        borderColor: c, backgroundColor: c, borderDash: dash(s), borderWidth: 2,
-        pointStyle: s.device === "gpu" ? "rectRot" : "circle", pointRadius: 3.5, errorBars: true };
+        borderColor: c, backgroundColor: c, borderWidth: 2,
+        borderDash: s.accuracy_class === "approximate" ? [2, 3] : s.role === "naive_baseline" ? [7, 4] : [],
+        pointStyle: markers[k % markers.length], pointRadius: 4.5, errorBars: true };
     });
     growPlot(canvas, Math.ceil(datasets.length / 3), 20, 380);
     var ys = [];
-    data.throughput.forEach(function (s) { s.points.forEach(function (p) { ys.push(p.lo || p.y, p.hi || p.y); }); });
+    group.forEach(function (s) { s.points.forEach(function (p) { ys.push(p.lo || p.y, p.hi || p.y); }); });
     var yb = decades(ys);
     return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: {
       scales: {
@@ -381,13 +386,21 @@ inline constexpr const char* kReportScript = R"js(
         pointRadius: 0, pointHitRadius: 0, pointStyle: "line" };
     });
     var kc = r.device === "gpu" ? "#d9480f" : "#1f5fbf";
+    var narrow = canvas.parentNode.clientWidth < 520;
     datasets.push({ type: "scatter", label: "kernels (counted)", data: r.points.map(function (p) {
         return { x: p.x, y: p.y, p: p }; }),
       borderColor: kc, pointBorderWidth: 1.5, pointRadius: 5, pointHoverRadius: 7,
       backgroundColor: kc, pointBackgroundColor: r.points.map(function (p) {
         return p.modelled ? "#ffffff" : kc; }),
-      pointText: function (j) { return r.points[j].name; } });
+      pointText: function (j) { return narrow ? String(j + 1) : r.points[j].name; } });
     growPlot(canvas, Math.ceil(datasets.length / 2), 20, 400);
+    // On a phone the names would cover one another: the points are numbered, the key below.
+    if (narrow) {
+      var key = document.createElement("p");
+      key.className = "note";
+      key.textContent = "Points: " + r.points.map(function (p, j) { return (j + 1) + " " + p.name; }).join(" · ");
+      canvas.parentNode.insertAdjacentElement("afterend", key);
+    }
     return new Chart(canvas, { type: "scatter", data: { datasets: datasets }, options: {
       scales: {
         x: axis("logarithmic", "counted flops per DRAM byte",

@@ -84,24 +84,31 @@ json rate_point(const ResultRecord& r) {
   return p;
 }
 
+// One group of series per precision, each a small multiple of its own: eighteen formulations in
+// one chart could not be told apart.
 json throughput_data(const ResultsDocument& doc) {
-  json series = json::array();
-  for (const ImplementationRecord& impl : doc.implementations) {
-    json points = json::array();
-    for (const ResultRecord& r : doc.results) {
-      if (r.implementation == impl.name && r.status == Status::ok && r.kernel && r.kernel_rate) {
-        points.push_back(rate_point(r));
+  json groups = json::array();
+  for (const Precision precision : {Precision::f32, Precision::f64}) {
+    json series = json::array();
+    for (const ImplementationRecord& impl : doc.implementations) {
+      if (impl.precision != precision) continue;
+      json points = json::array();
+      for (const ResultRecord& r : doc.results) {
+        if (r.implementation == impl.name && r.status == Status::ok && r.kernel && r.kernel_rate) {
+          points.push_back(rate_point(r));
+        }
       }
+      if (points.empty()) continue;
+      series.push_back({{"name", impl.name},
+                        {"device", to_string(impl.device)},
+                        {"precision", to_string(impl.precision)},
+                        {"accuracy_class", to_string(impl.accuracy_class)},
+                        {"role", to_string(impl.role)},
+                        {"points", points}});
     }
-    if (points.empty()) continue;
-    series.push_back({{"name", impl.name},
-                      {"device", to_string(impl.device)},
-                      {"precision", to_string(impl.precision)},
-                      {"accuracy_class", to_string(impl.accuracy_class)},
-                      {"role", to_string(impl.role)},
-                      {"points", points}});
+    if (!series.empty()) groups.push_back({{"precision", to_string(precision)}, {"series", series}});
   }
-  return series;
+  return groups;
 }
 
 json ratio_figure(const std::optional<RateRatio>& ratio, const std::optional<RateFigure>& gpu,
@@ -255,11 +262,21 @@ std::vector<std::size_t> charted_ladders(const Analysis& a) {
 std::vector<ChartCard> plan_charts(const ResultsDocument& doc, const Analysis& a,
                                    const json& data) {
   std::vector<ChartCard> charts;
-  charts.push_back({"chart-throughput", "throughput",
-                    "Throughput against N (kernel time, interactions/s, log-log)",
-                    "Bars: the confidence interval of the median time. Blue: CPU; orange: GPU; "
-                    "dashed: float64; dotted: approximate accuracy class.",
-                    0, data["throughput"].empty() ? "no measurement was timed ok" : ""});
+  if (data["throughput"].empty()) {
+    charts.push_back({"chart-throughput", "throughput", "Throughput against N", "", 0,
+                      "no measurement was timed ok"});
+  }
+  for (std::size_t i = 0; i < data["throughput"].size(); ++i) {
+    const std::string precision = data["throughput"][i]["precision"];
+    charts.push_back(
+        {"chart-throughput-" + precision, "throughput",
+         fmt::format("Throughput against N, {} (kernel time, interactions/s, log-log)",
+                     precision == "f64" ? "float64" : "float32"),
+         "Bars: the confidence interval of the median time. Blues: CPU; oranges and reds: GPU; "
+         "each formulation its own marker; dashed: naive baselines; dotted: approximate accuracy "
+         "class.",
+         static_cast<int>(i), ""});
+  }
   charts.push_back({"chart-ratio", "ratio", "GPU/CPU: best against best, naive against naive",
                     "Interval: the two rates' intervals combined at their extremes.", 0,
                     data["ratios"].empty() ? "a ratio needs both a CPU and a GPU figure at one "
