@@ -43,17 +43,16 @@ table { border-collapse: collapse; font-size: 0.84rem; font-variant-numeric: tab
 th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: #f0f2f6; font-weight: 600; white-space: nowrap; position: sticky; top: 0; }
 td { max-width: 26rem; overflow-wrap: break-word; }
-td.wrap { min-width: 18rem; }
 tbody tr:last-child td { border-bottom: none; }
 tbody tr:hover { background: #f8fafc; }
 table.audit td:nth-child(2) { min-width: 9rem; }
 table.audit td:nth-child(4) { min-width: 14rem; }
 table.headline td { white-space: nowrap; }
 table.ladders td:last-child { min-width: 30rem; }
-/* Implementations: a row of facts, then the optimizations across the table's width. */
-table.implementations { width: 100%; }
-table.implementations tr.facts td { border-bottom: none; white-space: nowrap; }
-table.implementations tr.opt td { max-width: none; padding-top: 0; color: var(--muted); }
+/* Implementations, conservation: a row of facts, then a long text across the table's width. */
+table.stacked { width: 100%; }
+table.stacked tr.facts td { border-bottom: none; white-space: nowrap; }
+table.stacked tr.opt td { max-width: none; padding-top: 0; color: var(--muted); }
 /* A scale's label wraps onto two lines rather than widening the scaling tables. */
 table.scaling td:nth-child(4) { min-width: 9rem; max-width: 13rem; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 0.78rem; font-weight: 600;
@@ -83,12 +82,12 @@ figcaption { font-weight: 600; font-size: 0.95rem; margin-bottom: 6px; }
 }
 /* On a phone each implementation is a block: its facts wrap, labelled, above its optimizations. */
 @media (max-width: 600px) {
-  table.implementations, table.implementations tbody { display: block; width: 100%; min-width: 0; }
-  table.implementations thead { display: none; }
-  table.implementations tr.facts { display: flex; flex-wrap: wrap; gap: 0 4px; }
-  table.implementations tr.facts td { white-space: normal; padding-bottom: 2px; }
-  table.implementations td[data-label]::before { content: attr(data-label) " "; color: var(--muted); }
-  table.implementations tr.opt, table.implementations tr.opt td { display: block; }
+  table.stacked, table.stacked tbody { display: block; width: 100%; min-width: 0; }
+  table.stacked thead { display: none; }
+  table.stacked tr.facts { display: flex; flex-wrap: wrap; gap: 0 4px; }
+  table.stacked tr.facts td { white-space: normal; padding-bottom: 2px; }
+  table.stacked td[data-label]::before { content: attr(data-label) " "; color: var(--muted); }
+  table.stacked tr.opt, table.stacked tr.opt td { display: block; }
 }
 @media (max-width: 820px) {
   main { padding: 16px 12px 40px; }

@@ -106,7 +106,8 @@ json throughput_data(const ResultsDocument& doc) {
                         {"role", to_string(impl.role)},
                         {"points", points}});
     }
-    if (!series.empty()) groups.push_back({{"precision", to_string(precision)}, {"series", series}});
+    if (!series.empty())
+      groups.push_back({{"precision", to_string(precision)}, {"series", series}});
   }
   return groups;
 }
@@ -755,7 +756,7 @@ std::string implementations_section(const ResultsDocument& doc) {
         i.optimizations.empty() ? std::string("no optimizations listed")
                                 : html_escape(fmt::format("{}", fmt::join(i.optimizations, "; "))));
   }
-  return "<h3>Implementations</h3>\n<div class=\"scroll\"><table class=\"implementations\"><thead>"
+  return "<h3>Implementations</h3>\n<div class=\"scroll\"><table class=\"stacked\"><thead>"
          "<tr><th>name</th><th>device · layout · precision</th><th>accuracy · role</th>"
          "<th>pairs</th><th>threads</th><th>available</th></tr></thead><tbody>\n" +
          rows + "</tbody></table></div>\n";
@@ -929,22 +930,27 @@ std::string simulation_sections(const Analysis& a) {
   return out;
 }
 
+// A row of figures per simulation, the likely cause of one outside its bounds on a full-width
+// line beneath (a table of the implementations' kind: stacked on a phone).
 std::string conservation_section(const Analysis& a) {
   std::string rows;
   for (const IntegrationRow& r : a.integration) {
     if (!r.conservation) continue;
     const ConservationCheck& c = *r.conservation;
     rows += fmt::format(
-        "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2e} ({:.0e})</td><td "
-        "class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"wrap\">{}</td>"
-        "</tr>\n",
+        "<tr class=\"facts\"><td><strong>{}</strong></td><td data-label=\"N\">{}</td><td "
+        "data-label=\"max |ΔE/E|\">{:.2e} ({:.0e})</td><td data-label=\"at float64's last "
+        "step\">{}</td><td data-label=\"momentum\">{}</td><td>{}</td></tr>\n",
         html_escape(r.implementation), r.n, c.energy_error, c.energy_bound,
         c.end_energy_error ? fmt::format("{:.2e} ({:.2e})", *c.end_energy_error, c.end_energy_bound)
                            : std::string("—"),
         c.momentum_drift ? fmt::format("{:.2e} ({:.2e})", *c.momentum_drift, c.momentum_bound)
                          : std::string("—"),
-        c.within() ? "within" : "<span class=\"warn\">outside: not to be trusted</span>",
-        c.within() ? std::string("—") : html_escape(c.likely_cause));
+        c.within() ? "within" : "<span class=\"warn\">outside: not to be trusted</span>");
+    if (!c.within()) {
+      rows += fmt::format("<tr class=\"opt\"><td colspan=\"6\">likely {}</td></tr>\n",
+                          html_escape(c.likely_cause));
+    }
   }
   if (rows.empty()) return {};
   return "<section id=\"conservation\"><h2>Conservation</h2>\n<p>Each simulation's largest "
@@ -952,10 +958,9 @@ std::string conservation_section(const Analysis& a) {
          "surveyed default runs' largest); where the float64 leapfrog of the same steps was "
          "followed, the error at its last step against 2 × its error + 4u, what the precision "
          "may add; and the largest drift of total momentum over sqrt(M |W0|) against u "
-         "√steps.</p>\n<div class=\"scroll\"><table><thead><tr><th>implementation</th><th>N</th>"
-         "<th>max |ΔE/E| (bound)</th><th>at the float64 leapfrog's last step "
-         "(bound)</th><th>momentum "
-         "drift (bound)</th><th>verdict</th><th>likely cause</th></tr></thead><tbody>\n" +
+         "√steps. Bounds in brackets.</p>\n<div class=\"scroll\"><table class=\"stacked\"><thead>"
+         "<tr><th>implementation</th><th>N</th><th>max |ΔE/E|</th><th>at the float64 leapfrog's "
+         "last step</th><th>momentum drift</th><th>verdict</th></tr></thead><tbody>\n" +
          rows + "</tbody></table></div>\n</section>\n";
 }
 
