@@ -541,6 +541,27 @@ TEST(CommandLine, HopelessFirstSizeIsSkippedWithTheEstimate) {
   fs::remove_all(dir);
 }
 
+// simulate estimates a larger N from its smaller N's step before preparing anything there, and
+// its progress says the simulation was skipped.
+TEST(CommandLine, SimulateSkipsFromTheSmallerStepsEstimateAndSaysSo) {
+  const fs::path dir = scratch("simulate-estimate");
+  const CommandResult r =
+      run_tool({"simulate", "--impl", "^cpu\\.soa$", "--sizes", "256,1M", "--steps", "100",
+                "--max-seconds", "5", "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  ASSERT_EQ(doc.simulations.size(), 2u);
+  EXPECT_EQ(doc.simulations[0].status, Status::ok);
+  EXPECT_EQ(doc.simulations[1].status, Status::skipped);
+  EXPECT_NE(doc.simulations[1].reason.find("estimated to take"), std::string::npos)
+      << doc.simulations[1].reason;
+  EXPECT_NE(doc.simulations[1].reason.find("a step at N = 256"), std::string::npos)
+      << doc.simulations[1].reason;
+  EXPECT_NE(r.stderr_text.find("cpu.soa N=1M: skipped"), std::string::npos) << r.stderr_text;
+  EXPECT_EQ(r.stderr_text.find("cpu.soa N=1M: preparing"), std::string::npos) << r.stderr_text;
+  fs::remove_all(dir);
+}
+
 // Each command's help names every file it writes.
 TEST(CommandLine, HelpNamesEveryFileACommandWrites) {
   for (const char* command : {"run", "simulate", "report"}) {

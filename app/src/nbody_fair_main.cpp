@@ -486,7 +486,9 @@ int run_main(int argc, char** argv, const RankPart* part) {
       ->check(whole_number());
   simulate
       ->add_option("--max-seconds", simulate_options.max_seconds,
-                   "Skip an (implementation, N) whose steps are predicted to take longer")
+                   "Skip an (implementation, N) whose steps are predicted to take longer: from "
+                   "its step at the last smaller N before anything is prepared, else from its "
+                   "first step")
       ->capture_default_str()
       ->check(at_least(0, false));
   simulate

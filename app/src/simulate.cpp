@@ -73,11 +73,35 @@ std::int64_t chunk_end(std::int64_t done, const SimulateOptions& options) {
   return end;
 }
 
+// A step's seconds at a smaller N, for the budget's estimate before anything is prepared.
+struct MeasuredStep {
+  std::size_t n = 0;
+  double seconds = 0;
+};
+
 struct SimulationInput {
   const PhaseSpaceState& initial;
   const std::optional<PhaseSpaceState>& reference_end;  // the float64 trajectory's last state
-  double reference_energy_error;  // of that last state against the initial one
+  double reference_energy_error;        // of that last state against the initial one
+  std::optional<MeasuredStep> smaller;  // this formulation's step at the last smaller N
 };
+
+// Why the simulation would overrun --max-seconds, from its step at a smaller N scaled by (N/n)^2
+// (all-pairs work), before a first evaluation at this N costs what the estimate saves. Every rank
+// asks, in the same order, and agrees on the slowest's estimate.
+std::optional<std::string> over_budget_from_smaller(const SimulateOptions& options,
+                                                    const MeasuredStep& smaller, std::size_t n) {
+  const double ratio = static_cast<double>(n) / static_cast<double>(smaller.n);
+  double predicted = smaller.seconds * ratio * ratio * static_cast<double>(options.steps);
+  if (const auto& max_over = options.suite.timing.max_over_processes)
+    predicted = max_over(predicted);
+  if (predicted <= options.max_seconds) return std::nullopt;
+  return fmt::format(
+      "{} steps estimated to take {:.0f} s (a step at N = {} took {:.3g} s; × (N/{})² here), over "
+      "the --max-seconds budget of {:.0f} s",
+      options.steps, predicted, format_size(smaller.n), smaller.seconds, format_size(smaller.n),
+      options.max_seconds);
+}
 
 SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions& options,
                               const SimulationInput& input, ProgressSink& progress,
@@ -92,17 +116,14 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
   record.input_hash = hash_to_hex(input_hash(input.initial.bodies));
   record.threads = impl.threads_used(options.suite.execution);
   const std::string label = fmt::format("{} N={}", impl.info.name, format_size(n));
-  if (const auto reason = impl.unavailable_reason()) {
+  std::optional<std::string> skip = impl.unavailable_reason();
+  if (!skip && impl.size_limit_reason) skip = impl.size_limit_reason(n, options.suite.execution);
+  if (!skip && input.smaller) skip = over_budget_from_smaller(options, *input.smaller, n);
+  if (skip) {
     record.status = Status::skipped;
-    record.reason = *reason;
+    record.reason = *skip;
+    progress.update(step_index, total, label + ": skipped");
     return record;
-  }
-  if (impl.size_limit_reason) {
-    if (const auto reason = impl.size_limit_reason(n, options.suite.execution)) {
-      record.status = Status::skipped;
-      record.reason = *reason;
-      return record;
-    }
   }
   const auto wall_start = Clock::now();
   progress.update(step_index, total, label + ": preparing");
@@ -233,6 +254,7 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
       record.conservation.clear();
       record.max_relative_energy_error = 0;
       record.details.clear();
+      progress.update(step_index, total, label + ": skipped");
       return record;
     }
     if (start_state) snapshot(0, &*start_state);
@@ -314,6 +336,7 @@ ResultsDocument run_simulations(const SuiteContext& context, const SimulateOptio
 
   const std::size_t total = suite.sizes.size() * selected.size();
   std::size_t step_index = 0;
+  std::map<std::string, MeasuredStep> last_step;  // per formulation, at the largest N done
   for (const std::size_t n : suite.sizes) {
     if (interrupt_requested()) break;
     const PhaseSpaceState initial =
@@ -342,8 +365,16 @@ ResultsDocument run_simulations(const SuiteContext& context, const SimulateOptio
       if (interrupt_requested()) break;
       SimulationRecord record;
       try {
-        record = simulate_one(*impl, options, {initial, reference_end, reference_energy_error},
-                              context.progress, step_index, total);
+        std::optional<MeasuredStep> smaller;
+        if (const auto it = last_step.find(impl->info.name); it != last_step.end()) {
+          smaller = it->second;
+        }
+        record =
+            simulate_one(*impl, options, {initial, reference_end, reference_energy_error, smaller},
+                         context.progress, step_index, total);
+        if (record.status == Status::ok && record.steps > 0) {  // as on every rank
+          last_step[impl->info.name] = {.n = n, .seconds = record.per_step.step_s};
+        }
       } catch (const UsageError&) {
         throw;
       } catch (const std::exception& e) {
