@@ -16,6 +16,7 @@
 
 #include "nbody/app/benchmark_harness.hpp"
 #include "nbody/app/gpu_exchange.hpp"
+#include "nbody/app/run_plan.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/machine_info.hpp"
@@ -423,7 +424,7 @@ TEST(Results, GpuExchangeRoundTripsAndVersionSixFilesRead) {
   const fs::path dir = scratch("gpu-exchange");
   save_results(doc, dir / "results.json");
   const ResultsDocument loaded = load_results(dir / "results.json");
-  EXPECT_EQ(loaded.schema_version, 7);
+  EXPECT_EQ(loaded.schema_version, kResultsSchemaVersion);
   EXPECT_EQ(loaded.settings.gpu_exchange, "nccl");
   EXPECT_EQ(nlohmann::json(loaded), nlohmann::json(doc));
   fs::remove_all(dir);
@@ -437,6 +438,7 @@ TEST(Results, GpuExchangeRoundTripsAndVersionSixFilesRead) {
   EXPECT_EQ(old.schema_version, kResultsSchemaVersion);
   EXPECT_EQ(old.settings.ranks, 2);
   EXPECT_TRUE(old.settings.gpu_exchange.empty());
+  EXPECT_EQ(old.settings.budget_s, 0);  // version 8's budget: none in older files
 
   nlohmann::json unknown = nlohmann::json(doc);
   unknown["settings"]["gpu_exchange"] = "pigeons";
@@ -538,6 +540,66 @@ TEST(CommandLine, HopelessFirstSizeIsSkippedWithTheEstimate) {
   EXPECT_EQ(doc.results[0].status, Status::skipped);
   EXPECT_NE(doc.results[0].reason.find("--max-eval-seconds"), std::string::npos)
       << doc.results[0].reason;
+  fs::remove_all(dir);
+}
+
+// The plan keeps the best formulation's measurements first, then the naive one's, then the rest,
+// in the run's order while they fit; what does not is left out with why, and a planned one that no
+// longer fits once the run fell behind is left out too.
+TEST(RunPlan, KeepsTheBestAndNaiveFirstAndLeavesOutWhatDoesNotFit) {
+  const auto stand_in = [](std::string name, Role role, AccuracyClass accuracy) {
+    ImplementationInfo info;
+    info.name = std::move(name);
+    info.role = role;
+    info.accuracy_class = accuracy;
+    return stand_in_implementation(
+        info, [](std::span<const Body<double>>, double) { return std::unique_ptr<PreparedRun>(); });
+  };
+  const Implementation approx = stand_in("approx", Role::optimized, AccuracyClass::approximate);
+  const Implementation naive = stand_in("naive", Role::naive_baseline, AccuracyClass::full);
+  const Implementation best = stand_in("best", Role::optimized, AccuracyClass::full);
+  const std::vector<const Implementation*> selected = {&approx, &naive, &best};
+  const std::map<std::string, double> at_1k = {{"approx", 5e-4}, {"naive", 0.01}, {"best", 1e-3}};
+  SuiteOptions options;
+  options.max_eval_seconds = 10;
+  options.counters = false;
+  const RunPlan plan =
+      plan_run(selected, options, {1024, 4096, 16384}, {}, 12, [&](const Implementation& impl) {
+        return std::optional<EvaluationEstimate>(
+            std::pair{std::size_t{1024}, at_1k.at(impl.info.name)});
+      });
+  ASSERT_EQ(plan.measurements.size(), 9u);
+  double planned = 0;
+  for (const PlannedMeasurement& m : plan.measurements) {
+    if (m.included) planned += m.estimated_s;
+  }
+  EXPECT_NEAR(plan.planned_s, planned, 1e-12);
+  EXPECT_LE(plan.planned_s, 12);
+  // best at 16K: 0.256 s an evaluation, 0.256 + 5 x 0.256 = 1.5 s; naive there: 2.56 s, 15.4 s.
+  EXPECT_FALSE(plan.left_out("best", 16384));
+  ASSERT_TRUE(plan.left_out("naive", 16384));
+  EXPECT_NE(plan.left_out("naive", 16384)->find("left out by the plan"), std::string::npos);
+  EXPECT_FALSE(plan.left_out("approx", 16384));  // 1.1 s still fits after naive's is left out
+  EXPECT_NE(plan.describe().find("left out: "), std::string::npos) << plan.describe();
+  EXPECT_FALSE(plan.no_longer_fits("best", 16384, 0));
+  ASSERT_TRUE(plan.no_longer_fits("best", 16384, 11.5));
+  EXPECT_NE(plan.no_longer_fits("best", 16384, 11.5)->find("fell behind"), std::string::npos);
+}
+
+// run --budget plans before measuring, says its plan, and records the budget and the estimate.
+TEST(CommandLine, RunWithABudgetSaysItsPlanAndRecordsIt) {
+  const fs::path dir = scratch("budget");
+  const CommandResult r =
+      run_tool({"run", "--impl", "^cpu\\.(soa|tbb)$", "--sizes", "1K,4K", "--budget", "4",
+                "--no-counters", "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("plan: "), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stdout_text.find("Planned within a budget of 4 s"), std::string::npos)
+      << r.stdout_text;
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  EXPECT_EQ(doc.settings.budget_s, 4);
+  ASSERT_TRUE(doc.phase_seconds.contains("planned"));
+  EXPECT_LE(doc.phase_seconds.at("planned"), 4);
   fs::remove_all(dir);
 }
 

@@ -421,6 +421,11 @@ int run_main(int argc, char** argv, const RankPart* part) {
                   "Minimum seconds per repetition")
       ->capture_default_str()
       ->check(at_least(0, false));
+  run->add_option("--budget", run_options.suite.budget_s,
+                  "Seconds the measurements may take: planned from probes before the first, "
+                  "what does not fit left out and listed (default with the default sizes: 150 "
+                  "where a GPU is usable, 75 otherwise; with --sizes none; 0: none)")
+      ->check(at_least(0, true));
   run->add_option("--max-eval-seconds", run_options.suite.max_eval_seconds,
                   "Skip an (implementation, N) whose one evaluation is predicted to take longer")
       ->capture_default_str()
@@ -895,13 +900,17 @@ int run_main(int argc, char** argv, const RankPart* part) {
       .gpu_observation = nbody::observe_gpu(options.suite.execution.gpu_device),
       .progress = *progress,
       .checkpoint = checkpoint,
-      .decomposition = decomposition};
+      .decomposition = decomposition,
+      .announce = [writes](const std::string& line) {
+        if (writes) fmt::print(stderr, "{}\n", line);
+      }};
   handle_interrupts(part != nullptr);
   const nbody::ResultsDocument doc = nbody::run_suite(
       context, options.suite, is_run ? nbody::SuiteMode::run : nbody::SuiteMode::validate);
   if (!writes) return exit_code(doc);
   if (is_run) {
     fmt::print("{}", nbody::reports::render_summary(doc));
+
     fmt::print("\nwrote {}", (out_dir / "results.json").string());
     for (const std::filesystem::path& file : reports_written) fmt::print(", {}", file.string());
     fmt::print("\n");

@@ -1,5 +1,7 @@
 #include "nbody/app/runner.hpp"
 
+#include "nbody/app/run_plan.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -140,6 +142,18 @@ std::optional<std::pair<std::size_t, double>> probe_evaluation_time(const Implem
   return estimate;
 }
 
+// The budget a run's measurements are planned within (SuiteOptions::budget_s), 0 for none.
+double budget_of(const SuiteOptions& options, std::span<const Implementation* const> selected,
+                 bool decomposed) {
+  if (decomposed) return 0;  // every rank would have to agree on the plan
+  if (options.budget_s) return *options.budget_s;
+  if (!options.sizes.empty()) return 0;
+  const bool usable_gpu = std::any_of(selected.begin(), selected.end(), [](const auto* i) {
+    return i->info.device == DeviceKind::gpu && !i->unavailable_reason();
+  });
+  return usable_gpu ? 150 : 75;
+}
+
 // The sizes whose measurements read counters (SuiteOptions::counter_sizes).
 std::vector<std::size_t> sizes_with_counters(const SuiteOptions& options) {
   if (!options.counters) return {};
@@ -253,6 +267,23 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
   const std::size_t total = effective.sizes.size() * selected.size();
   std::size_t step = 0;
   bool interrupted = false;
+  std::optional<RunPlan> plan;
+  if (const double budget = budget_of(options, selected, context.decomposition.has_value());
+      mode == SuiteMode::run && budget > 0) {
+    context.progress.update(0, total, "planning: each formulation's evaluation time");
+    const std::size_t probe_below = std::max(
+        2 * kFirstProbeSize, *std::max_element(effective.sizes.begin(), effective.sizes.end()));
+    plan = plan_run(selected, effective, effective.sizes, counter_sizes, budget,
+                    [&](const Implementation& impl) {
+                      return probe_evaluation_time(impl, options, probe_below);
+                    });
+    for (const auto& [name, estimate] : plan->estimates) last_evaluation[name] = estimate;
+    doc.settings.budget_s = budget;
+    doc.phase_seconds["planned"] = plan->planned_s;
+    doc.phase_seconds["planning"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (context.announce) context.announce(plan->describe());
+  }
 
   for (const std::size_t n : effective.sizes) {
     if (interrupted) break;
@@ -283,6 +314,12 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
 
       std::optional<std::string> skip = impl->unavailable_reason();
       if (!skip && impl->size_limit_reason) skip = impl->size_limit_reason(n, options.execution);
+      if (!skip && plan) skip = plan->left_out(info.name, n);
+      if (!skip && plan) {
+        skip = plan->no_longer_fits(
+            info.name, n,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      }
       if (!skip && !last_evaluation.contains(info.name) && n > kFirstProbeSize) {
         context.progress.update(step, total, label + ": estimating its time");
         const PhaseTimer timer(record.phase_seconds, "probe");

@@ -130,7 +130,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     repetitions, min_time_s, warmup_s, separate_kernel_timing_below_s, max_eval_seconds,
     validation_bodies, counters, counter_sizes, threads, isa, gpu_device, dt, steps, diag_every,
     snapshot_every, phase_steps, divergence_up_to, ic_file, ranks, decomposition, rank_hosts,
-    gpu_devices, gpu_exchange)
+    gpu_devices, gpu_exchange, budget_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ConservationSample, step, time, kinetic_energy,
                                                 potential_energy, relative_energy_error, momentum,
                                                 angular_momentum, virial_ratio)

@@ -221,6 +221,7 @@ void check_settings(const Fields& fields, const RunSettings& s) {
   fields.non_negative("snapshot_every", s.snapshot_every);
   fields.non_negative("phase_steps", s.phase_steps);
   fields.positive("ranks", s.ranks);
+  fields.non_negative("budget_s", s.budget_s);
   if (!s.decomposition.empty()) {  // older files have none
     fields.one_of("decomposition", s.decomposition, {"none", "target_range"});
   }

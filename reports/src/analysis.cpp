@@ -965,6 +965,17 @@ Analysis analyze(const ResultsDocument& doc) {
   }
   a.summary.complete = doc.complete;
   a.summary.interrupted = doc.interrupted;
+  a.summary.budget_s = doc.settings.budget_s;
+  if (const auto it = doc.phase_seconds.find("planned"); it != doc.phase_seconds.end()) {
+    a.summary.planned_s = it->second;
+  }
+  if (const auto it = doc.phase_seconds.find("measurements"); it != doc.phase_seconds.end()) {
+    a.summary.measured_s = it->second;
+  }
+  a.summary.left_out_by_plan = static_cast<std::size_t>(
+      std::count_if(doc.results.begin(), doc.results.end(), [](const ResultRecord& r) {
+        return r.status == Status::skipped && r.reason.starts_with("left out");
+      }));
   a.headline = make_headline(doc);
   a.sides = measured_sides(doc);
   a.audit = make_audit(doc, a.headline, a.sides, a.integration);

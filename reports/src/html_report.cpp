@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "budget_sentence.hpp"
 #include "conservation_sentence.hpp"
 #include "html_page.hpp"
 #include "nbody/files.hpp"
@@ -821,6 +822,7 @@ std::string summary_line(const ResultsDocument& doc, const Analysis& a) {
   std::string line = fmt::format(
       "{} measurements ({} ok, {} failed, {} skipped) on {}, generated {}.", a.summary.measurements,
       a.summary.ok, a.summary.failed, a.summary.skipped, devices, doc.generated_at);
+  if (const std::string budget = budget_sentence(a.summary); !budget.empty()) line += " " + budget;
   return html_escape(line);
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "budget_sentence.hpp"
 #include "conservation_sentence.hpp"
 #include "nbody/files.hpp"
 #include "nbody/reports/analysis.hpp"
@@ -499,6 +500,9 @@ std::string render_markdown(const ResultsDocument& doc) {
                         "was shorter)",
                         doc.settings.warmup_s)
           : "");
+  if (const std::string budget = budget_sentence(summary); !budget.empty()) {
+    out += escape(budget) + "\n\n";
+  }
   if (const std::string decomposed = decomposition_sentence(doc.settings); !decomposed.empty()) {
     out += escape(decomposed) + "\n\n";
   }
@@ -582,6 +586,9 @@ std::string render_summary(const ResultsDocument& doc) {
   }
   if (!doc.sides_from.empty()) {
     out += "Two runs, one side each: " + sides_from_sentence(doc.sides_from) + ".\n\n";
+  }
+  if (const std::string budget = budget_sentence(analysis.summary); !budget.empty()) {
+    out += budget + "\n\n";
   }
   out += fmt::format("Fairness audit: {}.\n\n", analysis.audit.verdict);
   headline_section(out, analysis.headline);

@@ -26,7 +26,7 @@ inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
 // 6: the GPUs each rank drives (settings.gpu_devices). 7: how GPU formulations' slices travel
 // between ranks (settings.gpu_exchange).
 // Older files are still read (docs/results-schema.md says how).
-inline constexpr int kResultsSchemaVersion = 7;
+inline constexpr int kResultsSchemaVersion = 8;
 
 // The GPU's state at one instant, as NVML reports it: SM clock, temperature, and the reasons its
 // clocks are held below the maximum (names as NVML's clock event reasons, e.g. "sw_power_cap").
@@ -196,6 +196,9 @@ struct RunSettings {
   // (ncclAllGather on device buffers, one GPU per rank), "mpi" (MPI_Allgatherv through host
   // memory, as CPU formulations' always do). Empty in one process and in older files.
   std::string gpu_exchange;
+  // Version 8: the seconds `run` planned its measurements within (--budget); 0: none (and in
+  // older files). The plan's estimate is phase_seconds["planned"].
+  double budget_s = 0;
 };
 
 // Conserved quantities of a simulation at one step, in float64 (nbody/diagnostics.hpp).

@@ -39,6 +39,10 @@ struct SuiteOptions {
   std::vector<std::size_t> counter_sizes;
   bool counters_at_every_size = false;
   bool reference_cache = true;
+  // Seconds the measurements may take, planned before the first (nbody/app/run_plan.hpp); 0: no
+  // plan. Empty: 150 s where a GPU formulation is selected and usable, 75 s otherwise, for the
+  // default sizes; none for sizes given. Runs decomposed over ranks are not planned.
+  std::optional<double> budget_s;
   ExecutionOptions execution;
   std::vector<std::string> command_line;
 };
@@ -87,6 +91,8 @@ struct SuiteContext {
   std::function<void(const ResultsDocument&)> checkpoint;
   // Empty in one process.
   std::optional<ProcessDecomposition> decomposition = std::nullopt;
+  // A line for the user before the measurements (the run's plan); empty: not said.
+  std::function<void(const std::string&)> announce = nullptr;
 };
 
 // The document's header (machine, build, settings, implementations) without results.

@@ -181,6 +181,10 @@ struct RunSummary {
   std::size_t measurements = 0, ok = 0, failed = 0, skipped = 0;
   bool complete = true;
   bool interrupted = false;
+  // A run planned within a budget (run --budget): the budget, the plan's estimate, what the
+  // measurements took, and how many the plan (or the run falling behind it) left out.
+  double budget_s = 0, planned_s = 0, measured_s = 0;
+  std::size_t left_out_by_plan = 0;
 };
 
 // The relative energy error of one conservation sample, for the error-against-time chart.
