@@ -624,6 +624,21 @@ TEST(CommandLine, SimulateSkipsFromTheSmallerStepsEstimateAndSaysSo) {
   fs::remove_all(dir);
 }
 
+// simulate --budget leaves out a simulation its smaller N's step says will not fit what is left.
+TEST(CommandLine, SimulateLeavesOutWhatTheBudgetCannotHold) {
+  const fs::path dir = scratch("simulate-budget");
+  const CommandResult r =
+      run_tool({"simulate", "--impl", "^cpu\\.soa$", "--sizes", "256,64K", "--steps", "100",
+                "--budget", "2", "--max-seconds", "1e6", "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  ASSERT_EQ(doc.simulations.size(), 2u);
+  EXPECT_EQ(doc.simulations[1].status, Status::skipped);
+  EXPECT_TRUE(doc.simulations[1].reason.starts_with("left out by the budget"))
+      << doc.simulations[1].reason;
+  fs::remove_all(dir);
+}
+
 // Each command's help names every file it writes.
 TEST(CommandLine, HelpNamesEveryFileACommandWrites) {
   for (const char* command : {"run", "simulate", "report"}) {

@@ -489,6 +489,13 @@ int run_main(int argc, char** argv, const RankPart* part) {
                    "Follow the float64 trajectory for N up to this, to measure divergence")
       ->capture_default_str()
       ->check(whole_number());
+  std::optional<double> simulate_budget;
+  simulate
+      ->add_option("--budget", simulate_budget,
+                   "Seconds all the simulations may take: one estimated from its smaller N's step "
+                   "not to fit what is left is left out, saying so (default with the default "
+                   "sizes 100; 0: none)")
+      ->check(at_least(0, true));
   simulate
       ->add_option("--max-seconds", simulate_options.max_seconds,
                    "Skip an (implementation, N) whose steps are predicted to take longer: from "
@@ -728,6 +735,7 @@ int run_main(int argc, char** argv, const RankPart* part) {
   if (*simulate) {
     finish_options(simulate_selection, registry, argc, argv);
     simulate_options.suite = simulate_selection.suite;
+    simulate_options.budget_s = simulate_budget;
     if (!std::isfinite(simulate_options.dt)) throw UsageError("--dt must be a finite time step");
     if (t_end) {
       if (!std::isfinite(*t_end)) throw UsageError("--t-end must be finite");

@@ -84,23 +84,34 @@ struct SimulationInput {
   const std::optional<PhaseSpaceState>& reference_end;  // the float64 trajectory's last state
   double reference_energy_error;        // of that last state against the initial one
   std::optional<MeasuredStep> smaller;  // this formulation's step at the last smaller N
+  std::optional<double> budget_left_s;  // of SimulateOptions::budget_s; empty: no budget
 };
 
-// Why the simulation would overrun --max-seconds, from its step at a smaller N scaled by (N/n)^2
-// (all-pairs work), before a first evaluation at this N costs what the estimate saves. Every rank
-// asks, in the same order, and agrees on the slowest's estimate.
+// Why the simulation would overrun --max-seconds, or what is left of --budget, from its step at a
+// smaller N scaled by (N/n)^2 (all-pairs work), before a first evaluation at this N costs what the
+// estimate saves. Every rank asks, in the same order, and agrees on the slowest's estimate.
 std::optional<std::string> over_budget_from_smaller(const SimulateOptions& options,
-                                                    const MeasuredStep& smaller, std::size_t n) {
+                                                    const MeasuredStep& smaller, std::size_t n,
+                                                    std::optional<double> budget_left_s) {
   const double ratio = static_cast<double>(n) / static_cast<double>(smaller.n);
   double predicted = smaller.seconds * ratio * ratio * static_cast<double>(options.steps);
   if (const auto& max_over = options.suite.timing.max_over_processes)
     predicted = max_over(predicted);
-  if (predicted <= options.max_seconds) return std::nullopt;
-  return fmt::format(
-      "{} steps estimated to take {:.0f} s (a step at N = {} took {:.3g} s; × (N/{})² here), over "
-      "the --max-seconds budget of {:.0f} s",
-      options.steps, predicted, format_size(smaller.n), smaller.seconds, format_size(smaller.n),
-      options.max_seconds);
+  if (predicted > options.max_seconds) {
+    return fmt::format(
+        "{} steps estimated to take {:.0f} s (a step at N = {} took {:.3g} s; × (N/{})² here), "
+        "over the --max-seconds budget of {:.0f} s",
+        options.steps, predicted, format_size(smaller.n), smaller.seconds, format_size(smaller.n),
+        options.max_seconds);
+  }
+  if (budget_left_s && predicted > *budget_left_s) {
+    return fmt::format(
+        "left out by the budget: {} steps estimated to take {:.0f} s (a step at N = {} took "
+        "{:.3g} s) where {:.0f} s of the --budget were left",
+        options.steps, predicted, format_size(smaller.n), smaller.seconds,
+        std::max(0.0, *budget_left_s));
+  }
+  return std::nullopt;
 }
 
 SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions& options,
@@ -118,7 +129,9 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
   const std::string label = fmt::format("{} N={}", impl.info.name, format_size(n));
   std::optional<std::string> skip = impl.unavailable_reason();
   if (!skip && impl.size_limit_reason) skip = impl.size_limit_reason(n, options.suite.execution);
-  if (!skip && input.smaller) skip = over_budget_from_smaller(options, *input.smaller, n);
+  if (!skip && input.smaller) {
+    skip = over_budget_from_smaller(options, *input.smaller, n, input.budget_left_s);
+  }
   if (skip) {
     record.status = Status::skipped;
     record.reason = *skip;
@@ -337,6 +350,11 @@ ResultsDocument run_simulations(const SuiteContext& context, const SimulateOptio
   const std::size_t total = suite.sizes.size() * selected.size();
   std::size_t step_index = 0;
   std::map<std::string, MeasuredStep> last_step;  // per formulation, at the largest N done
+  // Over ranks each would read its own clock: no budget there (SimulateOptions::budget_s).
+  const double budget = options.suite.timing.max_over_processes ? 0
+                        : options.budget_s                      ? *options.budget_s
+                        : options.suite.sizes.empty()           ? 100
+                                                                : 0;
   for (const std::size_t n : suite.sizes) {
     if (interrupt_requested()) break;
     const PhaseSpaceState initial =
@@ -369,9 +387,11 @@ ResultsDocument run_simulations(const SuiteContext& context, const SimulateOptio
         if (const auto it = last_step.find(impl->info.name); it != last_step.end()) {
           smaller = it->second;
         }
-        record =
-            simulate_one(*impl, options, {initial, reference_end, reference_energy_error, smaller},
-                         context.progress, step_index, total);
+        std::optional<double> budget_left;
+        if (budget > 0) budget_left = budget - seconds_since(started);
+        record = simulate_one(
+            *impl, options, {initial, reference_end, reference_energy_error, smaller, budget_left},
+            context.progress, step_index, total);
         if (record.status == Status::ok && record.steps > 0) {  // as on every rank
           last_step[impl->info.name] = {.n = n, .seconds = record.per_step.step_s};
         }
