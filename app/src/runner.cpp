@@ -142,16 +142,43 @@ std::optional<std::pair<std::size_t, double>> probe_evaluation_time(const Implem
   return estimate;
 }
 
+bool selects_usable_gpu(std::span<const Implementation* const> selected) {
+  return std::any_of(selected.begin(), selected.end(), [](const Implementation* i) {
+    return i->info.device == DeviceKind::gpu && !i->unavailable_reason();
+  });
+}
+
 // The budget a run's measurements are planned within (SuiteOptions::budget_s), 0 for none.
 double budget_of(const SuiteOptions& options, std::span<const Implementation* const> selected,
                  bool decomposed) {
   if (decomposed) return 0;  // every rank would have to agree on the plan
   if (options.budget_s) return *options.budget_s;
   if (!options.sizes.empty()) return 0;
-  const bool usable_gpu = std::any_of(selected.begin(), selected.end(), [](const auto* i) {
-    return i->info.device == DeviceKind::gpu && !i->unavailable_reason();
-  });
-  return usable_gpu ? 150 : 75;
+  return selects_usable_gpu(selected) ? 150 : 75;
+}
+
+// The plan of a run at `options.sizes` within `budget` seconds, announced, its figures in `doc`;
+// empty where the budget is 0.
+std::optional<RunPlan> plan_within_budget(const SuiteContext& context, const SuiteOptions& options,
+                                          std::span<const Implementation* const> selected,
+                                          const std::vector<std::size_t>& counter_sizes,
+                                          double budget, ResultsDocument& doc) {
+  if (budget <= 0) return std::nullopt;
+  const auto started = std::chrono::steady_clock::now();
+  context.progress.update(0, options.sizes.size() * selected.size(),
+                          "planning: each formulation's evaluation time");
+  const std::size_t probe_below =
+      std::max(2 * kFirstProbeSize, *std::max_element(options.sizes.begin(), options.sizes.end()));
+  RunPlan plan = plan_run(selected, options, options.sizes, counter_sizes, budget,
+                          [&](const Implementation& impl) {
+                            return probe_evaluation_time(impl, options, probe_below);
+                          });
+  doc.settings.budget_s = budget;
+  doc.phase_seconds["planned"] = plan.planned_s;
+  doc.phase_seconds["planning"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (context.announce) context.announce(plan.describe());
+  return plan;
 }
 
 // The sizes whose measurements read counters (SuiteOptions::counter_sizes).
@@ -181,11 +208,7 @@ std::unique_ptr<ProgressSink> make_silent_progress() {
 
 std::vector<std::size_t> default_sizes(std::span<const Implementation* const> selected,
                                        const ExecutionOptions&) {
-  const bool usable_gpu =
-      std::any_of(selected.begin(), selected.end(), [](const Implementation* i) {
-        return i->info.device == DeviceKind::gpu && !i->unavailable_reason();
-      });
-  const std::size_t largest = usable_gpu ? (1u << 20) : (1u << 16);
+  const std::size_t largest = selects_usable_gpu(selected) ? (1u << 20) : (1u << 16);
   std::vector<std::size_t> sizes;
   for (std::size_t n = 1024; n <= largest; n *= 4) sizes.push_back(n);
   return sizes;
@@ -267,22 +290,13 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
   const std::size_t total = effective.sizes.size() * selected.size();
   std::size_t step = 0;
   bool interrupted = false;
-  std::optional<RunPlan> plan;
-  if (const double budget = budget_of(options, selected, context.decomposition.has_value());
-      mode == SuiteMode::run && budget > 0) {
-    context.progress.update(0, total, "planning: each formulation's evaluation time");
-    const std::size_t probe_below = std::max(
-        2 * kFirstProbeSize, *std::max_element(effective.sizes.begin(), effective.sizes.end()));
-    plan = plan_run(selected, effective, effective.sizes, counter_sizes, budget,
-                    [&](const Implementation& impl) {
-                      return probe_evaluation_time(impl, options, probe_below);
-                    });
+  const std::optional<RunPlan> plan =
+      mode == SuiteMode::run
+          ? plan_within_budget(context, effective, selected, counter_sizes,
+                               budget_of(options, selected, context.decomposition.has_value()), doc)
+          : std::nullopt;
+  if (plan) {
     for (const auto& [name, estimate] : plan->estimates) last_evaluation[name] = estimate;
-    doc.settings.budget_s = budget;
-    doc.phase_seconds["planned"] = plan->planned_s;
-    doc.phase_seconds["planning"] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (context.announce) context.announce(plan->describe());
   }
 
   for (const std::size_t n : effective.sizes) {
