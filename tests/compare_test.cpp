@@ -230,6 +230,47 @@ TEST(Compare, FasterAndSmallChangesAndTheThreshold) {
   EXPECT_THROW(compare_results(base, now, {.threshold = 0.05, .alpha = 1}), UsageError);
 }
 
+// Swapping BASE and NEW swaps slower and faster and changes nothing else: 1.051x and its inverse,
+// 0.951x, are a change both ways (with 1 - t as the lower bound the second read "same").
+TEST(Compare, SwappingBaseAndNewSwapsSlowerAndFaster) {
+  const ResultsDocument base = hand_made_document();
+  ResultsDocument now = base;
+  scale_times(now.results[0], 1.051);
+  scale_times(now.results[1], 1.03);
+  scale_times(now.results[2], 0.7);
+  const Comparison forward = compare_results(base, now);
+  const Comparison backward = compare_results(now, base);
+  ASSERT_EQ(forward.rows.size(), backward.rows.size());
+  const auto swapped = [](Verdict v) {
+    return v == Verdict::slower ? Verdict::faster : v == Verdict::faster ? Verdict::slower : v;
+  };
+  for (std::size_t i = 0; i < forward.rows.size(); ++i) {
+    EXPECT_EQ(backward.rows[i].verdict, swapped(forward.rows[i].verdict)) << i;
+    EXPECT_NEAR(*backward.rows[i].time_ratio * *forward.rows[i].time_ratio, 1, 1e-12) << i;
+    EXPECT_DOUBLE_EQ(backward.rows[i].test->p_value, forward.rows[i].test->p_value) << i;
+  }
+  EXPECT_EQ(forward.rows[0].verdict, Verdict::slower);
+  EXPECT_EQ(backward.rows[0].verdict, Verdict::faster);  // 0.951x
+  EXPECT_EQ(forward.rows[1].verdict, Verdict::same);
+}
+
+// Runs of different problems (another seed, softening or initial condition) are refused.
+TEST(Compare, RunsOfDifferentProblemsAreRefused) {
+  const ResultsDocument base = hand_made_document();
+  ResultsDocument now = base;
+  now.settings.seed += 1;
+  try {
+    compare_results(base, now);
+    ADD_FAILURE() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("runs of different problems"), std::string::npos)
+        << e.what();
+  }
+  now = base;
+  now.settings.softening = base.settings.softening + 0.01;
+  EXPECT_THROW(compare_results(base, now), UsageError);
+}
+
 TEST(Compare, AccuracyThatPassedAndNowFailsIsARegression) {
   const ResultsDocument base = hand_made_document();
   ResultsDocument now = base;

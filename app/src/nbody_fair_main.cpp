@@ -564,7 +564,7 @@ int run_main(int argc, char** argv, const RankPart* part) {
   compare->add_option("NEW", compare_new, "results.json, or the run folder holding it")->required();
   compare
       ->add_option("--threshold", compare_settings.threshold,
-                   "A time ratio beyond 1 +- this counts as a change")
+                   "A time ratio above 1 + this is slower, below 1 / (1 + this) faster")
       ->capture_default_str()
       ->check(at_least(0, false));
   compare

@@ -201,7 +201,9 @@ ComparedRow compare_records(const ResultRecord& base, const ResultRecord& now,
     row.notes.push_back("no repetition samples: the change is untested");
   } else if (row.significant && *row.time_ratio > 1 + settings.threshold) {
     row.verdict = Verdict::slower;
-  } else if (row.significant && *row.time_ratio < 1 - settings.threshold) {
+  } else if (row.significant && *row.time_ratio < 1 / (1 + settings.threshold)) {
+    // 1 / (1 + t), not 1 - t: swapping BASE and NEW inverts the ratio and must only swap the
+    // verdict (0.951x was "same" where 1.051x was "slower").
     row.verdict = Verdict::faster;
   } else {
     row.verdict = Verdict::same;
@@ -287,6 +289,14 @@ Comparison compare_results(const ResultsDocument& base, const ResultsDocument& n
       throw UsageError(fmt::format(
           "{} is a simulation (nbody-fair simulate): compare sets runs against each other", side));
     }
+  }
+  // Different bodies make every ratio a comparison of problems, not of code.
+  const auto problem = [](const RunSettings& s) {
+    return fmt::format("{}, seed {}, softening {}", s.initial_condition, s.seed, s.softening);
+  };
+  if (problem(base.settings) != problem(now.settings)) {
+    throw UsageError(fmt::format("BASE ({}) and NEW ({}) are runs of different problems",
+                                 problem(base.settings), problem(now.settings)));
   }
   Comparison comparison{.settings = settings, .flags = document_flags(base, now)};
   std::map<Key, const ResultRecord*> new_by_key;

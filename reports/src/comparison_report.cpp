@@ -107,10 +107,12 @@ std::string method(const Comparison& c) {
       "Time ratio: NEW / BASE kernel medians (above 1 is slower); int/s: the interaction rates' "
       "ratio (above 1 is faster). p: the two-sided Mann-Whitney U test on the repetitions' times "
       "(exact permutation distribution, ties at their midranks, up to 50 repetitions in all; ≈ "
-      "marks the normal approximation). Slower or faster: p < {} and the time ratio beyond 1 ± "
-      "{}. The exit code is 1 when a row is slower, or passed in BASE and fails in NEW (its "
-      "accuracy bound, or an error).",
-      c.settings.alpha, c.settings.threshold);
+      "marks the normal approximation). Slower: p < {} and the time ratio above {:.4g}; faster: "
+      "p < {} and below 1/{:.4g} = {:.4g}, so that swapping BASE and NEW swaps the two. The exit "
+      "code is 1 when a row is slower, or passed in BASE and fails in NEW (its accuracy bound, "
+      "or an error).",
+      c.settings.alpha, 1 + c.settings.threshold, c.settings.alpha, 1 + c.settings.threshold,
+      1 / (1 + c.settings.threshold));
 }
 
 std::string md_escape(const std::string& text) {
