@@ -608,7 +608,7 @@ TEST(CommandLine, RunWithABudgetSaysItsPlanAndRecordsIt) {
 TEST(CommandLine, SimulateSkipsFromTheSmallerStepsEstimateAndSaysSo) {
   const fs::path dir = scratch("simulate-estimate");
   const CommandResult r =
-      run_tool({"simulate", "--impl", "^cpu\\.soa$", "--sizes", "256,1M", "--steps", "100",
+      run_tool({"simulate", "--impl", "^cpu\\.soa$", "--sizes", "1K,1M", "--steps", "100",
                 "--max-seconds", "5", "--out", (dir / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const ResultsDocument doc = load_results(dir / "out" / "results.json");
@@ -617,7 +617,7 @@ TEST(CommandLine, SimulateSkipsFromTheSmallerStepsEstimateAndSaysSo) {
   EXPECT_EQ(doc.simulations[1].status, Status::skipped);
   EXPECT_NE(doc.simulations[1].reason.find("estimated to take"), std::string::npos)
       << doc.simulations[1].reason;
-  EXPECT_NE(doc.simulations[1].reason.find("a step at N = 256"), std::string::npos)
+  EXPECT_NE(doc.simulations[1].reason.find("a step at N = 1K"), std::string::npos)
       << doc.simulations[1].reason;
   EXPECT_NE(r.stderr_text.find("cpu.soa N=1M: skipped"), std::string::npos) << r.stderr_text;
   EXPECT_EQ(r.stderr_text.find("cpu.soa N=1M: preparing"), std::string::npos) << r.stderr_text;
@@ -628,7 +628,7 @@ TEST(CommandLine, SimulateSkipsFromTheSmallerStepsEstimateAndSaysSo) {
 TEST(CommandLine, SimulateLeavesOutWhatTheBudgetCannotHold) {
   const fs::path dir = scratch("simulate-budget");
   const CommandResult r =
-      run_tool({"simulate", "--impl", "^cpu\\.soa$", "--sizes", "256,64K", "--steps", "100",
+      run_tool({"simulate", "--impl", "^cpu\\.soa$", "--sizes", "1K,64K", "--steps", "100",
                 "--budget", "2", "--max-seconds", "1e6", "--out", (dir / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const ResultsDocument doc = load_results(dir / "out" / "results.json");

@@ -73,6 +73,9 @@ std::int64_t chunk_end(std::int64_t done, const SimulateOptions& options) {
   return end;
 }
 
+// The smallest N whose step time scales as N^2 closely enough to predict a larger N's.
+constexpr std::size_t kSmallestScalableN = 1024;
+
 // A step's seconds at a smaller N, for the budget's estimate before anything is prepared.
 struct MeasuredStep {
   std::size_t n = 0;
@@ -93,6 +96,9 @@ struct SimulationInput {
 std::optional<std::string> over_budget_from_smaller(const SimulateOptions& options,
                                                     const MeasuredStep& smaller, std::size_t n,
                                                     std::optional<double> budget_left_s) {
+  // Below about 1K bodies a step is mostly fixed costs (threads woken, launches), which (N/n)^2
+  // would multiply: a step at N = 7 once predicted 21 s at N = 200. The first step decides there.
+  if (smaller.n < kSmallestScalableN) return std::nullopt;
   const double ratio = static_cast<double>(n) / static_cast<double>(smaller.n);
   double predicted = smaller.seconds * ratio * ratio * static_cast<double>(options.steps);
   if (const auto& max_over = options.suite.timing.max_over_processes)
