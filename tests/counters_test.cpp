@@ -483,11 +483,7 @@ TEST(CpuCounters, EveryCpuFormulationGetsItsHotLoopCounted) {
 #if defined(NBODY_HAVE_CUDA)
 
 TEST(Cupti, MetricNamesAreValidForHopperWithoutAGpu) {
-  if (!profiler::cupti_available_in_build()) GTEST_SKIP() << "this build has no CUPTI";
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "libcupti dlopens libnvperf_host.so with RTLD_DEEPBIND, which AddressSanitizer "
-                  "cannot run (google/sanitizers#611)";
-#endif
+  if (const auto refusal = profiler::cupti_refusal_in_build()) GTEST_SKIP() << *refusal;
   std::vector<std::string> names = profiler::kernel_metrics();
   names.push_back("no_such__metric.sum");
   const profiler::MetricValidation validation = profiler::validate_metrics("GH100", names);
@@ -523,6 +519,12 @@ bool gpu_present() {
   return aos != nullptr && !aos->unavailable_reason();
 }
 
+// Why CUPTI cannot count kernels here: no GPU, or a build that cannot load CUPTI.
+std::optional<std::string> why_no_counting() {
+  if (!gpu_present()) return "no CUDA device";
+  return profiler::cupti_refusal_in_build();
+}
+
 TEST(Cupti, DegradesToAReasonWithoutAGpuOrWithoutKernels) {
   ImplementationInfo info;
   info.device = DeviceKind::gpu;
@@ -532,7 +534,7 @@ TEST(Cupti, DegradesToAReasonWithoutAGpuOrWithoutKernels) {
   const CounterReadout readout = sources.front()->read(run, info, 100, Ceilings{});
   EXPECT_FALSE(readout.unavailable_reason.empty());
   std::printf("reason: %s\n", readout.unavailable_reason.c_str());
-  if (gpu_present() && profiler::cupti_available_in_build()) {
+  if (!why_no_counting()) {
     EXPECT_NE(readout.unavailable_reason.find("no kernel"), std::string::npos)
         << readout.unavailable_reason;
   }
@@ -564,7 +566,7 @@ TEST(Cupti, RefusesARunOnSeveralGpusWithTheReason) {
 }
 
 TEST(Cupti, CountsExactlyTheFmasOfKnownWork) {
-  if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  if (const auto reason = why_no_counting()) GTEST_SKIP() << *reason;
   const int blocks = 132, threads = 128, iterations = 1000;
   peaks::KnownWork work;
   const profiler::KernelProfile profile = profiler::profile_kernels(
@@ -585,7 +587,7 @@ TEST(Cupti, CountsExactlyTheFmasOfKnownWork) {
 // The DRAM counters against traffic of known size: a copy far larger than the L2 reads and writes
 // its size (within the L2's worth of lines that may be resident or dirty when it starts).
 TEST(Cupti, CountsTheDramBytesOfAStreamingCopy) {
-  if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  if (const auto reason = why_no_counting()) GTEST_SKIP() << *reason;
   const std::vector<std::string> metrics = {"dram__bytes_read.sum", "dram__bytes_write.sum"};
   profiler::KernelProfile profile;
   const peaks::KnownTraffic traffic =
@@ -607,7 +609,7 @@ TEST(Cupti, CountsTheDramBytesOfAStreamingCopy) {
 // What DRAM traffic a kernel that touches no memory shows while it runs (about half a second of
 // FFMA chains): the floor under every DRAM figure of a long kernel (docs/perf-notes.md, counters).
 TEST(Cupti, DramTrafficOfAComputeOnlyKernelIsSmall) {
-  if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  if (const auto reason = why_no_counting()) GTEST_SKIP() << *reason;
   const std::vector<std::string> metrics = {"dram__bytes_read.sum", "dram__bytes_write.sum",
                                             "gpu__time_duration.sum"};
   peaks::KnownWork work;
@@ -626,7 +628,7 @@ TEST(Cupti, DramTrafficOfAComputeOnlyKernelIsSmall) {
 }
 
 TEST(Cupti, EveryGpuFormulationGetsCountersAndPlausibleFigures) {
-  if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  if (const auto reason = why_no_counting()) GTEST_SKIP() << *reason;
   const Registry registry = make_default_registry();
   auto sources = make_counter_sources();
   const std::size_t n = 1 << 14;

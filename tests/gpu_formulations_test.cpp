@@ -81,7 +81,12 @@ TEST_P(GpuFormulation, IsDescribedAsAGpuFormulation) {
 
 TEST_P(GpuFormulation, MatchesReferenceWithinTolerance) {
   if (const auto reason = impl_->unavailable_reason()) GTEST_SKIP() << *reason;
+#ifdef NBODY_SANITIZED_BUILD
+  // The sanitizers watch the host side, which 4097 bodies exercise as 65536 do.
+  const std::size_t sizes[] = {1, 2, 7, 31, 1000, 4096, 4097};
+#else
   const std::size_t sizes[] = {1, 2, 7, 31, 1000, 4096, 4097, 65536};
+#endif
   expect_matches_reference(*impl_, sizes);
 }
 

@@ -273,8 +273,9 @@ constexpr int kMaxWorkRepetitions = 64;
 
 }  // namespace
 
-bool cupti_available_in_build() {
-  return true;
+std::optional<std::string> cupti_refusal_in_build() {
+  if constexpr (kSanitizerRefusal != nullptr) return kSanitizerRefusal;
+  return std::nullopt;
 }
 
 MetricValidation validate_metrics(const std::string& chip,

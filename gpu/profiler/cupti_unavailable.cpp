@@ -6,8 +6,8 @@ namespace {
 constexpr const char* kReason = "this build has no CUPTI (CUDA::cupti not found at configure time)";
 }
 
-bool cupti_available_in_build() {
-  return false;
+std::optional<std::string> cupti_refusal_in_build() {
+  return kReason;
 }
 
 MetricValidation validate_metrics(const std::string& /*chip*/,

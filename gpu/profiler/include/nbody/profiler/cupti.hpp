@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,9 @@ namespace nbody::profiler {
 // The counters read for every GPU kernel (raw metric names).
 std::vector<std::string> kernel_metrics();
 
-// Whether this build has CUPTI.
-bool cupti_available_in_build();
+// Why this build cannot read counters with CUPTI (no CUPTI, or a sanitizer that cannot load it);
+// empty where it can.
+std::optional<std::string> cupti_refusal_in_build();
 
 struct MetricCheck {
   std::string name;
