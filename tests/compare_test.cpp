@@ -185,23 +185,26 @@ TEST(Compare, ADocumentAgainstItselfHasNoRegression) {
 TEST(Compare, OneKernelTwentyPercentSlowerIsFlaggedAndNamed) {
   const ResultsDocument base = hand_made_document();
   ResultsDocument now = base;
-  scale_times(now.results[1], 1.2);
+  scale_times(now.results[2], 1.2);  // cpu.tbb's one measurement
   const Comparison c = compare_results(base, now);
   EXPECT_TRUE(c.regressed());
   ASSERT_EQ(c.rows.size(), 3u);
   EXPECT_EQ(c.rows[0].verdict, Verdict::same);
-  EXPECT_EQ(c.rows[2].verdict, Verdict::same);
-  const ComparedRow& slow = c.rows[1];
+  EXPECT_EQ(c.rows[1].verdict, Verdict::same);
+  const ComparedRow& slow = c.rows[2];
   EXPECT_EQ(slow.verdict, Verdict::slower);
   EXPECT_NEAR(*slow.time_ratio, 1.2, 1e-12);
   EXPECT_NEAR(*slow.rate_ratio, 1 / 1.2, 1e-12);
   EXPECT_NEAR(slow.test->p_value, 2.0 / 252, 1e-12);
   const std::string markdown = render_comparison_markdown(c, {"base.json", "new.json"});
-  EXPECT_NE(markdown.find("- cpu.soa at N = 2048 (uniform): 1.200× the time"), std::string::npos)
+  EXPECT_NE(markdown.find("- cpu.tbb at N = 1024 (uniform): 1.200× the time"), std::string::npos)
       << markdown;
-  EXPECT_NE(markdown.find("| **slower** | cpu.soa | 2048 |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("Slower formulations: cpu.tbb (1 of 1 measurements, median 1.200×)."),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| **slower** | cpu.tbb | 1024 |"), std::string::npos) << markdown;
   const std::string html = render_comparison_html(c, {"base.json", "new.json"});
-  EXPECT_NE(html.find("<tr class=\"bad\"><td>slower</td><td>cpu.soa</td><td class=\"num\">2048"),
+  EXPECT_NE(html.find("<tr class=\"bad\"><td>slower</td><td>cpu.tbb</td><td class=\"num\">1024"),
             std::string::npos)
       << html;
   // Self-contained and scrollable at a phone's width.
@@ -215,16 +218,18 @@ TEST(Compare, OneKernelTwentyPercentSlowerIsFlaggedAndNamed) {
 TEST(Compare, FasterAndSmallChangesAndTheThreshold) {
   const ResultsDocument base = hand_made_document();
   ResultsDocument now = base;
-  scale_times(now.results[0], 0.8);
-  scale_times(now.results[1], 1.03);  // significant, but within the 5% threshold
+  scale_times(now.results[0], 1.03);  // significant, but within the 5% threshold
+  scale_times(now.results[1], 1.03);
+  scale_times(now.results[2], 0.8);
   const Comparison c = compare_results(base, now);
   EXPECT_FALSE(c.regressed());
-  EXPECT_EQ(c.rows[0].verdict, Verdict::faster);
-  EXPECT_EQ(c.rows[1].verdict, Verdict::same);
+  EXPECT_EQ(c.rows[2].verdict, Verdict::faster);
+  EXPECT_EQ(c.rows[1].verdict, Verdict::possibly_slower);  // beyond half the threshold
   EXPECT_TRUE(c.rows[1].significant);
-  // A threshold of 2% makes the 3% slowdown a regression.
+  // A threshold of 2% makes the 3% slowdown of both cpu.soa measurements a regression.
   const Comparison strict = compare_results(base, now, {.threshold = 0.02, .alpha = 0.05});
   EXPECT_TRUE(strict.regressed());
+  EXPECT_EQ(strict.rows[0].verdict, Verdict::slower);
   EXPECT_EQ(strict.rows[1].verdict, Verdict::slower);
   EXPECT_THROW(compare_results(base, now, {.threshold = -1, .alpha = 0.05}), UsageError);
   EXPECT_THROW(compare_results(base, now, {.threshold = 0.05, .alpha = 1}), UsageError);
@@ -236,13 +241,24 @@ TEST(Compare, SwappingBaseAndNewSwapsSlowerAndFaster) {
   const ResultsDocument base = hand_made_document();
   ResultsDocument now = base;
   scale_times(now.results[0], 1.051);
-  scale_times(now.results[1], 1.03);
+  scale_times(now.results[1], 1.051);
   scale_times(now.results[2], 0.7);
   const Comparison forward = compare_results(base, now);
   const Comparison backward = compare_results(now, base);
   ASSERT_EQ(forward.rows.size(), backward.rows.size());
   const auto swapped = [](Verdict v) {
-    return v == Verdict::slower ? Verdict::faster : v == Verdict::faster ? Verdict::slower : v;
+    switch (v) {
+      case Verdict::slower:
+        return Verdict::faster;
+      case Verdict::faster:
+        return Verdict::slower;
+      case Verdict::possibly_slower:
+        return Verdict::possibly_faster;
+      case Verdict::possibly_faster:
+        return Verdict::possibly_slower;
+      default:
+        return v;
+    }
   };
   for (std::size_t i = 0; i < forward.rows.size(); ++i) {
     EXPECT_EQ(backward.rows[i].verdict, swapped(forward.rows[i].verdict)) << i;
@@ -251,7 +267,8 @@ TEST(Compare, SwappingBaseAndNewSwapsSlowerAndFaster) {
   }
   EXPECT_EQ(forward.rows[0].verdict, Verdict::slower);
   EXPECT_EQ(backward.rows[0].verdict, Verdict::faster);  // 0.951x
-  EXPECT_EQ(forward.rows[1].verdict, Verdict::same);
+  EXPECT_EQ(forward.rows[2].verdict, Verdict::faster);
+  EXPECT_EQ(backward.rows[2].verdict, Verdict::slower);
 }
 
 // Runs of different problems (another seed, softening or initial condition) are refused.
@@ -354,6 +371,222 @@ class ScratchCacheEnvironment final : public ::testing::Environment {
 [[maybe_unused]] const ::testing::Environment* const kScratchCache =
     ::testing::AddGlobalTestEnvironment(new ScratchCacheEnvironment);
 
+// --- the machine's own shift between runs ---
+
+// Four formulations at three sizes, five repetitions each, spread by about 1% as a quiet
+// machine's are: enough rows to tell the machine's shift from one formulation's change.
+ResultsDocument four_formulations() {
+  ResultsDocument doc;
+  doc.machine.cpu_model = "Test CPU";
+  doc.build.tool_version = "0.1.0";
+  const char* names[] = {"cpu.soa", "cpu.simd", "cpu.tbb", "cpu.simd.f64"};
+  for (std::size_t f = 0; f < 4; ++f) {
+    for (const std::size_t n : {1024u, 4096u, 16384u}) {
+      const double t = 1e-3 * static_cast<double>(f + 1) * static_cast<double>(n / 1024);
+      doc.results.push_back(measured(names[f], n, {t, t * 1.004, t * 0.997, t * 1.009, t * 1.002}));
+    }
+  }
+  return doc;
+}
+
+// Scales one row's times by a factor that wobbles around `factor` from row to row (±0.6%), as
+// the runs of a drifting machine do.
+void scale_all_with_wobble(ResultsDocument& doc, double factor) {
+  const double wobble[] = {1.0, 1.006, 0.995, 1.003, 0.997, 1.001};
+  for (std::size_t i = 0; i < doc.results.size(); ++i) {
+    scale_times(doc.results[i], factor * wobble[i % std::size(wobble)]);
+  }
+}
+
+std::size_t count_verdicts(const Comparison& c, Verdict verdict) {
+  return static_cast<std::size_t>(
+      std::count_if(c.rows.begin(), c.rows.end(),
+                    [&](const ComparedRow& row) { return row.verdict == verdict; }));
+}
+
+// NEW's machine ran 8% slower across the board: without the correction every row is "slower";
+// with it none is, and the report says how far the machine moved.
+TEST(CompareMachineShift, AShiftOfTheWholeMachineIsMeasuredSaidAndRemoved) {
+  const ResultsDocument base = four_formulations();
+  ResultsDocument now = base;
+  scale_all_with_wobble(now, 1.08);
+  const Comparison raw = compare_results(base, now, {.correct_machine_shift = false});
+  EXPECT_EQ(count_verdicts(raw, Verdict::slower), raw.rows.size());
+  EXPECT_TRUE(raw.regressed());
+
+  const Comparison c = compare_results(base, now);
+  EXPECT_FALSE(c.regressed());
+  ASSERT_EQ(c.shifts.size(), 1u);
+  const MachineShift& shift = c.shifts.front();
+  EXPECT_TRUE(shift.applied);
+  EXPECT_EQ(shift.measurements, 12u);
+  EXPECT_EQ(shift.formulations, 4u);
+  EXPECT_NEAR(shift.time_ratio, 1.08, 0.005);
+  EXPECT_LT(shift.spread, 0.01);
+  EXPECT_FALSE(shift.ceiling_ratio);  // no ceilings in these documents
+  for (const ComparedRow& row : c.rows) {
+    EXPECT_EQ(row.verdict, Verdict::same) << row.implementation << " " << row.n;
+    EXPECT_NEAR(*row.corrected_ratio, 1, 0.01);
+  }
+  const std::string markdown = render_comparison_markdown(c, {"a", "b"});
+  EXPECT_NE(markdown.find("NEW's CPU ran 8."), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("% slower across the board (the median of 12 measurements of 4"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("no control tells this from a change of every formulation"),
+            std::string::npos)
+      << markdown;
+}
+
+// On that drifting machine one formulation 10% slower still: it alone is named.
+TEST(CompareMachineShift, OneFormulationSlowerOnADriftingMachineIsNamedAlone) {
+  const ResultsDocument base = four_formulations();
+  ResultsDocument now = base;
+  scale_all_with_wobble(now, 0.93);
+  for (ResultRecord& r : now.results) {
+    if (r.implementation == "cpu.simd") scale_times(r, 1.10);
+  }
+  const Comparison c = compare_results(base, now);
+  EXPECT_TRUE(c.regressed());
+  for (const ComparedRow& row : c.rows) {
+    const bool changed = row.implementation == "cpu.simd";
+    EXPECT_EQ(row.verdict, changed ? Verdict::slower : Verdict::same)
+        << row.implementation << " " << row.n << ": " << *row.corrected_ratio;
+  }
+  // Swapped, the same rows are faster and nothing else moves.
+  const Comparison back = compare_results(now, base);
+  for (std::size_t i = 0; i < c.rows.size(); ++i) {
+    const bool changed = c.rows[i].implementation == "cpu.simd";
+    EXPECT_EQ(back.rows[i].verdict, changed ? Verdict::faster : Verdict::same) << i;
+    EXPECT_NEAR(*back.rows[i].corrected_ratio * *c.rows[i].corrected_ratio, 1, 1e-9) << i;
+  }
+  EXPECT_NEAR(back.shifts.front().time_ratio * c.shifts.front().time_ratio, 1, 1e-9);
+}
+
+// Half the threshold is "possibly" a change: said, not failed. So is a change beyond the
+// threshold that the machine's own scatter could have made.
+TEST(CompareMachineShift, SmallChangesAndChangesWithinTheScatterArePossibleChanges) {
+  const ResultsDocument base = four_formulations();
+  ResultsDocument now = base;
+  for (ResultRecord& r : now.results) {
+    if (r.implementation == "cpu.simd") scale_times(r, 1.04);
+  }
+  const Comparison c = compare_results(base, now);
+  EXPECT_FALSE(c.regressed());
+  EXPECT_EQ(count_verdicts(c, Verdict::possibly_slower), 3u);
+  const std::string markdown = render_comparison_markdown(c, {"a", "b"});
+  EXPECT_NE(markdown.find("Possible changes (not failed):"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("- cpu.simd at N = 1024 (uniform): possibly slower, 1.040×"),
+            std::string::npos)
+      << markdown;
+
+  // A machine whose rows scatter by ±8% around its shift: 1.10 is within three times that.
+  ResultsDocument scattered = base;
+  const double wobble[] = {1.0, 1.09, 0.92, 1.05, 0.95, 1.08, 0.93, 1.0, 1.1, 0.9, 1.04, 0.96};
+  for (std::size_t i = 0; i < scattered.results.size(); ++i) {
+    scale_times(scattered.results[i], wobble[i]);
+  }
+  for (ResultRecord& r : scattered.results) {
+    if (r.implementation == "cpu.simd" && r.n == 1024) scale_times(r, 1.12);
+  }
+  const Comparison noisy = compare_results(base, scattered);
+  EXPECT_GT(noisy.shifts.front().spread, 0.04);
+  for (const ComparedRow& row : noisy.rows) {
+    EXPECT_NE(row.verdict, Verdict::slower) << row.implementation << " " << row.n;
+  }
+}
+
+// Each run measured its own ceilings: their ratio is the control beside the shift.
+TEST(CompareMachineShift, CeilingsEachRunMeasuredAreTheControl) {
+  ResultsDocument base = four_formulations();
+  base.ceilings = Ceilings{};
+  base.ceilings->entries.push_back(CeilingEntry{.name = "cpu.fp32_flops.avx2.all_cores",
+                                                .device = DeviceKind::cpu,
+                                                .quantity = "float32 FMA throughput",
+                                                .value = 2.0e11});
+  ResultsDocument now = base;
+  scale_all_with_wobble(now, 1.08);
+  const Comparison cached = compare_results(base, now);
+  EXPECT_FALSE(cached.shifts.front().ceiling_ratio);  // the same value: one cached measurement
+  now.ceilings->entries.front().value = 2.0e11 / 1.07;
+  const Comparison c = compare_results(base, now);
+  ASSERT_TRUE(c.shifts.front().ceiling_ratio);
+  EXPECT_NEAR(*c.shifts.front().ceiling_ratio, 1.07, 1e-12);
+  const std::string markdown = render_comparison_markdown(c, {"a", "b"});
+  EXPECT_NE(markdown.find("the float32 FMA ceiling each run measured ran 7.0% slower"),
+            std::string::npos)
+      << markdown;
+}
+
+// With fewer than three formulations on a device, its shift is shown but not removed.
+TEST(CompareMachineShift, TooFewFormulationsKeepTheirRatiosAsMeasured) {
+  const ResultsDocument base = hand_made_document();  // two formulations
+  ResultsDocument now = base;
+  scale_all_with_wobble(now, 1.2);
+  const Comparison c = compare_results(base, now);
+  ASSERT_EQ(c.shifts.size(), 1u);
+  EXPECT_FALSE(c.shifts.front().applied);
+  EXPECT_NE(c.shifts.front().why_not_applied.find("too few"), std::string::npos);
+  EXPECT_EQ(count_verdicts(c, Verdict::slower), c.rows.size());
+  const std::string markdown = render_comparison_markdown(c, {"a", "b"});
+  EXPECT_NE(markdown.find("not removed: 3 measurements of 2 formulations"), std::string::npos)
+      << markdown;
+}
+
+// One measurement slower alone in its formulation is said, not failed.
+TEST(CompareMachineShift, OneMeasurementSlowerAloneIsOnlyPossiblySlower) {
+  const ResultsDocument base = four_formulations();
+  ResultsDocument now = base;
+  scale_times(now.results[0], 1.3);  // cpu.soa at 1K; its 4K and 16K did not move
+  const Comparison c = compare_results(base, now);
+  EXPECT_FALSE(c.regressed());
+  EXPECT_EQ(c.rows[0].verdict, Verdict::possibly_slower);
+  ASSERT_FALSE(c.rows[0].notes.empty());
+  EXPECT_NE(c.rows[0].notes.back().find("1 of 3 measurements of cpu.soa"), std::string::npos)
+      << c.rows[0].notes.back();
+  ASSERT_FALSE(c.formulations.empty());
+  EXPECT_EQ(c.formulations.front().implementation, "cpu.soa");
+  EXPECT_EQ(c.formulations.front().verdict, Verdict::same);
+}
+
+// Three runs a side: each run's own shift is removed and each measurement is the median over the
+// runs, so an outlier in one run moves nothing; a formulation slower in every NEW run is named.
+TEST(CompareRunSets, SeveralRunsASideAreComparedByTheirMedians) {
+  std::vector<ResultsDocument> base(3, four_formulations());
+  scale_all_with_wobble(base[1], 1.1);   // a run the machine slowed down across the board
+  scale_times(base[2].results[7], 1.6);  // one measurement of one run strayed far
+  std::vector<ResultsDocument> now(3, four_formulations());
+  for (ResultsDocument& run : now) {
+    for (ResultRecord& r : run.results) {
+      if (r.implementation == "cpu.simd") scale_times(r, 1.1);
+    }
+  }
+  scale_times(now[0].results[10], 1.5);  // cpu.simd.f64 at 4K, in one run
+  const Comparison c = compare_results(base, now);
+  EXPECT_EQ(c.base_runs, 3u);
+  EXPECT_EQ(c.new_runs, 3u);
+  EXPECT_TRUE(c.regressed());
+  for (const FormulationChange& f : c.formulations) {
+    EXPECT_EQ(f.verdict, f.implementation == "cpu.simd" ? Verdict::slower : Verdict::same)
+        << f.implementation;
+  }
+  for (const ComparedRow& row : c.rows) {
+    EXPECT_NEAR(*row.corrected_ratio, row.implementation == "cpu.simd" ? 1.1 : 1.0, 0.02)
+        << row.implementation << " " << row.n;
+    EXPECT_EQ(row.test->exact, true);  // 15 against 15 repetitions
+  }
+  const std::string markdown = render_comparison_markdown(c, {"base/", "new/"});
+  EXPECT_NE(markdown.find("BASE: the median of 3 runs (between them one measurement strays"),
+            std::string::npos)
+      << markdown;
+  // One run a side says what it cannot tell.
+  const std::string single = render_comparison_markdown(compare_results(base[0], now[0]), {});
+  EXPECT_NE(single.find("One run a side:"), std::string::npos);
+  // Runs of another problem on one side are refused.
+  base[2].settings.seed = 7;
+  EXPECT_THROW(compare_results(base, now), UsageError);
+}
+
 fs::path scratch(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() /
                        ("nbody-fair-compare-test-" + name + "-" + std::to_string(::getpid()));
@@ -389,9 +622,9 @@ void write_json(const fs::path& file, const nlohmann::json& j) {
 TEST(CompareCommand, ExitCodesOnARealRun) {
   const fs::path dir = scratch("real");
   const std::string a = (dir / "A").string();
-  // Anchored: the rows below are cpu.soa's alone, not cpu.soa.f64's.
-  const CommandResult run =
-      run_tool({"run", "--impl", "^cpu\\.soa$", "--sizes", "1K,2K", "--out", a});
+  // Anchored: the rows below are cpu.soa's alone, not cpu.soa.f64's. One size: its one
+  // measurement slower is the formulation slower.
+  const CommandResult run = run_tool({"run", "--impl", "^cpu\\.soa$", "--sizes", "1K", "--out", a});
   ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
 
   const CommandResult self = run_tool({"compare", a, a});
@@ -451,6 +684,43 @@ TEST(CompareCommand, ExitCodesOnARealRun) {
   fs::remove_all(dir);
 }
 
+// A real slowdown, timed: cpu.soa evaluates all its targets twice in NEW (run --extra-work). Its
+// rows alone are named, and the details say why; bad --extra-work values are refused.
+TEST(CompareCommand, ExtraWorkOfOneFormulationIsCaughtInARealRun) {
+  const fs::path dir = scratch("extra");
+  const std::vector<std::string> suite = {"run",     "--impl", "^cpu\\.(soa|simd|tbb)$",
+                                          "--sizes", "1K,2K",  "--no-counters"};
+  std::vector<std::string> base_args = suite, new_args = suite;
+  base_args.insert(base_args.end(), {"--out", (dir / "A").string()});
+  new_args.insert(new_args.end(), {"--extra-work", "cpu.soa=100%", "--out", (dir / "B").string()});
+  const CommandResult base = run_tool(base_args);
+  ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
+  const CommandResult slowed = run_tool(new_args);
+  ASSERT_EQ(slowed.exit_code, 0) << slowed.stderr_text;
+  const CommandResult c = run_tool({"compare", (dir / "A").string(), (dir / "B").string()});
+  EXPECT_EQ(c.exit_code, 1) << c.stdout_text;
+  const std::string regressions =
+      c.stdout_text.substr(0, c.stdout_text.find("Time ratio: NEW / BASE"));
+  EXPECT_NE(regressions.find("- cpu.soa at N = 1024 (uniform): "), std::string::npos)
+      << c.stdout_text;
+  EXPECT_NE(regressions.find("- cpu.soa at N = 2048 (uniform): "), std::string::npos)
+      << c.stdout_text;
+  EXPECT_NE(c.stdout_text.find("details: extra_work '' → '100% of the targets evaluated again"),
+            std::string::npos)
+      << c.stdout_text;
+
+  for (const std::string bad :
+       {"cpu.soa", "cpu.soa=0", "cpu.soa=1.5", "cpu.soa=x", "nope=0.1", "cpu.tbb.symmetric=0.1"}) {
+    const fs::path out = dir / "refused";
+    const CommandResult r = run_tool({"run", "--extra-work", bad, "--out", out.string()});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.stderr_text;
+    EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find("--extra-work"), std::string::npos) << r.stderr_text;
+    EXPECT_FALSE(fs::exists(out)) << bad;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(CompareCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
   const fs::path dir = scratch("bad");
   save_results(hand_made_document(), dir / "results.json");
@@ -483,10 +753,23 @@ TEST(CompareCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
     EXPECT_TRUE(r.stderr_text.starts_with("nbody-fair: ")) << r.stderr_text;
     EXPECT_FALSE(fs::exists(out)) << "left " << out << " behind";
   }
-  // A folder works as well as its results.json.
+  // A folder works as well as its results.json; a folder of run folders is a set of runs.
   const CommandResult folder = run_tool({"compare", dir.string(), good, "--out", out});
   EXPECT_EQ(folder.exit_code, 0) << folder.stderr_text;
   EXPECT_TRUE(fs::exists(fs::path(out) / "compare.html"));
+  for (const char* run : {"r1", "r2", "r3"}) {
+    fs::create_directories(dir / "set" / run);
+    save_results(hand_made_document(), dir / "set" / run / "results.json");
+  }
+  const CommandResult set = run_tool({"compare", (dir / "set").string(), good});
+  EXPECT_EQ(set.exit_code, 0) << set.stderr_text;
+  EXPECT_NE(set.stdout_text.find("(3 runs)"), std::string::npos) << set.stdout_text;
+  EXPECT_NE(set.stdout_text.find("BASE: the median of 3 runs"), std::string::npos)
+      << set.stdout_text;
+  fs::create_directories(dir / "empty");
+  const CommandResult empty = run_tool({"compare", (dir / "empty").string(), good});
+  EXPECT_EQ(empty.exit_code, 2) << empty.stderr_text;
+  EXPECT_EQ(count_lines(empty.stderr_text), 1u) << empty.stderr_text;
   fs::remove_all(dir);
 }
 

@@ -28,6 +28,7 @@
 #include "nbody/app/bench_command.hpp"
 #include "nbody/app/build_description.hpp"
 #include "nbody/app/ceilings.hpp"
+#include "nbody/app/extra_work.hpp"
 #include "nbody/app/gpu_exchange.hpp"
 #include "nbody/app/launcher.hpp"
 #include "nbody/app/runner.hpp"
@@ -200,6 +201,31 @@ std::filesystem::path results_file_of(const std::filesystem::path& in,
     throw UsageError(fmt::format("{} {}: the folder has no results.json", option, in.string()));
   }
   return file;
+}
+
+// One side of `compare`: a results.json, a run folder, or a folder of run folders (several runs of
+// one build, in name order).
+std::vector<nbody::ResultsDocument> load_side(const std::filesystem::path& in,
+                                              const std::string& side) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(in, ec) && !std::filesystem::exists(in / "results.json", ec)) {
+    std::vector<std::filesystem::path> runs;
+    for (const auto& entry : std::filesystem::directory_iterator(in, ec)) {
+      if (std::filesystem::is_regular_file(entry.path() / "results.json", ec)) {
+        runs.push_back(entry.path() / "results.json");
+      }
+    }
+    std::sort(runs.begin(), runs.end());
+    if (runs.empty()) {
+      throw UsageError(
+          fmt::format("{} {}: the folder has no results.json, nor run folders that hold one", side,
+                      in.string()));
+    }
+    std::vector<nbody::ResultsDocument> docs;
+    for (const auto& file : runs) docs.push_back(nbody::load_results(file));
+    return docs;
+  }
+  return {nbody::load_results(results_file_of(in, side))};
 }
 
 // CLI11's PositiveNumber and NonNegativeNumber print the whole double range in their messages,
@@ -390,7 +416,7 @@ int run_main(int argc, char** argv, const RankPart* part) {
   app.require_subcommand(1);
   app.set_version_flag("--version", nbody::describe_version,
                        "Print the version and this build's features (CUDA, CUPTI, SIMD ISAs)");
-  const nbody::Registry registry = nbody::make_default_registry();
+  nbody::Registry registry = nbody::make_default_registry();
 
   nbody::ExecutionOptions list_execution;
   CLI::App* list =
@@ -445,6 +471,11 @@ int run_main(int argc, char** argv, const RankPart* part) {
   run->add_flag(
       "--no-counters", [&run_options](std::int64_t) { run_options.suite.counters = false; },
       "Do not read hardware counters");
+  std::string extra_work;
+  run->add_option("--extra-work", extra_work,
+                  "NAME=FRACTION: NAME also evaluates the first FRACTION of its targets again in "
+                  "every evaluation (e.g. cpu.simd=10%), a real slowdown to test a compare gate; "
+                  "recorded in its details");
 
   // A simulation starts from a Plummer sphere in virial equilibrium: the cold uniform ball
   // collapses, and a run that went wrong by design is no default.
@@ -559,9 +590,15 @@ int run_main(int argc, char** argv, const RankPart* part) {
   nbody::reports::ComparisonSettings compare_settings;
   CLI::App* compare = app.add_subcommand(
       "compare", "Compare two runs: time ratios, a significance test, accuracy changes");
-  compare->add_option("BASE", compare_base, "results.json, or the run folder holding it")
+  compare
+      ->add_option("BASE", compare_base,
+                   "results.json, the run folder holding it, or a folder of run folders "
+                   "(several runs of one build, compared by their medians)")
       ->required();
-  compare->add_option("NEW", compare_new, "results.json, or the run folder holding it")->required();
+  compare
+      ->add_option("NEW", compare_new,
+                   "results.json, the run folder holding it, or a folder of run folders")
+      ->required();
   compare
       ->add_option("--threshold", compare_settings.threshold,
                    "A time ratio above 1 + this is slower, below 1 / (1 + this) faster")
@@ -577,6 +614,11 @@ int run_main(int argc, char** argv, const RankPart* part) {
             return value > 0 && value < 1 ? "" : "must be between 0 and 1";
           },
           "in (0, 1)"));
+  compare->add_flag(
+      "--no-shift-correction",
+      [&compare_settings](std::int64_t) { compare_settings.correct_machine_shift = false; },
+      "Judge each ratio as measured, without removing the common shift of its device's "
+      "measurements (how far the machine itself moved between the runs)");
   compare->add_option("--out", compare_out, "Also write compare.md and compare.html here");
 
   std::vector<std::filesystem::path> scaling_in;
@@ -693,11 +735,16 @@ int run_main(int argc, char** argv, const RankPart* part) {
   }
   if (*compare) {
     // Both files are read before the output folder is touched: bad input leaves nothing.
-    const std::filesystem::path base_file = results_file_of(compare_base, "BASE");
-    const std::filesystem::path new_file = results_file_of(compare_new, "NEW");
-    const nbody::reports::Comparison comparison = nbody::reports::compare_results(
-        nbody::load_results(base_file), nbody::load_results(new_file), compare_settings);
-    const nbody::reports::ComparedSources sources{base_file.string(), new_file.string()};
+    const std::vector<nbody::ResultsDocument> base_runs = load_side(compare_base, "BASE");
+    const std::vector<nbody::ResultsDocument> new_runs = load_side(compare_new, "NEW");
+    const nbody::reports::Comparison comparison =
+        nbody::reports::compare_results(base_runs, new_runs, compare_settings);
+    const auto source = [](const std::filesystem::path& in, std::size_t runs) {
+      return runs == 1 ? results_file_of(in).string()
+                       : fmt::format("{} ({} runs)", in.string(), runs);
+    };
+    const nbody::reports::ComparedSources sources{source(compare_base, base_runs.size()),
+                                                  source(compare_new, new_runs.size())};
     // An --out that cannot be made is bad input, said before anything is printed.
     if (!compare_out.empty()) prepare_output_directory(compare_out);
     fmt::print("{}", nbody::reports::render_comparison_markdown(comparison, sources));
@@ -836,6 +883,9 @@ int run_main(int argc, char** argv, const RankPart* part) {
   }
 
   const bool is_run = static_cast<bool>(*run);
+  if (is_run && !extra_work.empty()) {
+    nbody::add_extra_work(registry, nbody::parse_extra_work(extra_work));
+  }
   CommonOptions& options = is_run ? run_options : validate_options;
   finish_options(options, registry, argc, argv);
   if (counters_at.size() == 1 && counters_at.front() == "all") {

@@ -1,5 +1,6 @@
 #include "nbody/registry.hpp"
 
+#include <algorithm>
 #include <regex>
 #include <stdexcept>
 
@@ -14,6 +15,17 @@ void Registry::add(Implementation implementation) {
     throw std::logic_error("duplicate implementation name: " + implementation.info.name);
   }
   implementations_.push_back(std::move(implementation));
+}
+
+void Registry::replace(Implementation implementation) {
+  const auto it = std::find_if(implementations_.begin(), implementations_.end(),
+                               [&](const Implementation& existing) {
+                                 return existing.info.name == implementation.info.name;
+                               });
+  if (it == implementations_.end()) {
+    throw std::logic_error("no implementation to replace: " + implementation.info.name);
+  }
+  *it = std::move(implementation);
 }
 
 void Registry::add_option_check(std::function<void(const ExecutionOptions&)> check) {

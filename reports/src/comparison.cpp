@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "nbody/errors.hpp"
+#include "nbody/reports/run_set.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -19,6 +20,11 @@ namespace {
 // p = 0.012 for 5 against 5 completely separated, the exact answer being 2/252 = 0.0079); 50 keeps
 // C(50, 25) ≈ 1.3e14 path counts exact in a double (below 2^53) and the table small (~3M steps).
 constexpr std::size_t kExactLimit = 50;
+
+// A machine shift is estimated from at least this many measurements of this many formulations on
+// its device: with fewer, one formulation's own change would be taken for the machine's.
+constexpr std::size_t kShiftMeasurements = 4;
+constexpr std::size_t kShiftFormulations = 3;
 
 // Ties get the mean of the ranks they span (midranks). Doubled, every rank is an integer, so the
 // rank sums the exact distribution counts over are exact integers.
@@ -131,8 +137,9 @@ std::optional<std::string> disturbances_of(const ResultRecord& r) {
   return fmt::format("{}", fmt::join(r.kernel->conditions->disturbances, "; "));
 }
 
-ComparedRow compare_records(const ResultRecord& base, const ResultRecord& now,
-                            const ComparisonSettings& settings) {
+// What both records say, before any verdict: statuses, accuracy, ratios and the notes on inputs,
+// threads, details and disturbances.
+ComparedRow describe_pair(const ResultRecord& base, const ResultRecord& now) {
   ComparedRow row{.implementation = base.implementation,
                   .initial_condition = base.initial_condition,
                   .n = base.n,
@@ -153,12 +160,19 @@ ComparedRow compare_records(const ResultRecord& base, const ResultRecord& now,
   if (base.threads != now.threads) {
     row.notes.push_back(fmt::format("threads {} → {}", base.threads, now.threads));
   }
+  std::vector<std::string> details;
+  for (const auto& [key, value] : now.details) {
+    const auto it = base.details.find(key);
+    differences(details, key.c_str(), it == base.details.end() ? "" : it->second, value);
+  }
+  for (const auto& [key, value] : base.details) {
+    if (!now.details.contains(key)) differences(details, key.c_str(), value, "");
+  }
+  if (!details.empty()) row.notes.push_back(fmt::format("details: {}", fmt::join(details, "; ")));
   if (const auto why = disturbances_of(base)) row.notes.push_back("BASE disturbed: " + *why);
   if (const auto why = disturbances_of(now)) row.notes.push_back("NEW disturbed: " + *why);
-
-  const bool both_ok = base.status == Status::ok && now.status == Status::ok;
-  const bool both_timed = both_ok && base.kernel && now.kernel && base.kernel->median_s > 0;
-  if (both_timed) {
+  if (base.status == Status::ok && now.status == Status::ok && base.kernel && now.kernel &&
+      base.kernel->median_s > 0) {
     row.base_median_s = base.kernel->median_s;
     row.new_median_s = now.kernel->median_s;
     row.time_ratio = now.kernel->median_s / base.kernel->median_s;
@@ -169,25 +183,38 @@ ComparedRow compare_records(const ResultRecord& base, const ResultRecord& now,
     if (base.end_to_end && now.end_to_end && base.end_to_end->median_s > 0) {
       row.end_to_end_ratio = now.end_to_end->median_s / base.end_to_end->median_s;
     }
+  }
+  return row;
+}
+
+// The verdict on one row: its ratio and NEW's samples divided by the machine's shift where one was
+// applied, the U test on the samples, then the threshold, symmetric under swapping BASE and NEW.
+void judge(ComparedRow& row, const ResultRecord& base, const ResultRecord& now,
+           const MachineShift* shift, const ComparisonSettings& settings) {
+  const double machine = shift != nullptr && shift->applied ? shift->time_ratio : 1;
+  if (row.time_ratio && shift != nullptr && shift->applied) {
+    row.corrected_ratio = *row.time_ratio / machine;
+  }
+  if (row.time_ratio && !base.kernel->samples_s.empty() && !now.kernel->samples_s.empty()) {
     const std::vector<double>& a = base.kernel->samples_s;
-    const std::vector<double>& b = now.kernel->samples_s;
-    if (!a.empty() && !b.empty()) {
-      row.test = mann_whitney_u(a, b);
-      row.significant = row.test->p_value < settings.alpha;
-      if (smallest_p_value(a.size(), b.size()) >= settings.alpha) {
-        row.notes.push_back(fmt::format(
-            "{} against {} repetitions cannot reach p < {}: no change can be significant", a.size(),
-            b.size(), settings.alpha));
-      }
+    std::vector<double> b = now.kernel->samples_s;
+    for (double& sample : b) sample /= machine;
+    row.test = mann_whitney_u(a, b);
+    row.significant = row.test->p_value < settings.alpha;
+    if (smallest_p_value(a.size(), b.size()) >= settings.alpha) {
+      row.notes.push_back(
+          fmt::format("{} against {} repetitions cannot reach p < {}: no change can be significant",
+                      a.size(), b.size(), settings.alpha));
     }
   }
-
+  const double ratio = row.corrected_ratio.value_or(row.time_ratio.value_or(1));
+  const double slower = 1 + settings.threshold, possibly = 1 + settings.threshold / 2;
   if (row.base_passed == true && row.new_passed == false) {
     row.verdict = Verdict::accuracy_regression;
   } else if (base.status == Status::ok && now.status == Status::failed) {
     row.verdict = Verdict::now_failing;
     row.notes.push_back("NEW failed: " + now.reason);
-  } else if (!both_timed) {
+  } else if (!row.time_ratio) {
     row.verdict = Verdict::not_compared;
     if (base.status != Status::ok) {
       row.notes.push_back(fmt::format("BASE {}: {}", to_string(base.status), base.reason));
@@ -195,21 +222,144 @@ ComparedRow compare_records(const ResultRecord& base, const ResultRecord& now,
     if (now.status != Status::ok) {
       row.notes.push_back(fmt::format("NEW {}: {}", to_string(now.status), now.reason));
     }
-    if (both_ok) row.notes.push_back("no kernel timing on one side");
+    if (base.status == Status::ok && now.status == Status::ok) {
+      row.notes.push_back("no kernel timing on one side");
+    }
   } else if (!row.test) {
     row.verdict = Verdict::same;
     row.notes.push_back("no repetition samples: the change is untested");
-  } else if (row.significant && *row.time_ratio > 1 + settings.threshold) {
-    row.verdict = Verdict::slower;
-  } else if (row.significant && *row.time_ratio < 1 / (1 + settings.threshold)) {
+  } else if (!row.significant) {
+    row.verdict = Verdict::same;
+  } else if (ratio > slower || ratio < 1 / slower) {
     // 1 / (1 + t), not 1 - t: swapping BASE and NEW inverts the ratio and must only swap the
     // verdict (0.951x was "same" where 1.051x was "slower").
-    row.verdict = Verdict::faster;
+    row.verdict = ratio > 1 ? Verdict::slower : Verdict::faster;
+    // A timing other processes shared the CPUs with cannot decide a verdict: it is said.
+    if (disturbances_of(base) || disturbances_of(now)) {
+      row.verdict = ratio > 1 ? Verdict::possibly_slower : Verdict::possibly_faster;
+      row.notes.push_back("a disturbed timing decides no verdict");
+    }
+  } else if (ratio > possibly || ratio < 1 / possibly) {
+    row.verdict = ratio > 1 ? Verdict::possibly_slower : Verdict::possibly_faster;
   } else {
     row.verdict = Verdict::same;
-    if (row.significant) row.notes.push_back("significant, but within the threshold");
+    row.notes.push_back("significant, but within half the threshold");
   }
-  return row;
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t half = values.size() / 2;
+  return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
+}
+
+// BASE's float32 all-core FMA ceiling over NEW's on `device`, where both runs measured it (equal
+// values are one cached measurement read twice: no control).
+std::optional<double> ceiling_ratio(const ResultsDocument& base, const ResultsDocument& now,
+                                    DeviceKind device) {
+  if (!base.ceilings || !now.ceilings) return std::nullopt;
+  const auto fastest = [device](const Ceilings& ceilings) -> const CeilingEntry* {
+    const CeilingEntry* best = nullptr;
+    for (const CeilingEntry& e : ceilings.entries) {
+      const bool all_cores = device != DeviceKind::cpu || e.name.ends_with(".all_cores");
+      if (e.device == device && e.quantity == "float32 FMA throughput" && all_cores &&
+          (best == nullptr || e.value > best->value)) {
+        best = &e;
+      }
+    }
+    return best;
+  };
+  const CeilingEntry* b = fastest(*base.ceilings);
+  if (b == nullptr || !(b->value > 0)) return std::nullopt;
+  for (const CeilingEntry& e : now.ceilings->entries) {
+    if (e.name == b->name && e.value > 0 && e.value != b->value) return b->value / e.value;
+  }
+  return std::nullopt;
+}
+
+struct TimedPair {
+  const ResultRecord* base;
+  const ResultRecord* now;
+  ComparedRow row;
+  DeviceKind device = DeviceKind::cpu;
+};
+
+// The common shift of each device's rows (the median of their log time ratios) and their scatter
+// around it; applied where enough formulations share it.
+std::vector<MachineShift> machine_shifts(const std::vector<TimedPair>& pairs,
+                                         const ResultsDocument& base, const ResultsDocument& now,
+                                         const ComparisonSettings& settings) {
+  std::vector<MachineShift> shifts;
+  for (const DeviceKind device : {DeviceKind::cpu, DeviceKind::gpu}) {
+    std::vector<double> logs;
+    std::map<std::string, int> formulations;
+    for (const TimedPair& p : pairs) {
+      if (p.device != device || !p.row.time_ratio) continue;
+      logs.push_back(std::log(*p.row.time_ratio));
+      ++formulations[p.row.implementation];
+    }
+    if (logs.empty()) continue;
+    MachineShift shift{.device = device,
+                       .measurements = logs.size(),
+                       .formulations = formulations.size(),
+                       .ceiling_ratio = ceiling_ratio(base, now, device)};
+    const double center = median_of(logs);
+    std::vector<double> deviations;
+    for (const double x : logs) deviations.push_back(std::abs(x - center));
+    shift.time_ratio = std::exp(center);
+    shift.spread = 1.4826 * median_of(deviations);
+    if (!settings.correct_machine_shift) {
+      shift.why_not_applied = "--no-shift-correction";
+    } else if (shift.measurements < kShiftMeasurements || shift.formulations < kShiftFormulations) {
+      shift.why_not_applied = fmt::format(
+          "{} measurements of {} formulations: too few to tell the machine from one formulation "
+          "(at least {} of {} needed)",
+          shift.measurements, shift.formulations, kShiftMeasurements, kShiftFormulations);
+    } else {
+      shift.applied = true;
+    }
+    shifts.push_back(shift);
+  }
+  return shifts;
+}
+
+// Each formulation's rows together: slower where at least kFormulationAgreement of its timed rows
+// are; a row slower alone in its formulation is only possibly slower (and so for faster).
+std::vector<FormulationChange> formulation_changes(std::vector<ComparedRow>& rows) {
+  std::vector<FormulationChange> changes;
+  std::map<std::string, std::vector<ComparedRow*>> by_formulation;
+  std::vector<std::string> order;
+  for (ComparedRow& row : rows) {
+    if (!row.time_ratio) continue;
+    if (!by_formulation.contains(row.implementation)) order.push_back(row.implementation);
+    by_formulation[row.implementation].push_back(&row);
+  }
+  for (const std::string& name : order) {
+    const std::vector<ComparedRow*>& members = by_formulation[name];
+    FormulationChange change{.implementation = name, .measurements = members.size()};
+    std::vector<double> logs;
+    for (const ComparedRow* row : members) {
+      change.slower += row->verdict == Verdict::slower;
+      change.faster += row->verdict == Verdict::faster;
+      logs.push_back(std::log(row->corrected_ratio.value_or(*row->time_ratio)));
+    }
+    change.median_ratio = std::exp(median_of(logs));
+    const double needed = kFormulationAgreement * static_cast<double>(change.measurements);
+    if (static_cast<double>(change.slower) >= needed) change.verdict = Verdict::slower;
+    if (static_cast<double>(change.faster) >= needed) change.verdict = Verdict::faster;
+    for (ComparedRow* row : members) {
+      const bool lone_slower = row->verdict == Verdict::slower && change.verdict != Verdict::slower;
+      const bool lone_faster = row->verdict == Verdict::faster && change.verdict != Verdict::faster;
+      if (!lone_slower && !lone_faster) continue;
+      row->verdict = lone_slower ? Verdict::possibly_slower : Verdict::possibly_faster;
+      row->notes.push_back(fmt::format(
+          "{} of {} measurements of {} moved beyond the threshold: one measurement alone is "
+          "not a change of the formulation",
+          lone_slower ? change.slower : change.faster, change.measurements, name));
+    }
+    changes.push_back(change);
+  }
+  return changes;
 }
 
 using Key = std::tuple<std::string, std::size_t, std::string>;
@@ -256,6 +406,10 @@ std::string_view to_string(Verdict verdict) {
       return "slower";
     case Verdict::same:
       return "same";
+    case Verdict::possibly_slower:
+      return "possibly slower";
+    case Verdict::possibly_faster:
+      return "possibly faster";
     case Verdict::accuracy_regression:
       return "accuracy regression";
     case Verdict::now_failing:
@@ -275,6 +429,16 @@ bool Comparison::regressed() const {
 
 Comparison compare_results(const ResultsDocument& base, const ResultsDocument& now,
                            ComparisonSettings settings) {
+  return compare_results(std::span(&base, 1), std::span(&now, 1), settings);
+}
+
+namespace {
+
+// Throws UsageError for settings out of range and for sides that cannot be compared: a
+// simulation, or runs of different problems.
+void check_comparable(std::span<const ResultsDocument> base_runs,
+                      std::span<const ResultsDocument> new_runs,
+                      const ComparisonSettings& settings) {
   if (!(settings.threshold > 0) || !std::isfinite(settings.threshold)) {
     throw UsageError(
         fmt::format("threshold {} must be a finite positive number", settings.threshold));
@@ -282,8 +446,13 @@ Comparison compare_results(const ResultsDocument& base, const ResultsDocument& n
   if (!(settings.alpha > 0 && settings.alpha < 1)) {
     throw UsageError(fmt::format("alpha {} must be between 0 and 1", settings.alpha));
   }
+  if (base_runs.empty() || new_runs.empty()) {
+    throw UsageError("a side of the comparison has no run");
+  }
   // A simulation's records are steps, not evaluations: there is nothing for a run to be set
   // against (and compare reads only runs' results).
+  const ResultsDocument& base = base_runs.front();
+  const ResultsDocument& now = new_runs.front();
   for (const auto& [side, doc] : {std::pair{"BASE", &base}, std::pair{"NEW", &now}}) {
     if (doc->settings.command == "simulate") {
       throw UsageError(fmt::format(
@@ -298,19 +467,45 @@ Comparison compare_results(const ResultsDocument& base, const ResultsDocument& n
     throw UsageError(fmt::format("BASE ({}) and NEW ({}) are runs of different problems",
                                  problem(base.settings), problem(now.settings)));
   }
-  Comparison comparison{.settings = settings, .flags = document_flags(base, now)};
+}
+
+}  // namespace
+
+Comparison compare_results(std::span<const ResultsDocument> base_runs,
+                           std::span<const ResultsDocument> new_runs, ComparisonSettings settings) {
+  check_comparable(base_runs, new_runs, settings);
+  const RunSet base_set = combine_runs(base_runs);
+  const RunSet new_set = combine_runs(new_runs);
+  const ResultsDocument& base = base_set.combined;
+  const ResultsDocument& now = new_set.combined;
+  Comparison comparison{.settings = settings,
+                        .base_runs = base_set.runs,
+                        .new_runs = new_set.runs,
+                        .base_scatter = base_set.scatter,
+                        .new_scatter = new_set.scatter,
+                        .flags = document_flags(base, now)};
   std::map<Key, const ResultRecord*> new_by_key;
   for (const ResultRecord& r : now.results) new_by_key.emplace(key_of(r), &r);
   std::map<Key, bool> in_base;
+  std::vector<TimedPair> pairs;
   for (const ResultRecord& r : base.results) {
     if (!in_base.emplace(key_of(r), true).second) continue;  // a repeated key: the first counts
     const auto it = new_by_key.find(key_of(r));
     if (it == new_by_key.end()) {
       comparison.only_in_base.push_back(unmatched(r));
     } else {
-      comparison.rows.push_back(compare_records(r, *it->second, settings));
+      pairs.push_back(
+          {&r, it->second, describe_pair(r, *it->second), device_of(base, r.implementation)});
     }
   }
+  comparison.shifts = machine_shifts(pairs, base, now, settings);
+  for (TimedPair& p : pairs) {
+    const auto shift = std::find_if(comparison.shifts.begin(), comparison.shifts.end(),
+                                    [&](const MachineShift& s) { return s.device == p.device; });
+    judge(p.row, *p.base, *p.now, shift == comparison.shifts.end() ? nullptr : &*shift, settings);
+    comparison.rows.push_back(std::move(p.row));
+  }
+  comparison.formulations = formulation_changes(comparison.rows);
   for (const ResultRecord& r : now.results) {
     if (!in_base.contains(key_of(r))) comparison.only_in_new.push_back(unmatched(r));
   }

@@ -1,5 +1,7 @@
 #include "nbody/reports/comparison_report.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "nbody/files.hpp"
@@ -11,8 +13,9 @@ namespace {
 // The cells of one row, plain text; each printer escapes them for its format.
 struct RowCells {
   std::vector<std::string> cells;
-  bool bad = false;   // slower, or no longer passing
-  bool good = false;  // faster
+  bool bad = false;    // slower, or no longer passing
+  bool good = false;   // faster
+  bool maybe = false;  // possibly slower or faster
 };
 
 const char* const kHeader[] = {"verdict",
@@ -20,6 +23,7 @@ const char* const kHeader[] = {"verdict",
                                "N",
                                "initial condition",
                                "time NEW/BASE",
+                               "time, machine shift removed",
                                "int/s NEW/BASE",
                                "p (U test)",
                                "end-to-end NEW/BASE",
@@ -40,6 +44,7 @@ RowCells cells_of(const ComparedRow& row) {
   out.bad = row.verdict == Verdict::slower || row.verdict == Verdict::accuracy_regression ||
             row.verdict == Verdict::now_failing;
   out.good = row.verdict == Verdict::faster;
+  out.maybe = row.verdict == Verdict::possibly_slower || row.verdict == Verdict::possibly_faster;
   std::string p = "—";
   if (row.test) p = fmt::format("{}{:.3g}", row.test->exact ? "" : "≈ ", row.test->p_value);
   std::string l2 = "—";
@@ -54,6 +59,7 @@ RowCells cells_of(const ComparedRow& row) {
                std::to_string(row.n),
                row.initial_condition,
                ratio(row.time_ratio),
+               ratio(row.corrected_ratio),
                ratio(row.rate_ratio),
                p,
                ratio(row.end_to_end_ratio),
@@ -72,17 +78,29 @@ std::string unmatched_text(const UnmatchedRow& row) {
 struct Summary {
   std::string counts;
   std::vector<std::string> regressions;
+  std::vector<std::string> possible;  // possibly slower or faster: said, not failed
+  std::string formulations;           // those slower or faster as a whole
 };
 
 Summary summarize(const Comparison& c) {
-  std::size_t counts[6] = {};
+  constexpr int kVerdicts = static_cast<int>(Verdict::not_compared) + 1;
+  std::size_t counts[kVerdicts] = {};
   Summary summary;
   for (const ComparedRow& row : c.rows) {
     ++counts[static_cast<int>(row.verdict)];
+    const std::string corrected =
+        row.corrected_ratio
+            ? fmt::format(" ({:.3f}× with the machine's shift removed)", *row.corrected_ratio)
+            : "";
     if (row.verdict == Verdict::slower) {
-      summary.regressions.push_back(fmt::format("{} at N = {} ({}): {:.3f}× the time, p = {:.3g}",
+      summary.regressions.push_back(fmt::format("{} at N = {} ({}): {:.3f}× the time{}, p = {:.3g}",
                                                 row.implementation, row.n, row.initial_condition,
-                                                *row.time_ratio, row.test->p_value));
+                                                *row.time_ratio, corrected, row.test->p_value));
+    } else if (row.verdict == Verdict::possibly_slower || row.verdict == Verdict::possibly_faster) {
+      summary.possible.push_back(
+          fmt::format("{} at N = {} ({}): {}, {:.3f}× the time{}, p = {:.3g}", row.implementation,
+                      row.n, row.initial_condition, to_string(row.verdict), *row.time_ratio,
+                      corrected, row.test->p_value));
     } else if (row.verdict == Verdict::accuracy_regression || row.verdict == Verdict::now_failing) {
       const std::string l2 = row.base_relative_l2 && row.new_relative_l2
                                  ? fmt::format(" (rel. L2 {:.2e} → {:.2e})", *row.base_relative_l2,
@@ -93,8 +111,21 @@ Summary summarize(const Comparison& c) {
                                                 to_string(row.verdict), l2));
     }
   }
+  std::vector<std::string> changed[2];  // slower, faster
+  for (const FormulationChange& f : c.formulations) {
+    if (f.verdict != Verdict::slower && f.verdict != Verdict::faster) continue;
+    changed[f.verdict == Verdict::slower ? 0 : 1].push_back(fmt::format(
+        "{} ({} of {} measurements, median {:.3f}×)", f.implementation,
+        f.verdict == Verdict::slower ? f.slower : f.faster, f.measurements, f.median_ratio));
+  }
+  for (int k = 0; k < 2; ++k) {
+    if (changed[k].empty()) continue;
+    summary.formulations +=
+        fmt::format("{}{} formulations: {}.", summary.formulations.empty() ? "" : " ",
+                    k == 0 ? "Slower" : "Faster", fmt::join(changed[k], "; "));
+  }
   std::vector<std::string> parts;
-  for (int v = 0; v < 6; ++v) {
+  for (int v = 0; v < kVerdicts; ++v) {
     if (counts[v] > 0) parts.push_back(fmt::format("{} {}", counts[v], to_string(Verdict(v))));
   }
   summary.counts = fmt::format("{} measurements in both: {}.", c.rows.size(),
@@ -103,16 +134,72 @@ Summary summarize(const Comparison& c) {
 }
 
 std::string method(const Comparison& c) {
+  const double t = c.settings.threshold;
   return fmt::format(
-      "Time ratio: NEW / BASE kernel medians (above 1 is slower); int/s: the interaction rates' "
-      "ratio (above 1 is faster). p: the two-sided Mann-Whitney U test on the repetitions' times "
-      "(exact permutation distribution, ties at their midranks, up to 50 repetitions in all; ≈ "
-      "marks the normal approximation). Slower: p < {} and the time ratio above {:.4g}; faster: "
-      "p < {} and below 1/{:.4g} = {:.4g}, so that swapping BASE and NEW swaps the two. The exit "
-      "code is 1 when a row is slower, or passed in BASE and fails in NEW (its accuracy bound, "
-      "or an error).",
-      c.settings.alpha, 1 + c.settings.threshold, c.settings.alpha, 1 + c.settings.threshold,
-      1 / (1 + c.settings.threshold));
+      "Time ratio: NEW / BASE kernel medians (above 1 is slower); machine shift removed: that "
+      "ratio over the common shift of its device (above); int/s: the interaction rates' ratio "
+      "(above 1 is faster). p: the two-sided Mann-Whitney U test on the repetitions' times, NEW's "
+      "with the machine's shift removed (exact permutation distribution, ties at their midranks, "
+      "up to 50 repetitions in all; ≈ marks the normal approximation). A measurement is slower "
+      "when p < {} and its ratio, shift removed, is above {:.4g}, faster when below 1/{:.4g} = "
+      "{:.4g}, so that swapping BASE and NEW swaps the two; a formulation is slower (or faster) "
+      "when at least {:.0f}% of its measurements are, and a measurement slower alone in its "
+      "formulation is only possibly slower. Possibly slower or faster also: p < {} and beyond "
+      "{:.4g} (or 1/{:.4g}); said, not failed. The exit code is 1 when a formulation is slower, "
+      "or a measurement passed in BASE and fails in NEW (its accuracy bound, or an error).",
+      c.settings.alpha, 1 + t, 1 + t, 1 / (1 + t), 100 * kFormulationAgreement, c.settings.alpha,
+      1 + t / 2, 1 + t / 2);
+}
+
+// How many runs each side combined, and how far one measurement strays between runs.
+std::string sides_sentence(const Comparison& c) {
+  if (c.base_runs == 1 && c.new_runs == 1) {
+    return "One run a side: a measurement that strays from one run to the next cannot be told "
+           "from a change (give each side a folder of several runs).";
+  }
+  const auto side = [](const char* name, std::size_t runs, double scatter) {
+    return runs == 1 ? fmt::format("{}: one run", name)
+                     : fmt::format(
+                           "{}: the median of {} runs (between them one measurement "
+                           "strays ±{:.1f}%, each run's own shift removed)",
+                           name, runs, 100 * std::expm1(scatter));
+  };
+  return fmt::format("{}; {}.", side("BASE", c.base_runs, c.base_scatter),
+                     side("NEW", c.new_runs, c.new_scatter));
+}
+
+std::string percent_change(double time_ratio) {
+  return fmt::format("{:.1f}% {}", 100 * std::abs(time_ratio - 1),
+                     time_ratio >= 1 ? "slower" : "faster");
+}
+
+// One sentence per device on how far the machine itself moved between the runs.
+std::vector<std::string> shift_sentences(const Comparison& c) {
+  std::vector<std::string> sentences;
+  for (const MachineShift& shift : c.shifts) {
+    const std::string device = shift.device == DeviceKind::cpu ? "CPU" : "GPU";
+    const std::string control =
+        shift.ceiling_ratio
+            ? fmt::format("the float32 FMA ceiling each run measured ran {}",
+                          percent_change(*shift.ceiling_ratio))
+            : "both runs read their ceilings from one cache, so no control tells this from a "
+              "change of every formulation at once";
+    const std::string basis = fmt::format(
+        "the median of {} measurements of {} formulations; single measurements stray ±{:.1f}% "
+        "around it",
+        shift.measurements, shift.formulations, 100 * std::expm1(shift.spread));
+    if (shift.applied) {
+      sentences.push_back(fmt::format(
+          "NEW's {} ran {} across the board ({}); {}. The verdicts on its rows use each ratio "
+          "with that shift removed.",
+          device, percent_change(shift.time_ratio), basis, control));
+    } else {
+      sentences.push_back(
+          fmt::format("NEW's {} measurements moved {} together ({}); not removed: {}.", device,
+                      percent_change(shift.time_ratio), basis, shift.why_not_applied));
+    }
+  }
+  return sentences;
 }
 
 std::string md_escape(const std::string& text) {
@@ -140,7 +227,7 @@ constexpr const char* kStyle =
     "td.notes{white-space:normal;color:#555;padding-top:0}"
     "tr.has-notes td{border-bottom:none}"
     "tr.bad{background:#fde4e1}tr.bad td:first-child{font-weight:bold;color:#a40000}"
-    "tr.good{background:#e6f5e6}"
+    "tr.good{background:#e6f5e6}tr.maybe{background:#fff6d6}"
     "code{word-break:break-all}"
     "@media (max-width:40rem){body{padding:0 .5rem;font-size:14px}}";
 
@@ -151,6 +238,7 @@ std::string render_comparison_markdown(const Comparison& c, const ComparedSource
   std::string out = "# nbody-fair compare\n\n";
   out += fmt::format("BASE: `{}`  \nNEW: `{}`\n\n", sources.base, sources.now);
   out += summary.counts + "\n\n";
+  if (!summary.formulations.empty()) out += summary.formulations + "\n\n";
   if (summary.regressions.empty()) {
     out += "No regression.\n\n";
   } else {
@@ -158,11 +246,18 @@ std::string render_comparison_markdown(const Comparison& c, const ComparedSource
     for (const std::string& line : summary.regressions) out += "- " + line + "\n";
     out += "\n";
   }
+  if (!summary.possible.empty()) {
+    out += "Possible changes (not failed):\n\n";
+    for (const std::string& line : summary.possible) out += "- " + line + "\n";
+    out += "\n";
+  }
   for (const std::string& flag : c.flags) out += "⚠ " + md_escape(flag) + "\n\n";
+  out += sides_sentence(c) + "\n\n";
+  for (const std::string& sentence : shift_sentences(c)) out += sentence + "\n\n";
   out += method(c) + "\n\n";
   out += "|";
   for (const char* heading : kHeader) out += fmt::format(" {} |", heading);
-  out += "\n|---|---|---:|---|---:|---:|---:|---:|---|---|---|\n";
+  out += "\n|---|---|---:|---|---:|---:|---:|---:|---:|---|---|---|\n";
   for (const ComparedRow& row : c.rows) {
     const RowCells cells = cells_of(row);
     out += "|";
@@ -194,6 +289,9 @@ std::string render_comparison_html(const Comparison& c, const ComparedSources& s
   out += fmt::format("<p>BASE: <code>{}</code><br>NEW: <code>{}</code></p>\n",
                      html_escape(sources.base), html_escape(sources.now));
   out += fmt::format("<p>{}</p>\n", html_escape(summary.counts));
+  if (!summary.formulations.empty()) {
+    out += fmt::format("<p><strong>{}</strong></p>\n", html_escape(summary.formulations));
+  }
   if (summary.regressions.empty()) {
     out += "<p>No regression.</p>\n";
   } else {
@@ -203,7 +301,18 @@ std::string render_comparison_html(const Comparison& c, const ComparedSources& s
     }
     out += "</ul>\n";
   }
+  if (!summary.possible.empty()) {
+    out += "<p>Possible changes (not failed):</p>\n<ul>\n";
+    for (const std::string& line : summary.possible) {
+      out += fmt::format("<li>{}</li>\n", html_escape(line));
+    }
+    out += "</ul>\n";
+  }
   for (const std::string& flag : c.flags) out += fmt::format("<p>⚠ {}</p>\n", html_escape(flag));
+  out += fmt::format("<p>{}</p>\n", html_escape(sides_sentence(c)));
+  for (const std::string& sentence : shift_sentences(c)) {
+    out += fmt::format("<p>{}</p>\n", html_escape(sentence));
+  }
   out += fmt::format("<p>{}</p>\n", html_escape(method(c)));
   // The notes go on a line of their own under their row, across the table: as a last column
   // they were squeezed to a few letters a line beside ten columns of figures.
@@ -215,10 +324,10 @@ std::string render_comparison_html(const Comparison& c, const ComparedSources& s
   for (const ComparedRow& row : c.rows) {
     const RowCells cells = cells_of(row);
     const std::string& notes = cells.cells.back();
-    const std::string tone = cells.bad ? "bad" : cells.good ? "good" : "";
+    const std::string tone = cells.bad ? "bad" : cells.good ? "good" : cells.maybe ? "maybe" : "";
     out += fmt::format("<tr class=\"{}{}\">", tone, notes.empty() ? "" : " has-notes");
     for (std::size_t i = 0; i < columns; ++i) {
-      const char* cls = i == 2 || (i >= 4 && i <= 7) ? " class=\"num\"" : "";
+      const char* cls = i == 2 || (i >= 4 && i <= 8) ? " class=\"num\"" : "";
       out += fmt::format("<td{}>{}</td>", cls, html_escape(cells.cells[i]));
     }
     out += "</tr>\n";

@@ -113,6 +113,9 @@ class Registry {
  public:
   // Throws std::logic_error on a duplicate name.
   void add(Implementation implementation);
+  // Puts `implementation` in the place of the one of its name (a stand-in for an experiment, as
+  // `run --extra-work`'s). Throws std::logic_error if none has that name.
+  void replace(Implementation implementation);
   const std::vector<Implementation>& all() const { return implementations_; }
   const Implementation* find(std::string_view name) const;
   // Checks of the user's ExecutionOptions that a part of the suite registers (an unknown --isa,

@@ -28,12 +28,41 @@ double smallest_p_value(std::size_t m, std::size_t n);
 struct ComparisonSettings {
   double threshold = 0.05;  // a time ratio beyond 1 ± threshold counts as a change
   double alpha = 0.05;      // significance level of the U test
+  // Each row's ratio divided by its device's common shift (MachineShift) before the verdict.
+  bool correct_machine_shift = true;
+};
+
+// A formulation is slower (or faster) where at least this share of its measurements is: on a
+// shared machine one measurement in several strays by 10-50% from one run to the next, a change of
+// the code moves every size of the formulation it changes.
+inline constexpr double kFormulationAgreement = 0.75;
+
+// How far one device of the machine itself moved between BASE and NEW: the common shift of every
+// measurement both runs timed on it, and how far single measurements stray from it. A change of
+// one formulation moves its own rows; a machine that ran slower moves them all.
+struct MachineShift {
+  DeviceKind device = DeviceKind::cpu;
+  std::size_t measurements = 0;  // both runs timed them on this device
+  std::size_t formulations = 0;  // of that many formulations
+  double time_ratio = 1;         // the median NEW/BASE time ratio: above 1, NEW ran slower
+  // 1.4826 x the median absolute deviation of the log time ratios around the median: the
+  // run-to-run scatter of one measurement, as a standard deviation of its log.
+  double spread = 0;
+  // BASE's all-core FMA ceiling over NEW's, where each run measured its own (not read from one
+  // cache): above 1 the machine computed slower in NEW. A control no code change moves.
+  std::optional<double> ceiling_ratio;
+  bool applied = false;  // the verdicts used ratios divided by time_ratio
+  std::string why_not_applied;
 };
 
 enum class Verdict {
-  faster,               // significantly faster, by more than the threshold
-  slower,               // significantly slower, by more than the threshold
-  same,                 // within the threshold, or not significant
+  faster,  // significantly faster, by more than the threshold
+  slower,  // significantly slower, by more than the threshold
+  same,    // within the threshold, or not significant
+  // Significant and beyond half the threshold, short of slower, or slower where too few of its
+  // formulation's other measurements are (kFormulationAgreement): said, exit code 0.
+  possibly_slower,
+  possibly_faster,      // the same, faster
   accuracy_regression,  // passed in BASE, fails in NEW
   now_failing,          // ok in BASE, failed in NEW without a failing accuracy (an error)
   not_compared,         // not ok in one of them (skipped, failed in both, ...)
@@ -46,11 +75,14 @@ struct ComparedRow {
   std::size_t n = 0;
   Status base_status = Status::ok, new_status = Status::ok;
   std::optional<double> base_median_s, new_median_s;
-  std::optional<double> time_ratio;        // NEW / BASE kernel medians: above 1 is slower
+  std::optional<double> time_ratio;  // NEW / BASE kernel medians: above 1 is slower
+  // time_ratio over its device's machine shift, where the shift was applied: what the verdict uses
+  std::optional<double> corrected_ratio;
   std::optional<double> rate_ratio;        // NEW / BASE interactions per second: above 1 is faster
   std::optional<double> end_to_end_ratio;  // NEW / BASE end-to-end medians, where both have one
-  std::optional<MannWhitneyResult> test;   // on the kernel's repetition samples
-  bool significant = false;                // test->p_value < alpha
+  // On the kernel's repetition samples, NEW's divided by the machine shift where it was applied.
+  std::optional<MannWhitneyResult> test;
+  bool significant = false;  // test->p_value < alpha
   std::optional<double> base_relative_l2, new_relative_l2;
   std::optional<bool> base_passed, new_passed;
   Verdict verdict = Verdict::same;
@@ -64,19 +96,35 @@ struct UnmatchedRow {
   Status status = Status::ok;
 };
 
+// One formulation's measurements in both, together: the verdict that fails a comparison.
+struct FormulationChange {
+  std::string implementation;
+  std::size_t measurements = 0;  // timed in both
+  std::size_t slower = 0, faster = 0;
+  double median_ratio = 1;          // of its measurements' ratios, the machine's shift removed
+  Verdict verdict = Verdict::same;  // slower, faster or same
+};
+
 struct Comparison {
   ComparisonSettings settings;
+  std::size_t base_runs = 1, new_runs = 1;   // documents combined on each side (run_set.hpp)
+  double base_scatter = 0, new_scatter = 0;  // RunSet::scatter of each side
   std::vector<ComparedRow> rows;
   std::vector<UnmatchedRow> only_in_base, only_in_new;
   // Differences between the documents that bear on every row: machine, build, too few repetitions.
   std::vector<std::string> flags;
+  std::vector<MachineShift> shifts;             // one per device with rows in both
+  std::vector<FormulationChange> formulations;  // those with a measurement timed in both
 
   // A significant slowdown beyond the threshold, or a measurement that passed and now fails.
   bool regressed() const;
 };
 
 // Throws UsageError for a threshold that is not a finite positive number, or an alpha outside
-// (0, 1).
+// (0, 1), and for documents that cannot be compared. Each side may be several runs of one build
+// (combine_runs), compared as their medians.
+Comparison compare_results(std::span<const ResultsDocument> base,
+                           std::span<const ResultsDocument> now, ComparisonSettings settings = {});
 Comparison compare_results(const ResultsDocument& base, const ResultsDocument& now,
                            ComparisonSettings settings = {});
 
