@@ -113,6 +113,12 @@ def main():
                     misses.append((code, sorted(named), [os.path.basename(r) for r in base + new]))
             print(f"{args.changed} {label} slower: {caught} of {len(pairs)} exit 1 naming it alone; "
                   f"{said} of {len(pairs)} name it at least as a possible change")
+            kinds = {}
+            for code, named, _ in misses:
+                key = ("nothing named" if not named
+                       else "with others" if args.changed in named else "others only")
+                kinds[key] = kinds.get(key, 0) + 1
+            print("    misses:", kinds)
             for miss in misses[:8]:
                 print("   ", *miss)
     return 0
