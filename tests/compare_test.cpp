@@ -729,6 +729,9 @@ TEST(CompareCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
   ResultsDocument simulation = hand_made_document();
   simulation.settings.command = "simulate";
   save_results(simulation, dir / "simulation.json");
+  ResultsDocument validation = hand_made_document();
+  validation.settings.command = "validate";
+  save_results(validation, dir / "validation.json");
   ResultsDocument elsewhere = hand_made_document();
   for (ResultRecord& r : elsewhere.results) r.n *= 3;
   save_results(elsewhere, dir / "elsewhere.json");
@@ -738,6 +741,7 @@ TEST(CompareCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
       {"compare", good, (dir / "simulation.json").string(), "--out", out},
       {"compare", (dir / "simulation.json").string(), good, "--out", out},
       {"compare", good, (dir / "elsewhere.json").string(), "--out", out},
+      {"compare", good, (dir / "validation.json").string(), "--out", out},
       {"compare", good, (dir / "missing.json").string(), "--out", out},
       {"compare", (dir / "missing").string(), good, "--out", out},
       {"compare", good, (dir / "other.json").string(), "--out", out},

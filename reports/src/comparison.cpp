@@ -459,6 +459,12 @@ void check_comparable(std::span<const ResultsDocument> base_runs,
           "{} is a simulation (nbody-fair simulate): compare sets runs against each other", side));
     }
   }
+  if (base.settings.command != now.settings.command) {
+    throw UsageError(fmt::format(
+        "BASE is a document of nbody-fair {} and NEW of nbody-fair {}: compare sets documents of "
+        "one command against each other",
+        base.settings.command, now.settings.command));
+  }
   // Different bodies make every ratio a comparison of problems, not of code.
   const auto problem = [](const RunSettings& s) {
     return fmt::format("{}, seed {}, softening {}", s.initial_condition, s.seed, s.softening);
