@@ -674,6 +674,11 @@ TEST(CompareCommand, ExitCodesOnARealRun) {
     GTEST_SKIP() << "every record's repetitions spread by 20% or more (" << least_spread
                  << "): the machine was too busy for x1.2 to separate them";
   }
+  if (slow.stdout_text.find("a disturbed timing decides no verdict") != std::string::npos) {
+    fs::remove_all(dir);
+    GTEST_SKIP() << "other processes shared the CPUs with the timing: compare said so and "
+                    "decided nothing on it";
+  }
   EXPECT_EQ(slow.exit_code, 1) << slow.stderr_text << slow.stdout_text;
   EXPECT_NE(slow.stdout_text.find("- " + row_name + ": 1.200× the time"), std::string::npos)
       << slow.stdout_text;
@@ -685,9 +690,20 @@ TEST(CompareCommand, ExitCodesOnARealRun) {
 }
 
 // A real slowdown, timed: cpu.soa evaluates all its targets twice in NEW (run --extra-work). Its
-// rows alone are named, and the details say why; bad --extra-work values are refused.
+// rows alone are named, and the details say why; bad --extra-work values are refused. Where other
+// tests shared the CPUs with a timing, compare rightly decides nothing on it, and the verdict's
+// part is skipped, saying so.
 TEST(CompareCommand, ExtraWorkOfOneFormulationIsCaughtInARealRun) {
   const fs::path dir = scratch("extra");
+  for (const std::string bad :
+       {"cpu.soa", "cpu.soa=0", "cpu.soa=1.5", "cpu.soa=x", "nope=0.1", "cpu.tbb.symmetric=0.1"}) {
+    const fs::path out = dir / "refused";
+    const CommandResult r = run_tool({"run", "--extra-work", bad, "--out", out.string()});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.stderr_text;
+    EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find("--extra-work"), std::string::npos) << r.stderr_text;
+    EXPECT_FALSE(fs::exists(out)) << bad;
+  }
   const std::vector<std::string> suite = {"run",     "--impl", "^cpu\\.(soa|simd|tbb)$",
                                           "--sizes", "1K,2K",  "--no-counters"};
   std::vector<std::string> base_args = suite, new_args = suite;
@@ -698,27 +714,18 @@ TEST(CompareCommand, ExtraWorkOfOneFormulationIsCaughtInARealRun) {
   const CommandResult slowed = run_tool(new_args);
   ASSERT_EQ(slowed.exit_code, 0) << slowed.stderr_text;
   const CommandResult c = run_tool({"compare", (dir / "A").string(), (dir / "B").string()});
-  EXPECT_EQ(c.exit_code, 1) << c.stdout_text;
-  const std::string regressions =
-      c.stdout_text.substr(0, c.stdout_text.find("Time ratio: NEW / BASE"));
-  EXPECT_NE(regressions.find("- cpu.soa at N = 1024 (uniform): "), std::string::npos)
-      << c.stdout_text;
-  EXPECT_NE(regressions.find("- cpu.soa at N = 2048 (uniform): "), std::string::npos)
-      << c.stdout_text;
   EXPECT_NE(c.stdout_text.find("details: extra_work '' → '100% of the targets evaluated again"),
             std::string::npos)
       << c.stdout_text;
-
-  for (const std::string bad :
-       {"cpu.soa", "cpu.soa=0", "cpu.soa=1.5", "cpu.soa=x", "nope=0.1", "cpu.tbb.symmetric=0.1"}) {
-    const fs::path out = dir / "refused";
-    const CommandResult r = run_tool({"run", "--extra-work", bad, "--out", out.string()});
-    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.stderr_text;
-    EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
-    EXPECT_NE(r.stderr_text.find("--extra-work"), std::string::npos) << r.stderr_text;
-    EXPECT_FALSE(fs::exists(out)) << bad;
-  }
   fs::remove_all(dir);
+  if (c.stdout_text.find("a disturbed timing decides no verdict") != std::string::npos) {
+    GTEST_SKIP() << "other processes shared the CPUs with a timing: compare said so and decided "
+                    "nothing on it";
+  }
+  EXPECT_EQ(c.exit_code, 1) << c.stdout_text;
+  EXPECT_NE(c.stdout_text.find("Slower formulations: cpu.soa (2 of 2 measurements"),
+            std::string::npos)
+      << c.stdout_text;
 }
 
 TEST(CompareCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
