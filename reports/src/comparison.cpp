@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "median.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/reports/run_set.hpp"
 
@@ -247,12 +248,6 @@ void judge(ComparedRow& row, const ResultRecord& base, const ResultRecord& now,
   }
 }
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t half = values.size() / 2;
-  return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
-}
-
 // BASE's float32 all-core FMA ceiling over NEW's on `device`, where both runs measured it (equal
 // values are one cached measurement read twice: no control).
 std::optional<double> ceiling_ratio(const ResultsDocument& base, const ResultsDocument& now,
@@ -459,19 +454,25 @@ void check_comparable(std::span<const ResultsDocument> base_runs,
           "{} is a simulation (nbody-fair simulate): compare sets runs against each other", side));
     }
   }
-  if (base.settings.command != now.settings.command) {
-    throw UsageError(fmt::format(
-        "BASE is a document of nbody-fair {} and NEW of nbody-fair {}: compare sets documents of "
-        "one command against each other",
-        base.settings.command, now.settings.command));
-  }
-  // Different bodies make every ratio a comparison of problems, not of code.
+  // Different bodies make every ratio a comparison of problems, not of code; each side's runs
+  // must be of BASE's command and problem too.
   const auto problem = [](const RunSettings& s) {
     return fmt::format("{}, seed {}, softening {}", s.initial_condition, s.seed, s.softening);
   };
-  if (problem(base.settings) != problem(now.settings)) {
-    throw UsageError(fmt::format("BASE ({}) and NEW ({}) are runs of different problems",
-                                 problem(base.settings), problem(now.settings)));
+  for (const auto& [side, runs] : {std::pair{"BASE", base_runs}, std::pair{"NEW", new_runs}}) {
+    for (const ResultsDocument& run : runs) {
+      if (run.settings.command != base.settings.command) {
+        throw UsageError(fmt::format(
+            "BASE is a document of nbody-fair {} and {} has one of nbody-fair {}: compare sets "
+            "documents of one command against each other",
+            base.settings.command, side, run.settings.command));
+      }
+      if (problem(run.settings) != problem(base.settings)) {
+        throw UsageError(
+            fmt::format("BASE ({}) and a run of {} ({}) are runs of different problems",
+                        problem(base.settings), side, problem(run.settings)));
+      }
+    }
   }
 }
 

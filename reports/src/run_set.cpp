@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "median.hpp"
 #include "nbody/errors.hpp"
 
 namespace nbody::reports {
@@ -16,20 +17,8 @@ namespace {
 // Device first: each run's shift is its own on each device.
 using Key = std::tuple<DeviceKind, std::string, std::size_t, std::string>;
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t half = values.size() / 2;
-  return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
-}
-
 bool timed(const ResultRecord& r) {
   return r.status == Status::ok && r.kernel && r.kernel->median_s > 0;
-}
-
-std::string problem_of(const ResultsDocument& doc) {
-  const RunSettings& s = doc.settings;
-  return fmt::format("{} of {}, seed {}, softening {}", s.command, s.initial_condition, s.seed,
-                     s.softening);
 }
 
 // Each run's measurements timed in every run, by key: the log of their medians.
@@ -127,12 +116,6 @@ DeviceKind device_of(const ResultsDocument& doc, const std::string& implementati
 RunSet combine_runs(std::span<const ResultsDocument> runs) {
   if (runs.empty()) throw UsageError("a side of the comparison has no run");
   RunSet set{.combined = runs.front(), .runs = runs.size()};
-  for (std::size_t k = 1; k < runs.size(); ++k) {
-    if (problem_of(runs[k]) != problem_of(runs.front())) {
-      throw UsageError(fmt::format("runs of one side must be of one problem: {} against {}",
-                                   problem_of(runs[k]), problem_of(runs.front())));
-    }
-  }
   if (runs.size() == 1) return set;
   const std::map<Key, std::vector<double>> logs = logs_timed_everywhere(runs);
   const Shifts shifts = run_shifts(logs, runs.size());

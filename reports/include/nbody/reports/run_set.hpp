@@ -23,8 +23,8 @@ struct RunSet {
 // The device an implementation of `doc` runs on (by its record; by its name in older files).
 DeviceKind device_of(const ResultsDocument& doc, const std::string& implementation);
 
-// Throws UsageError where the runs are of different problems or commands (a run's settings must
-// match the first's), or `runs` is empty.
+// The runs must be of one command and problem (compare_results checks it first). Throws
+// UsageError where `runs` is empty.
 RunSet combine_runs(std::span<const ResultsDocument> runs);
 
 }  // namespace nbody::reports
