@@ -56,8 +56,8 @@ struct MachineShift {
 };
 
 enum class Verdict {
-  faster,  // significantly faster, by more than the threshold
-  slower,  // significantly slower, by more than the threshold
+  faster,  // significantly faster beyond the threshold, and so is its formulation
+  slower,  // significantly slower beyond the threshold, and so is its formulation
   same,    // within the threshold, or not significant
   // Significant and beyond half the threshold, short of slower, or slower where too few of its
   // formulation's other measurements are (kFormulationAgreement): said, exit code 0.
@@ -116,7 +116,8 @@ struct Comparison {
   std::vector<MachineShift> shifts;             // one per device with rows in both
   std::vector<FormulationChange> formulations;  // those with a measurement timed in both
 
-  // A significant slowdown beyond the threshold, or a measurement that passed and now fails.
+  // A formulation slower (kFormulationAgreement of its measurements significantly slower beyond
+  // the threshold, the machine's shift removed), or a measurement that passed and now fails.
   bool regressed() const;
 };
 
