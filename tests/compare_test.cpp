@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -197,7 +198,8 @@ TEST(Compare, OneKernelTwentyPercentSlowerIsFlaggedAndNamed) {
   EXPECT_NEAR(*slow.rate_ratio, 1 / 1.2, 1e-12);
   EXPECT_NEAR(slow.test->p_value, 2.0 / 252, 1e-12);
   const std::string markdown = render_comparison_markdown(c, {"base.json", "new.json"});
-  EXPECT_NE(markdown.find("- cpu.tbb at N = 1024 (uniform): 1.200× the time"), std::string::npos)
+  EXPECT_NE(markdown.find("- cpu.tbb at N = 1024 (uniform): 1.200× the fastest time"),
+            std::string::npos)
       << markdown;
   EXPECT_NE(markdown.find("Slower formulations: cpu.tbb (1 of 1 measurements, median 1.200×)."),
             std::string::npos)
@@ -549,9 +551,10 @@ TEST(CompareMachineShift, OneMeasurementSlowerAloneIsOnlyPossiblySlower) {
   EXPECT_EQ(c.formulations.front().verdict, Verdict::same);
 }
 
-// Three runs a side: each run's own shift is removed and each measurement is the median over the
-// runs, so an outlier in one run moves nothing; a formulation slower in every NEW run is named.
-TEST(CompareRunSets, SeveralRunsASideAreComparedByTheirMedians) {
+// Three runs a side: each run's own shift is removed and each measurement is the fastest over the
+// runs, so a measurement one run's disturbance slowed moves nothing; a formulation slower in every
+// NEW run is named.
+TEST(CompareRunSets, SeveralRunsASideAreComparedByTheirFastest) {
   std::vector<ResultsDocument> base(3, four_formulations());
   scale_all_with_wobble(base[1], 1.1);   // a run the machine slowed down across the board
   scale_times(base[2].results[7], 1.6);  // one measurement of one run strayed far
@@ -576,7 +579,7 @@ TEST(CompareRunSets, SeveralRunsASideAreComparedByTheirMedians) {
     EXPECT_EQ(row.test->exact, true);  // 15 against 15 repetitions
   }
   const std::string markdown = render_comparison_markdown(c, {"base/", "new/"});
-  EXPECT_NE(markdown.find("BASE: the median of 3 runs (between them one measurement strays"),
+  EXPECT_NE(markdown.find("BASE: the fastest of 3 runs (between them one measurement strays"),
             std::string::npos)
       << markdown;
   // One run a side says what it cannot tell.
@@ -585,6 +588,57 @@ TEST(CompareRunSets, SeveralRunsASideAreComparedByTheirMedians) {
   // Runs of another problem on one side are refused.
   base[2].settings.seed = 7;
   EXPECT_THROW(compare_results(base, now), UsageError);
+}
+
+// With several runs a side the runs are the replication: a formulation 10% slower in every NEW
+// run is slower though two runs of each side spread so wide that the U test on the pooled
+// repetitions finds nothing. With one run a side the test still gates.
+TEST(CompareRunSets, PooledRepetitionsDoNotGateSeveralRuns) {
+  std::vector<ResultsDocument> base(3, four_formulations());
+  std::vector<ResultsDocument> now(3, four_formulations());
+  for (ResultsDocument& run : now) {
+    for (ResultRecord& r : run.results) {
+      if (r.implementation == "cpu.simd") scale_times(r, 1.1);
+    }
+  }
+  // Two runs of each side whose repetitions after the first interference slowed by 40-160%.
+  for (const auto run :
+       {std::ref(base[0]), std::ref(base[1]), std::ref(now[1]), std::ref(now[2])}) {
+    for (ResultRecord& r : run.get().results) {
+      std::vector<double>& samples = r.kernel->samples_s;
+      for (std::size_t k = 1; k < samples.size(); ++k) {
+        samples[k] *= 1 + 0.4 * static_cast<double>(k);
+      }
+    }
+  }
+  const Comparison c = compare_results(base, now);
+  EXPECT_FALSE(c.repetitions_gate());
+  ASSERT_EQ(c.formulations.size(), 4u);
+  for (const FormulationChange& f : c.formulations) {
+    EXPECT_EQ(f.verdict, f.implementation == "cpu.simd" ? Verdict::slower : Verdict::same)
+        << f.implementation;
+  }
+  const auto not_significant = std::count_if(c.rows.begin(), c.rows.end(), [](const auto& row) {
+    return row.implementation == "cpu.simd" && !row.significant;
+  });
+  EXPECT_GT(not_significant, 0) << "the test no longer shows what it should";
+  EXPECT_TRUE(compare_results(base[0], now[0]).repetitions_gate());
+}
+
+// The verdict stands on the fastest repetition: repetitions that interference slowed while the
+// fastest stayed put are no change, and a change moves the fastest too.
+TEST(Compare, RepetitionsSlowedByInterferenceAreNoChange) {
+  const ResultsDocument base = four_formulations();
+  ResultsDocument now = base;
+  std::vector<double>& samples = now.results[3].kernel->samples_s;  // cpu.simd at 1K
+  const double fastest = *std::min_element(samples.begin(), samples.end());
+  for (double& s : samples) s = s == fastest ? s : s * 1.3;
+  now.results[3].kernel->median_s *= 1.3;
+  const Comparison c = compare_results(base, now);
+  EXPECT_GT(*c.rows[3].time_ratio, 1.2);
+  EXPECT_NEAR(*c.rows[3].fastest_ratio, 1.0, 1e-12);
+  EXPECT_EQ(c.rows[3].verdict, Verdict::same);
+  EXPECT_FALSE(c.regressed());
 }
 
 fs::path scratch(const std::string& name) {
@@ -680,7 +734,7 @@ TEST(CompareCommand, ExitCodesOnARealRun) {
                     "decided nothing on it";
   }
   EXPECT_EQ(slow.exit_code, 1) << slow.stderr_text << slow.stdout_text;
-  EXPECT_NE(slow.stdout_text.find("- " + row_name + ": 1.200× the time"), std::string::npos)
+  EXPECT_NE(slow.stdout_text.find("- " + row_name + ": 1.200× the fastest time"), std::string::npos)
       << slow.stdout_text;
   EXPECT_TRUE(fs::exists(dir / "cmp" / "compare.md"));
   const std::string html = read_and_remove(dir / "cmp" / "compare.html");
@@ -775,7 +829,7 @@ TEST(CompareCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
   const CommandResult set = run_tool({"compare", (dir / "set").string(), good});
   EXPECT_EQ(set.exit_code, 0) << set.stderr_text;
   EXPECT_NE(set.stdout_text.find("(3 runs)"), std::string::npos) << set.stdout_text;
-  EXPECT_NE(set.stdout_text.find("BASE: the median of 3 runs"), std::string::npos)
+  EXPECT_NE(set.stdout_text.find("BASE: the fastest of 3 runs"), std::string::npos)
       << set.stdout_text;
   fs::create_directories(dir / "empty");
   const CommandResult empty = run_tool({"compare", (dir / "empty").string(), good});

@@ -177,6 +177,9 @@ ComparedRow describe_pair(const ResultRecord& base, const ResultRecord& now) {
     row.base_median_s = base.kernel->median_s;
     row.new_median_s = now.kernel->median_s;
     row.time_ratio = now.kernel->median_s / base.kernel->median_s;
+    if (fastest_s(*base.kernel) > 0) {
+      row.fastest_ratio = fastest_s(*now.kernel) / fastest_s(*base.kernel);
+    }
     if (base.kernel_rate && now.kernel_rate && base.kernel_rate->interactions_per_second > 0) {
       row.rate_ratio =
           now.kernel_rate->interactions_per_second / base.kernel_rate->interactions_per_second;
@@ -188,13 +191,14 @@ ComparedRow describe_pair(const ResultRecord& base, const ResultRecord& now) {
   return row;
 }
 
-// The verdict on one row: its ratio and NEW's samples divided by the machine's shift where one was
-// applied, the U test on the samples, then the threshold, symmetric under swapping BASE and NEW.
+// The verdict on one row: its fastest ratio and NEW's samples divided by the machine's shift where
+// one was applied, the U test on the samples where `test_gates`, then the threshold, symmetric
+// under swapping BASE and NEW.
 void judge(ComparedRow& row, const ResultRecord& base, const ResultRecord& now,
-           const MachineShift* shift, const ComparisonSettings& settings) {
+           const MachineShift* shift, const ComparisonSettings& settings, bool test_gates) {
   const double machine = shift != nullptr && shift->applied ? shift->time_ratio : 1;
-  if (row.time_ratio && shift != nullptr && shift->applied) {
-    row.corrected_ratio = *row.time_ratio / machine;
+  if (row.fastest_ratio && shift != nullptr && shift->applied) {
+    row.corrected_ratio = *row.fastest_ratio / machine;
   }
   if (row.time_ratio && !base.kernel->samples_s.empty() && !now.kernel->samples_s.empty()) {
     const std::vector<double>& a = base.kernel->samples_s;
@@ -202,13 +206,13 @@ void judge(ComparedRow& row, const ResultRecord& base, const ResultRecord& now,
     for (double& sample : b) sample /= machine;
     row.test = mann_whitney_u(a, b);
     row.significant = row.test->p_value < settings.alpha;
-    if (smallest_p_value(a.size(), b.size()) >= settings.alpha) {
+    if (test_gates && smallest_p_value(a.size(), b.size()) >= settings.alpha) {
       row.notes.push_back(
           fmt::format("{} against {} repetitions cannot reach p < {}: no change can be significant",
                       a.size(), b.size(), settings.alpha));
     }
   }
-  const double ratio = row.corrected_ratio.value_or(row.time_ratio.value_or(1));
+  const double ratio = row.corrected_ratio.value_or(row.fastest_ratio.value_or(1));
   const double slower = 1 + settings.threshold, possibly = 1 + settings.threshold / 2;
   if (row.base_passed == true && row.new_passed == false) {
     row.verdict = Verdict::accuracy_regression;
@@ -226,10 +230,10 @@ void judge(ComparedRow& row, const ResultRecord& base, const ResultRecord& now,
     if (base.status == Status::ok && now.status == Status::ok) {
       row.notes.push_back("no kernel timing on one side");
     }
-  } else if (!row.test) {
+  } else if (test_gates && !row.test) {
     row.verdict = Verdict::same;
     row.notes.push_back("no repetition samples: the change is untested");
-  } else if (!row.significant) {
+  } else if (test_gates && !row.significant) {
     row.verdict = Verdict::same;
   } else if (ratio > slower || ratio < 1 / slower) {
     // 1 / (1 + t), not 1 - t: swapping BASE and NEW inverts the ratio and must only swap the
@@ -244,7 +248,7 @@ void judge(ComparedRow& row, const ResultRecord& base, const ResultRecord& now,
     row.verdict = ratio > 1 ? Verdict::possibly_slower : Verdict::possibly_faster;
   } else {
     row.verdict = Verdict::same;
-    row.notes.push_back("significant, but within half the threshold");
+    if (test_gates) row.notes.push_back("significant, but within half the threshold");
   }
 }
 
@@ -279,7 +283,7 @@ struct TimedPair {
   DeviceKind device = DeviceKind::cpu;
 };
 
-// The common shift of each device's rows (the median of their log time ratios) and their scatter
+// The common shift of each device's rows (the median of their log fastest ratios) and their scatter
 // around it; applied where enough formulations share it.
 std::vector<MachineShift> machine_shifts(const std::vector<TimedPair>& pairs,
                                          const ResultsDocument& base, const ResultsDocument& now,
@@ -289,8 +293,8 @@ std::vector<MachineShift> machine_shifts(const std::vector<TimedPair>& pairs,
     std::vector<double> logs;
     std::map<std::string, int> formulations;
     for (const TimedPair& p : pairs) {
-      if (p.device != device || !p.row.time_ratio) continue;
-      logs.push_back(std::log(*p.row.time_ratio));
+      if (p.device != device || !p.row.fastest_ratio) continue;
+      logs.push_back(std::log(*p.row.fastest_ratio));
       ++formulations[p.row.implementation];
     }
     if (logs.empty()) continue;
@@ -325,7 +329,7 @@ std::vector<FormulationChange> formulation_changes(std::vector<ComparedRow>& row
   std::map<std::string, std::vector<ComparedRow*>> by_formulation;
   std::vector<std::string> order;
   for (ComparedRow& row : rows) {
-    if (!row.time_ratio) continue;
+    if (!row.fastest_ratio) continue;
     if (!by_formulation.contains(row.implementation)) order.push_back(row.implementation);
     by_formulation[row.implementation].push_back(&row);
   }
@@ -336,7 +340,7 @@ std::vector<FormulationChange> formulation_changes(std::vector<ComparedRow>& row
     for (const ComparedRow* row : members) {
       change.slower += row->verdict == Verdict::slower;
       change.faster += row->verdict == Verdict::faster;
-      logs.push_back(std::log(row->corrected_ratio.value_or(*row->time_ratio)));
+      logs.push_back(std::log(row->corrected_ratio.value_or(*row->fastest_ratio)));
     }
     change.median_ratio = std::exp(median_of(logs));
     const double needed = kFormulationAgreement * static_cast<double>(change.measurements);
@@ -413,6 +417,10 @@ std::string_view to_string(Verdict verdict) {
       return "not compared";
   }
   return "?";
+}
+
+bool Comparison::repetitions_gate() const {
+  return base_runs == 1 || new_runs == 1;
 }
 
 bool Comparison::regressed() const {
@@ -509,7 +517,8 @@ Comparison compare_results(std::span<const ResultsDocument> base_runs,
   for (TimedPair& p : pairs) {
     const auto shift = std::find_if(comparison.shifts.begin(), comparison.shifts.end(),
                                     [&](const MachineShift& s) { return s.device == p.device; });
-    judge(p.row, *p.base, *p.now, shift == comparison.shifts.end() ? nullptr : &*shift, settings);
+    judge(p.row, *p.base, *p.now, shift == comparison.shifts.end() ? nullptr : &*shift, settings,
+          comparison.repetitions_gate());
     comparison.rows.push_back(std::move(p.row));
   }
   comparison.formulations = formulation_changes(comparison.rows);

@@ -21,14 +21,14 @@ bool timed(const ResultRecord& r) {
   return r.status == Status::ok && r.kernel && r.kernel->median_s > 0;
 }
 
-// Each run's measurements timed in every run, by key: the log of their medians.
+// Each run's measurements timed in every run, by key: the log of their fastest repetitions.
 std::map<Key, std::vector<double>> logs_timed_everywhere(std::span<const ResultsDocument> runs) {
   std::map<Key, std::vector<double>> logs;
   for (const ResultsDocument& run : runs) {
     for (const ResultRecord& r : run.results) {
       if (!timed(r)) continue;
       logs[{device_of(run, r.implementation), r.implementation, r.n, r.initial_condition}]
-          .push_back(std::log(r.kernel->median_s));
+          .push_back(std::log(fastest_s(*r.kernel)));
     }
   }
   std::erase_if(logs, [&](const auto& entry) { return entry.second.size() != runs.size(); });
@@ -54,9 +54,9 @@ Shifts run_shifts(const std::map<Key, std::vector<double>>& logs, std::size_t ru
   return shifts;
 }
 
-// The record's timing replaced by the set's: the median over runs of each run's median, shift
-// removed, and those runs' repetitions, shift removed, as its samples. Runs whose timing was
-// disturbed are left out where another run's was not.
+// The record's timing replaced by the set's: those runs' repetitions, shift removed, as its
+// samples (so its fastest is the fastest over the runs) and the median over runs of each run's
+// median as its median. Runs whose timing was disturbed are left out where another run's was not.
 void combine_record(ResultRecord& record, std::span<const ResultsDocument> runs,
                     const Shifts& all_shifts) {
   const auto device = all_shifts.find(device_of(runs.front(), record.implementation));
@@ -95,6 +95,10 @@ void combine_record(ResultRecord& record, std::span<const ResultsDocument> runs,
   const double factor = median / record.kernel->median_s;
   record.kernel->median_s = median;
   record.kernel->samples_s = samples;
+  if (!samples.empty()) {
+    record.kernel->min_s = *std::min_element(samples.begin(), samples.end());
+    record.kernel->max_s = *std::max_element(samples.begin(), samples.end());
+  }
   record.kernel->repetitions = static_cast<int>(samples.size());
   if (record.kernel->conditions) record.kernel->conditions->disturbances = disturbances;
   if (record.kernel_rate) {
@@ -105,6 +109,11 @@ void combine_record(ResultRecord& record, std::span<const ResultsDocument> runs,
 }
 
 }  // namespace
+
+double fastest_s(const TimingStatistics& kernel) {
+  if (kernel.samples_s.empty()) return kernel.median_s;
+  return *std::min_element(kernel.samples_s.begin(), kernel.samples_s.end());
+}
 
 DeviceKind device_of(const ResultsDocument& doc, const std::string& implementation) {
   for (const ImplementationRecord& record : doc.implementations) {

@@ -44,7 +44,8 @@ struct MachineShift {
   DeviceKind device = DeviceKind::cpu;
   std::size_t measurements = 0;  // both runs timed them on this device
   std::size_t formulations = 0;  // of that many formulations
-  double time_ratio = 1;         // the median NEW/BASE time ratio: above 1, NEW ran slower
+  // The median NEW/BASE ratio of the rows' fastest repetitions: above 1, NEW ran slower.
+  double time_ratio = 1;
   // 1.4826 x the median absolute deviation of the log time ratios around the median: the
   // run-to-run scatter of one measurement, as a standard deviation of its log.
   double spread = 0;
@@ -56,11 +57,13 @@ struct MachineShift {
 };
 
 enum class Verdict {
-  faster,  // significantly faster beyond the threshold, and so is its formulation
-  slower,  // significantly slower beyond the threshold, and so is its formulation
-  same,    // within the threshold, or not significant
-  // Significant and beyond half the threshold, short of slower, or slower where too few of its
-  // formulation's other measurements are (kFormulationAgreement): said, exit code 0.
+  // Faster beyond the threshold (significantly, where the test gates: repetitions_gate), and so
+  // is its formulation.
+  faster,
+  slower,  // the same, slower
+  same,    // within the threshold, or not significant where the test gates
+  // Beyond half the threshold, short of slower, or slower where too few of its formulation's
+  // other measurements are (kFormulationAgreement): said, exit code 0.
   possibly_slower,
   possibly_faster,      // the same, faster
   accuracy_regression,  // passed in BASE, fails in NEW
@@ -76,7 +79,10 @@ struct ComparedRow {
   Status base_status = Status::ok, new_status = Status::ok;
   std::optional<double> base_median_s, new_median_s;
   std::optional<double> time_ratio;  // NEW / BASE kernel medians: above 1 is slower
-  // time_ratio over its device's machine shift, where the shift was applied: what the verdict uses
+  // NEW / BASE fastest repetitions (fastest_s in run_set.hpp): what the verdict stands on
+  std::optional<double> fastest_ratio;
+  // fastest_ratio over its device's machine shift, where the shift was applied: what the verdict
+  // uses
   std::optional<double> corrected_ratio;
   std::optional<double> rate_ratio;        // NEW / BASE interactions per second: above 1 is faster
   std::optional<double> end_to_end_ratio;  // NEW / BASE end-to-end medians, where both have one
@@ -101,7 +107,7 @@ struct FormulationChange {
   std::string implementation;
   std::size_t measurements = 0;  // timed in both
   std::size_t slower = 0, faster = 0;
-  double median_ratio = 1;          // of its measurements' ratios, the machine's shift removed
+  double median_ratio = 1;  // of its measurements' fastest ratios, the machine's shift removed
   Verdict verdict = Verdict::same;  // slower, faster or same
 };
 
@@ -115,6 +121,12 @@ struct Comparison {
   std::vector<std::string> flags;
   std::vector<MachineShift> shifts;             // one per device with rows in both
   std::vector<FormulationChange> formulations;  // those with a measurement timed in both
+
+  // Whether the U test on the repetitions gates each verdict: where a side is one run, its
+  // repetitions are all the evidence there is. Where both sides are several runs, the runs are the
+  // replication: pooled repetitions of different runs are not exchangeable samples (each run meets
+  // its own disturbances), so the test is shown and the fastest over the runs decides.
+  bool repetitions_gate() const;
 
   // A formulation slower (kFormulationAgreement of its measurements significantly slower beyond
   // the threshold, the machine's shift removed), or a measurement that passed and now fails.
