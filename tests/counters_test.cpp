@@ -13,16 +13,16 @@
 
 #include "nbody/app/ceilings.hpp"
 #include "nbody/counters.hpp"
+#include "nbody/cpu_peaks/cpu_counter_figures.hpp"
+#include "nbody/cpu_peaks/cpu_peaks.hpp"
+#include "nbody/cpu_peaks/hot_loop.hpp"
+#include "nbody/cpu_peaks/loop_census.hpp"
 #include "nbody/initial_conditions.hpp"
-#include "nbody/peaks/cpu_counter_figures.hpp"
-#include "nbody/peaks/cpu_peaks.hpp"
-#include "nbody/peaks/hot_loop.hpp"
-#include "nbody/peaks/loop_census.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 #include "test_support.hpp"
 #if defined(NBODY_HAVE_CUDA)
-#include "nbody/peaks/gpu_peaks.hpp"
+#include "nbody/gpu_peaks/gpu_peaks.hpp"
 #include "nbody/profiler/cupti.hpp"
 #include "nbody/profiler/gpu_counter_figures.hpp"
 #endif

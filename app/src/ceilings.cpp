@@ -8,13 +8,13 @@
 #include <fmt/format.h>
 
 #include "nbody/app/wiring.hpp"
+#include "nbody/cpu_peaks/cpu_peaks.hpp"
 #include "nbody/files.hpp"
 #include "nbody/machine_info.hpp"
-#include "nbody/peaks/cpu_peaks.hpp"
 #include "nbody/reference.hpp"
 #if defined(NBODY_HAVE_CUDA)
 #include "nbody/gpu/multi_gpu.hpp"
-#include "nbody/peaks/gpu_peaks.hpp"
+#include "nbody/gpu_peaks/gpu_peaks.hpp"
 #endif
 
 namespace nbody {

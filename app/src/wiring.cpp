@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "nbody/cpu/register.hpp"
+#include "nbody/cpu_peaks/cpu_counter_source.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/peaks/cpu_counter_source.hpp"
 #if defined(NBODY_HAVE_CUDA)
 #include "nbody/gpu/describe_gpus.hpp"
 #include "nbody/gpu/device_query.hpp"

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "nbody/cpu_peaks/cpu_peaks.hpp"
 #include "nbody/machine_info.hpp"
-#include "nbody/peaks/cpu_peaks.hpp"
 
 namespace nbody::peaks {
 namespace {

@@ -1,4 +1,4 @@
-#include "nbody/peaks/cpu_counter_figures.hpp"
+#include "nbody/cpu_peaks/cpu_counter_figures.hpp"
 
 #include <algorithm>
 #include <optional>

@@ -1,13 +1,13 @@
-#include "nbody/peaks/cpu_counter_source.hpp"
+#include "nbody/cpu_peaks/cpu_counter_source.hpp"
 
 #include <map>
 #include <string>
 
 #include <fmt/core.h>
 
-#include "nbody/peaks/cpu_counter_figures.hpp"
-#include "nbody/peaks/cpu_peaks.hpp"
-#include "nbody/peaks/hot_loop.hpp"
+#include "nbody/cpu_peaks/cpu_counter_figures.hpp"
+#include "nbody/cpu_peaks/cpu_peaks.hpp"
+#include "nbody/cpu_peaks/hot_loop.hpp"
 
 namespace nbody::peaks {
 namespace {

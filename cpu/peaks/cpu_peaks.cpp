@@ -1,4 +1,4 @@
-#include "nbody/peaks/cpu_peaks.hpp"
+#include "nbody/cpu_peaks/cpu_peaks.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -7,7 +7,7 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "nbody/peaks/cpu_peaks.hpp"
+#include "nbody/cpu_peaks/cpu_peaks.hpp"
 
 namespace nbody::peaks::detail {
 

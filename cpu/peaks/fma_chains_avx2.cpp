@@ -1,6 +1,6 @@
 // FMA chains compiled for avx2 only (256-bit FMA3). Called only after a run-time ISA check.
 #include "fma_chains.hpp"
-#include "nbody/peaks/cpu_peaks.hpp"
+#include "nbody/cpu_peaks/cpu_peaks.hpp"
 
 namespace nbody::peaks::detail {
 

@@ -1,6 +1,6 @@
 // FMA chains compiled for avx512f only (512-bit FMA). Called only after a run-time ISA check.
 #include "fma_chains.hpp"
-#include "nbody/peaks/cpu_peaks.hpp"
+#include "nbody/cpu_peaks/cpu_peaks.hpp"
 
 namespace nbody::peaks::detail {
 

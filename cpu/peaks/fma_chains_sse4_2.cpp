@@ -1,7 +1,7 @@
 // FMA chains compiled for sse4_2 only (no FMA instruction: xsimd::fma is a multiply and an add, the
 // SSE peak). Called only after a run-time ISA check.
 #include "fma_chains.hpp"
-#include "nbody/peaks/cpu_peaks.hpp"
+#include "nbody/cpu_peaks/cpu_peaks.hpp"
 
 namespace nbody::peaks::detail {
 

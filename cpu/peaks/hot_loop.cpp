@@ -1,4 +1,4 @@
-#include "nbody/peaks/hot_loop.hpp"
+#include "nbody/cpu_peaks/hot_loop.hpp"
 
 #include <link.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "nbody/peaks/loop_census.hpp"
+#include "nbody/cpu_peaks/loop_census.hpp"
 
 #include <algorithm>
 #include <array>

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "nbody/peaks/gpu_peaks.hpp"
+#include "nbody/gpu_peaks/gpu_peaks.hpp"
 
 namespace nbody::peaks {
 namespace {

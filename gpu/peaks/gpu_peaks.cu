@@ -4,7 +4,7 @@
 
 #include <cuda_runtime.h>
 
-#include "nbody/peaks/gpu_peaks.hpp"
+#include "nbody/gpu_peaks/gpu_peaks.hpp"
 
 namespace nbody::peaks {
 namespace {

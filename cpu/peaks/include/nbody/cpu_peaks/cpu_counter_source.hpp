@@ -1,8 +1,8 @@
 #pragma once
 // Counters of the CPU kernels: the instruction census of each kernel's hot loop, found by sampling
-// and read from the disassembly of the running binary (nbody/peaks/hot_loop.hpp). Raw counts go
-// into CounterReadout::metrics, the figures derived from them (nbody/peaks/cpu_counter_figures.hpp)
-// into CounterReadout::derived.
+// and read from the disassembly of the running binary (nbody/cpu_peaks/hot_loop.hpp). Raw counts go
+// into CounterReadout::metrics, the figures derived from them
+// (nbody/cpu_peaks/cpu_counter_figures.hpp) into CounterReadout::derived.
 #include <memory>
 
 #include "nbody/counters.hpp"

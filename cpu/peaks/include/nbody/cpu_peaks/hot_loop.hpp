@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "nbody/peaks/loop_census.hpp"
+#include "nbody/cpu_peaks/loop_census.hpp"
 
 namespace nbody::peaks {
 
