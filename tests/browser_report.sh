@@ -72,11 +72,11 @@ check_page() {
 
 # A page without Chart.js: tables, and one line saying why there are no charts.
 NBODY_FAIR_CHARTJS="$work/no-such-chart.js" "$exe" report \
-  --in "$source_dir/docs/sample-results/h100-2026-11-23/default-run/results.json" \
+  --in "$source_dir/docs/samples/gpu-host-run/results.json" \
   --out "$work/no-chartjs" >/dev/null
 check_page "$work/no-chartjs/report.html" no-charts
 NBODY_FAIR_CHARTJS="$work/no-such-chart.js" "$exe" report \
-  --in "$source_dir/docs/sample-results/h100-2026-11-23b/simulate/results.json" \
+  --in "$source_dir/docs/samples/simulation/results.json" \
   --out "$work/simulate-no-chartjs" >/dev/null
 check_page "$work/simulate-no-chartjs/report.html" no-charts
 
@@ -97,8 +97,8 @@ check_page "$work/run/report.html" charts
 "$exe" run --impl 'cpu\.(aos|simd)' --sizes 1K --no-counters --out "$work/run-no-counters" \
   >"$work/run-no-counters.log" 2>&1 || { tail -20 "$work/run-no-counters.log"; fail "nbody-fair run --no-counters failed"; }
 check_page "$work/run-no-counters/report.html" charts
-# A GPU host's results (H100, schema 3, every GPU formulation, counters): GPU rooflines, ladders.
-"$exe" report --in "$source_dir/docs/sample-results/h100-2026-11-23/default-run/results.json" \
+# A GPU host's results (the H100 sample: GPU formulations, counters): GPU rooflines, ladders.
+"$exe" report --in "$source_dir/docs/samples/gpu-host-run/results.json" \
   --out "$work/h100" >/dev/null
 check_page "$work/h100/report.html" charts
 grep -q 'GPU roofline' "$work/h100/report.html" || fail "the H100 page has no GPU roofline"
@@ -111,15 +111,15 @@ grep -q 'GPU optimization ladder' "$work/h100/report.html" || fail "the H100 pag
 check_page "$work/simulate/report.html" charts
 grep -q 'data-kind="energy"' "$work/simulate/report.html" || fail "the simulate page has no energy chart"
 # The H100 simulate sample (CPU and GPU): the speedups against N and a split at each N.
-"$exe" report --in "$source_dir/docs/sample-results/h100-2026-11-23b/simulate/results.json" \
+"$exe" report --in "$source_dir/docs/samples/simulation/results.json" \
   --out "$work/h100-simulate" >/dev/null
 check_page "$work/h100-simulate/report.html" charts
 grep -q 'data-kind="speedups"' "$work/h100-simulate/report.html" ||
   fail "the H100 simulate page has no speedup chart"
 
-# scaling.html of the committed CPU scaling sample (one and two ranks): efficiency and split charts.
-"$exe" scaling "$source_dir/docs/sample-results/dev-2026-11-24-scaling/np1" \
-  "$source_dir/docs/sample-results/dev-2026-11-24-scaling/np2" --out "$work/scaling" >/dev/null ||
+# scaling.html of the two-GPU sample (one GPU, then two): efficiency and split charts.
+"$exe" scaling "$source_dir/docs/samples/two-gpu-scaling/gpus-0-run" \
+  "$source_dir/docs/samples/two-gpu-scaling/gpus-0-1-run" --out "$work/scaling" >/dev/null ||
   fail "nbody-fair scaling failed"
 check_page "$work/scaling/scaling.html" charts
 grep -q 'data-kind="scalingEfficiency"' "$work/scaling/scaling.html" ||

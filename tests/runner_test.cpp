@@ -174,8 +174,7 @@ TEST(Results, NonFiniteErrorsSurviveTheRoundTrip) {
 
 // Version 1 files (before roles and typed records) still load: a real one, from the GPU host.
 TEST(Results, ReadsVersionOneFiles) {
-  const fs::path v1 =
-      fs::path(NBODY_SOURCE_DIR) / "docs/sample-results/h200-2026-11-21b/main-16k-64k/results.json";
+  const fs::path v1 = fs::path(NBODY_SOURCE_DIR) / "tests/data/results-schema-1-h200.json";
   ASSERT_EQ(nlohmann::json::parse(std::ifstream(v1)).value("schema_version", 0), 1);
   const ResultsDocument doc = load_results(v1);
   EXPECT_EQ(doc.schema_version, kResultsSchemaVersion);
@@ -258,8 +257,7 @@ std::string load_error(const nlohmann::json& j) {
 // nlohmann's JSON_DIAGNOSTICS). A failed kernel's NaN errors stay valid (above).
 // A simulate results file (the H100 sample) loads; an impossible figure in it is refused by name.
 TEST(Results, ImpossibleSimulationValuesAreRefusedNamingTheField) {
-  std::ifstream in(fs::path(NBODY_SOURCE_DIR) /
-                   "docs/sample-results/h100-2026-11-23b/simulate/results.json");
+  std::ifstream in(fs::path(NBODY_SOURCE_DIR) / "docs/samples/simulation/results.json");
   const nlohmann::json sample = nlohmann::json::parse(in);
   EXPECT_EQ(load_error(sample), "");
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -390,8 +388,7 @@ TEST(Results, GpuDevicesRoundTripAndVersionFiveFilesRead) {
   EXPECT_EQ(nlohmann::json(loaded), nlohmann::json(doc));
   fs::remove_all(dir);
 
-  const fs::path v5 =
-      fs::path(NBODY_SOURCE_DIR) / "docs/sample-results/h100-2026-11-24/default-run/results.json";
+  const fs::path v5 = fs::path(NBODY_SOURCE_DIR) / "docs/samples/simulation/results.json";
   const nlohmann::json v5_json = nlohmann::json::parse(std::ifstream(v5));
   ASSERT_EQ(v5_json.value("schema_version", 0), 5);
   ASSERT_FALSE(v5_json["settings"].contains("gpu_devices"));
@@ -429,8 +426,7 @@ TEST(Results, GpuExchangeRoundTripsAndVersionSixFilesRead) {
   EXPECT_EQ(nlohmann::json(loaded), nlohmann::json(doc));
   fs::remove_all(dir);
 
-  const fs::path v6 =
-      fs::path(NBODY_SOURCE_DIR) / "docs/sample-results/dev-2026-11-24-scaling/np2/results.json";
+  const fs::path v6 = fs::path(NBODY_SOURCE_DIR) / "tests/data/results-schema-6-two-ranks.json";
   const nlohmann::json v6_json = nlohmann::json::parse(std::ifstream(v6));
   ASSERT_EQ(v6_json.value("schema_version", 0), 6);
   ASSERT_FALSE(v6_json["settings"].contains("gpu_exchange"));
