@@ -192,6 +192,131 @@ int attribute(cudaDeviceAttr what, int ordinal) {
   return value;
 }
 
+// The device's name, SM count, compute capability, clocks and bus width, as it reports them.
+void describe_device(GpuPeaks& peaks, int ordinal) {
+  cudaDeviceProp properties{};
+  check(cudaGetDeviceProperties(&properties, ordinal), "cudaGetDeviceProperties");
+  peaks.device_name = properties.name;
+  peaks.sm_count = properties.multiProcessorCount;
+  peaks.compute_capability = properties.major * 10 + properties.minor;
+  peaks.max_sm_clock_hz = 1e3 * attribute(cudaDevAttrClockRate, ordinal);
+  peaks.memory_clock_hz = 1e3 * attribute(cudaDevAttrMemoryClockRate, ordinal);
+  peaks.memory_bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, ordinal);
+}
+
+constexpr double kTargetSeconds = 0.05;  // of one timed launch
+
+// The ceiling kernels' launches on the full device, timed: the FMA chains in float32 and float64,
+// the MUFU.RSQ chains and the interaction's instruction mix, each the best of 3 launches of about
+// kTargetSeconds.
+class ComputeTimer {
+ public:
+  ComputeTimer(int sm_count, EventPair& events)
+      : launch_(full_device(sm_count)),
+        out_(static_cast<std::size_t>(launch_.blocks) * launch_.threads * sizeof(double)),
+        events_(events) {}
+
+  Launch launch() const { return launch_; }
+  double threads() const { return static_cast<double>(launch_.blocks) * launch_.threads; }
+
+  template <class T>
+  double fma_flops() {
+    const double seconds = best_seconds([&](int it) {
+      fma_chains_kernel<T><<<launch_.blocks, launch_.threads>>>(out_.as<T>(), T(0.5), T(0.25), it);
+    });
+    return 2.0 * threads() * kFmaChains * iterations_ / seconds;
+  }
+
+  double rsqrt_per_second() {
+    const double seconds = best_seconds([&](int it) {
+      rsqrt_chains_kernel<<<launch_.blocks, launch_.threads>>>(out_.as<float>(), it);
+    });
+    return threads() * kFmaChains * iterations_ / seconds;
+  }
+
+  // Interactions per second of the instruction mix, launched as `mix_launch`.
+  template <bool kSpread>
+  double interaction_mix_per_second(Launch mix_launch) {
+    const double seconds = best_seconds([&](int it) {
+      interaction_mix_kernel<kSpread>
+          <<<mix_launch.blocks, mix_launch.threads>>>(out_.as<float>(), 0.5f, 0.25f, it);
+    });
+    return static_cast<double>(mix_launch.blocks) * mix_launch.threads * kFmaChains * iterations_ /
+           seconds;
+  }
+
+ private:
+  template <class Enqueue>
+  double best_seconds(Enqueue&& enqueue_iterations) {
+    return best_seconds_for(events_, enqueue_iterations, iterations_, kTargetSeconds);
+  }
+
+  Launch launch_;
+  DeviceMemory out_;  // every thread's sum, stored so that the chains are kept
+  EventPair& events_;
+  int iterations_ = 0;  // of the launches just timed
+};
+
+// FMA (float32, float64), MUFU.RSQ and interaction-mix rates on the full device, and their methods.
+void measure_compute_peaks(GpuPeaks& peaks, ComputeTimer& timer) {
+  const Launch launch = timer.launch();
+  peaks.fp32_flops = timer.fma_flops<float>();
+  peaks.fp64_flops = timer.fma_flops<double>();
+  peaks.rsqrt_per_second = timer.rsqrt_per_second();
+  const double mix_in_step = timer.interaction_mix_per_second<false>(launch);
+  const double mix_spread = timer.interaction_mix_per_second<true>(launch);
+  // 4 warps per scheduler, the occupancy of gpu.tuned: does the mix need more to hide latency?
+  const double mix_spread_16 = timer.interaction_mix_per_second<true>({peaks.sm_count * 4, 128});
+  peaks.interaction_mix_per_second = std::max(mix_in_step, mix_spread);
+
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer,
+                "%d x %d threads, %d independent FMA chains each, unrolled 16; best of 3 "
+                "launches of about %.0f ms (device events)",
+                launch.blocks, launch.threads, kFmaChains, 1e3 * kTargetSeconds);
+  peaks.fma_method = buffer;
+  std::snprintf(buffer, sizeof buffer,
+                "%d x %d threads, %d independent rsqrt.approx.ftz.f32 (MUFU.RSQ) chains each; "
+                "best of 3 launches of about %.0f ms",
+                launch.blocks, launch.threads, kFmaChains, 1e3 * kTargetSeconds);
+  peaks.rsqrt_method = buffer;
+  std::snprintf(buffer, sizeof buffer,
+                "%d x %d threads, %d independent chains each of %d FFMA + 1 MUFU.RSQ per "
+                "interaction, register operands, no loads; the better of rsqrts spread over "
+                "the step (%.3g /s; %.3g /s at 16 warps per SM) and all after it (%.3g /s); "
+                "best of 3 launches of about %.0f ms",
+                launch.blocks, launch.threads, kFmaChains, kInteractionMixFp32, mix_spread,
+                mix_spread_16, mix_in_step, 1e3 * kTargetSeconds);
+  peaks.interaction_mix_method = buffer;
+}
+
+// Device-to-device copy: as large as memory allows up to 1 GiB per buffer.
+void measure_copy_bandwidth(GpuPeaks& peaks, EventPair& events) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  const std::size_t copy_bytes =
+      std::min<std::size_t>(std::size_t{1} << 30, free_bytes / 4) & ~std::size_t{0xFFFFF};
+  DeviceMemory source(copy_bytes), destination(copy_bytes);
+  check(cudaMemset(source.as<char>(), 1, copy_bytes), "cudaMemset");
+  double best_copy = 0;
+  for (int run = 0; run < 6; ++run) {  // the first is a warm-up
+    const double t = events.seconds([&] {
+      check(cudaMemcpyAsync(destination.as<char>(), source.as<char>(), copy_bytes,
+                            cudaMemcpyDeviceToDevice),
+            "cudaMemcpyAsync");
+    });
+    if (run == 1 || (run > 1 && t < best_copy)) best_copy = t;
+  }
+  peaks.copy_bytes = copy_bytes;
+  peaks.copy_bytes_per_second = 2.0 * static_cast<double>(copy_bytes) / best_copy;
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer,
+                "cudaMemcpy device to device of %zu MiB, bytes read + written, best of 5 "
+                "(device events)",
+                copy_bytes >> 20);
+  peaks.copy_method = buffer;
+}
+
 }  // namespace
 
 GpuPeaks measure_gpu_peaks(int ordinal) {
@@ -205,108 +330,12 @@ GpuPeaks measure_gpu_peaks(int ordinal) {
       return peaks;
     }
     check(cudaSetDevice(ordinal), "cudaSetDevice");
-    cudaDeviceProp properties{};
-    check(cudaGetDeviceProperties(&properties, ordinal), "cudaGetDeviceProperties");
-    peaks.device_name = properties.name;
-    peaks.sm_count = properties.multiProcessorCount;
-    peaks.compute_capability = properties.major * 10 + properties.minor;
-    peaks.max_sm_clock_hz = 1e3 * attribute(cudaDevAttrClockRate, ordinal);
-    peaks.memory_clock_hz = 1e3 * attribute(cudaDevAttrMemoryClockRate, ordinal);
-    peaks.memory_bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, ordinal);
-
-    const Launch launch = full_device(peaks.sm_count);
-    const double threads = static_cast<double>(launch.blocks) * launch.threads;
-    DeviceMemory out(static_cast<std::size_t>(launch.blocks) * launch.threads * sizeof(double));
+    describe_device(peaks, ordinal);
     EventPair events;
-    constexpr double kTargetSeconds = 0.05;
-    int iterations = 0;
-
-    const double fp32_s = best_seconds_for(
-        events,
-        [&](int it) {
-          fma_chains_kernel<float>
-              <<<launch.blocks, launch.threads>>>(out.as<float>(), 0.5f, 0.25f, it);
-        },
-        iterations, kTargetSeconds);
-    peaks.fp32_flops = 2.0 * threads * kFmaChains * iterations / fp32_s;
-
-    const double fp64_s = best_seconds_for(
-        events,
-        [&](int it) {
-          fma_chains_kernel<double>
-              <<<launch.blocks, launch.threads>>>(out.as<double>(), 0.5, 0.25, it);
-        },
-        iterations, kTargetSeconds);
-    peaks.fp64_flops = 2.0 * threads * kFmaChains * iterations / fp64_s;
-
-    const double rsqrt_s = best_seconds_for(
-        events,
-        [&](int it) {
-          rsqrt_chains_kernel<<<launch.blocks, launch.threads>>>(out.as<float>(), it);
-        },
-        iterations, kTargetSeconds);
-    peaks.rsqrt_per_second = threads * kFmaChains * iterations / rsqrt_s;
-
-    const auto mix_rate = [&](auto kernel, Launch mix_launch) {
-      const double s = best_seconds_for(
-          events,
-          [&](int it) {
-            kernel<<<mix_launch.blocks, mix_launch.threads>>>(out.as<float>(), 0.5f, 0.25f, it);
-          },
-          iterations, kTargetSeconds);
-      return static_cast<double>(mix_launch.blocks) * mix_launch.threads * kFmaChains * iterations /
-             s;
-    };
-    const double mix_in_step = mix_rate(interaction_mix_kernel<false>, launch);
-    const double mix_spread = mix_rate(interaction_mix_kernel<true>, launch);
-    // 4 warps per scheduler, the occupancy of gpu.tuned: does the mix need more to hide latency?
-    const Launch sixteen_warps{peaks.sm_count * 4, 128};
-    const double mix_spread_16 = mix_rate(interaction_mix_kernel<true>, sixteen_warps);
-    peaks.interaction_mix_per_second = std::max(mix_in_step, mix_spread);
-
-    char buffer[512];
-    std::snprintf(buffer, sizeof buffer,
-                  "%d x %d threads, %d independent FMA chains each, unrolled 16; best of 3 "
-                  "launches of about %.0f ms (device events)",
-                  launch.blocks, launch.threads, kFmaChains, 1e3 * kTargetSeconds);
-    peaks.fma_method = buffer;
-    std::snprintf(buffer, sizeof buffer,
-                  "%d x %d threads, %d independent rsqrt.approx.ftz.f32 (MUFU.RSQ) chains each; "
-                  "best of 3 launches of about %.0f ms",
-                  launch.blocks, launch.threads, kFmaChains, 1e3 * kTargetSeconds);
-    peaks.rsqrt_method = buffer;
-    std::snprintf(buffer, sizeof buffer,
-                  "%d x %d threads, %d independent chains each of %d FFMA + 1 MUFU.RSQ per "
-                  "interaction, register operands, no loads; the better of rsqrts spread over "
-                  "the step (%.3g /s; %.3g /s at 16 warps per SM) and all after it (%.3g /s); "
-                  "best of 3 launches of about %.0f ms",
-                  launch.blocks, launch.threads, kFmaChains, kInteractionMixFp32, mix_spread,
-                  mix_spread_16, mix_in_step, 1e3 * kTargetSeconds);
-    peaks.interaction_mix_method = buffer;
-
-    // Device-to-device copy: as large as memory allows up to 1 GiB per buffer.
-    std::size_t free_bytes = 0, total_bytes = 0;
-    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    const std::size_t copy_bytes =
-        std::min<std::size_t>(std::size_t{1} << 30, free_bytes / 4) & ~std::size_t{0xFFFFF};
-    DeviceMemory source(copy_bytes), destination(copy_bytes);
-    check(cudaMemset(source.as<char>(), 1, copy_bytes), "cudaMemset");
-    double best_copy = 0;
-    for (int run = 0; run < 6; ++run) {  // the first is a warm-up
-      const double t = events.seconds([&] {
-        check(cudaMemcpyAsync(destination.as<char>(), source.as<char>(), copy_bytes,
-                              cudaMemcpyDeviceToDevice),
-              "cudaMemcpyAsync");
-      });
-      if (run == 1 || (run > 1 && t < best_copy)) best_copy = t;
-    }
-    peaks.copy_bytes = copy_bytes;
-    peaks.copy_bytes_per_second = 2.0 * static_cast<double>(copy_bytes) / best_copy;
-    std::snprintf(buffer, sizeof buffer,
-                  "cudaMemcpy device to device of %zu MiB, bytes read + written, best of 5 "
-                  "(device events)",
-                  copy_bytes >> 20);
-    peaks.copy_method = buffer;
+    // Its buffer stays allocated through the copy, whose size depends on the memory left.
+    ComputeTimer timer(peaks.sm_count, events);
+    measure_compute_peaks(peaks, timer);
+    measure_copy_bandwidth(peaks, events);
   } catch (const CudaFailure& failure) {
     peaks.unavailable_reason = failure.what;
   }

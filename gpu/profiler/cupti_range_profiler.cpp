@@ -174,6 +174,17 @@ class HostObject {
   CUpti_Profiler_Host_Object* object_ = nullptr;
 };
 
+// More launches than one kernel-scope evaluation makes; beyond this, ranges would be dropped.
+constexpr std::size_t kMaxRanges = 64;
+// Kernel replay submits every pass itself; the loop only guards against a surprise.
+constexpr int kMaxWorkRepetitions = 64;
+
+std::vector<const char*> c_strings(const std::vector<std::string>& names) {
+  std::vector<const char*> out;
+  for (const std::string& name : names) out.push_back(name.c_str());
+  return out;
+}
+
 class RangeProfiler {
  public:
   explicit RangeProfiler(CUcontext context) {
@@ -190,16 +201,114 @@ class RangeProfiler {
   }
   RangeProfiler(const RangeProfiler&) = delete;
   RangeProfiler& operator=(const RangeProfiler&) = delete;
-  CUpti_RangeProfiler_Object* get() const { return object_; }
+
+  // An initialized counter-data image with room for kMaxRanges ranges of `metrics`.
+  std::vector<std::uint8_t> counter_data_image(const std::vector<const char*>& metrics) const {
+    CUpti_RangeProfiler_GetCounterDataSize_Params size{
+        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    size.pRangeProfilerObject = object_;
+    size.pMetricNames = const_cast<const char**>(metrics.data());
+    size.numMetrics = metrics.size();
+    size.maxNumOfRanges = kMaxRanges;
+    size.maxNumRangeTreeNodes = kMaxRanges;
+    check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
+    std::vector<std::uint8_t> counter_data(size.counterDataSize);
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params initialize{
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+    initialize.pRangeProfilerObject = object_;
+    initialize.counterDataSize = counter_data.size();
+    initialize.pCounterData = counter_data.data();
+    check(cuptiRangeProfilerCounterDataImageInitialize(&initialize),
+          "cuptiRangeProfilerCounterDataImageInitialize");
+    return counter_data;
+  }
+
+  // One range per kernel launch (auto range), each kernel replayed for every pass `config` needs.
+  void configure(std::vector<std::uint8_t>& config, std::vector<std::uint8_t>& counter_data) const {
+    CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    set.pRangeProfilerObject = object_;
+    set.configSize = config.size();
+    set.pConfig = config.data();
+    set.counterDataImageSize = counter_data.size();
+    set.pCounterDataImage = counter_data.data();
+    set.range = CUPTI_AutoRange;
+    set.replayMode = CUPTI_KernelReplay;
+    set.maxRangesPerPass = kMaxRanges;
+    set.numNestingLevels = 1;
+    set.minNestingLevel = 1;
+    set.passIndex = 0;
+    set.targetNestingLevel = 0;  // as NVIDIA's auto-range tutorial; some versions want 1
+    if (cuptiRangeProfilerSetConfig(&set) != CUPTI_SUCCESS) {
+      set.targetNestingLevel = 1;
+      check(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+    }
+  }
+
+  // `work` between start and stop until CUPTI says every pass was submitted.
+  void profile(const std::function<void()>& work) const {
+    bool all_passes_submitted = false;
+    for (int repetition = 0; !all_passes_submitted && repetition < kMaxWorkRepetitions;
+         ++repetition) {
+      CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+      start.pRangeProfilerObject = object_;
+      check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+      trace("work");
+      work();
+      check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+      stop.pRangeProfilerObject = object_;
+      check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+      all_passes_submitted = stop.isAllPassSubmitted != 0;
+    }
+    if (!all_passes_submitted) throw CuptiFailure{"kernel replay did not complete its passes"};
+  }
+
+  // The counters into the counter-data image; a dropped range fails the whole profile.
+  void decode() const {
+    CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+    decode.pRangeProfilerObject = object_;
+    check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+    if (decode.numOfRangeDropped != 0) {
+      throw CuptiFailure{fmt::format("{} kernel launches dropped (more than {} per evaluation)",
+                                     decode.numOfRangeDropped, kMaxRanges)};
+    }
+  }
 
  private:
   CUpti_RangeProfiler_Object* object_ = nullptr;
 };
 
-std::vector<const char*> c_strings(const std::vector<std::string>& names) {
-  std::vector<const char*> out;
-  for (const std::string& name : names) out.push_back(name.c_str());
-  return out;
+// Each range of a decoded counter-data image, named, with the value of each of `names` (also
+// as C strings: `c_names`).
+std::vector<RangeValues> read_ranges(const HostObject& host,
+                                     const std::vector<std::uint8_t>& counter_data,
+                                     const std::vector<std::string>& names,
+                                     const std::vector<const char*>& c_names) {
+  CUpti_RangeProfiler_GetCounterDataInfo_Params info{
+      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+  info.pCounterDataImage = counter_data.data();
+  info.counterDataImageSize = counter_data.size();
+  check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+  if (info.numTotalRanges == 0) throw CuptiFailure{"no kernel was launched under the profiler"};
+  std::vector<RangeValues> ranges;
+  for (std::size_t range = 0; range < info.numTotalRanges; ++range) {
+    CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range_info{
+        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
+    range_info.pCounterDataImage = counter_data.data();
+    range_info.counterDataImageSize = counter_data.size();
+    range_info.rangeIndex = range;
+    range_info.rangeDelimiter = "/";
+    RangeValues values;
+    if (cuptiRangeProfilerCounterDataGetRangeInfo(&range_info) == CUPTI_SUCCESS &&
+        range_info.rangeName != nullptr) {
+      values.name = range_info.rangeName;
+    }
+    trace("evaluate range");
+    const std::vector<double> evaluated = host.evaluate(counter_data, range, c_names);
+    for (std::size_t m = 0; m < names.size(); ++m) values.values[names[m]] = evaluated[m];
+    ranges.push_back(std::move(values));
+  }
+  return ranges;
 }
 
 // The current CUcontext through the runtime's driver entry point, so nothing links libcuda and
@@ -219,6 +328,19 @@ CUcontext current_context() {
     throw CuptiFailure{"no current CUDA context"};
   }
   return context;
+}
+
+// Device `ordinal` made current, its primary context created: what the profiler attaches to.
+CUcontext device_context(int ordinal) {
+  int devices = 0;
+  check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+  if (ordinal < 0 || ordinal >= devices) {
+    throw CuptiFailure{fmt::format("no CUDA device {}", ordinal)};
+  }
+  check_cuda(cudaSetDevice(ordinal), "cudaSetDevice");
+  check_cuda(cudaFree(nullptr), "cudaFree(0) (context creation)");
+  trace("current context");
+  return current_context();
 }
 
 const char* support_level(CUpti_Profiler_Support_Level level) {
@@ -266,11 +388,6 @@ constexpr const char* kSanitizerRefusal =
 constexpr const char* kSanitizerRefusal = nullptr;
 #endif
 
-// More launches than one kernel-scope evaluation makes; beyond this, ranges would be dropped.
-constexpr std::size_t kMaxRanges = 64;
-// Kernel replay submits every pass itself; the loop only guards against a surprise.
-constexpr int kMaxWorkRepetitions = 64;
-
 }  // namespace
 
 std::optional<std::string> cupti_refusal_in_build() {
@@ -307,16 +424,7 @@ KernelProfile profile_kernels(int ordinal, const std::function<void()>& work,
     return profile;
   }
   try {
-    int devices = 0;
-    check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
-    if (ordinal < 0 || ordinal >= devices) {
-      throw CuptiFailure{fmt::format("no CUDA device {}", ordinal)};
-    }
-    check_cuda(cudaSetDevice(ordinal), "cudaSetDevice");
-    check_cuda(cudaFree(nullptr), "cudaFree(0) (context creation)");
-    trace("current context");
-    const CUcontext context = current_context();
-
+    const CUcontext context = device_context(ordinal);
     ProfilerInitialization initialization;
     check_device_supported(ordinal);
     profile.chip = chip_name(ordinal);
@@ -326,91 +434,15 @@ KernelProfile profile_kernels(int ordinal, const std::function<void()>& work,
       (host.check_metric(name).valid ? names : profile.metrics_not_supported).push_back(name);
     }
     if (names.empty()) throw CuptiFailure{"none of the metrics is supported on " + profile.chip};
-    const std::vector<const char*> c_names = c_strings(names);
+    const std::vector<const char*> c_names = c_strings(names);  // into `names`, alive throughout
     std::vector<std::uint8_t> config = host.config_image(c_names, profile.passes);
 
     RangeProfiler profiler(context);
-    CUpti_RangeProfiler_GetCounterDataSize_Params size{
-        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-    size.pRangeProfilerObject = profiler.get();
-    size.pMetricNames = const_cast<const char**>(c_names.data());
-    size.numMetrics = c_names.size();
-    size.maxNumOfRanges = kMaxRanges;
-    size.maxNumRangeTreeNodes = kMaxRanges;
-    check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
-    std::vector<std::uint8_t> counter_data(size.counterDataSize);
-    CUpti_RangeProfiler_CounterDataImage_Initialize_Params initialize{
-        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-    initialize.pRangeProfilerObject = profiler.get();
-    initialize.counterDataSize = counter_data.size();
-    initialize.pCounterData = counter_data.data();
-    check(cuptiRangeProfilerCounterDataImageInitialize(&initialize),
-          "cuptiRangeProfilerCounterDataImageInitialize");
-
-    CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-    set.pRangeProfilerObject = profiler.get();
-    set.configSize = config.size();
-    set.pConfig = config.data();
-    set.counterDataImageSize = counter_data.size();
-    set.pCounterDataImage = counter_data.data();
-    set.range = CUPTI_AutoRange;
-    set.replayMode = CUPTI_KernelReplay;
-    set.maxRangesPerPass = kMaxRanges;
-    set.numNestingLevels = 1;
-    set.minNestingLevel = 1;
-    set.passIndex = 0;
-    set.targetNestingLevel = 0;  // as NVIDIA's auto-range tutorial; some versions want 1
-    if (cuptiRangeProfilerSetConfig(&set) != CUPTI_SUCCESS) {
-      set.targetNestingLevel = 1;
-      check(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
-    }
-
-    bool all_passes_submitted = false;
-    for (int repetition = 0; !all_passes_submitted && repetition < kMaxWorkRepetitions;
-         ++repetition) {
-      CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-      start.pRangeProfilerObject = profiler.get();
-      check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
-      trace("work");
-      work();
-      check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-      CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-      stop.pRangeProfilerObject = profiler.get();
-      check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
-      all_passes_submitted = stop.isAllPassSubmitted != 0;
-    }
-    if (!all_passes_submitted) throw CuptiFailure{"kernel replay did not complete its passes"};
-
-    CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-    decode.pRangeProfilerObject = profiler.get();
-    check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
-    if (decode.numOfRangeDropped != 0) {
-      throw CuptiFailure{fmt::format("{} kernel launches dropped (more than {} per evaluation)",
-                                     decode.numOfRangeDropped, kMaxRanges)};
-    }
-    CUpti_RangeProfiler_GetCounterDataInfo_Params info{
-        CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-    info.pCounterDataImage = counter_data.data();
-    info.counterDataImageSize = counter_data.size();
-    check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-    if (info.numTotalRanges == 0) throw CuptiFailure{"no kernel was launched under the profiler"};
-    for (std::size_t range = 0; range < info.numTotalRanges; ++range) {
-      CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range_info{
-          CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
-      range_info.pCounterDataImage = counter_data.data();
-      range_info.counterDataImageSize = counter_data.size();
-      range_info.rangeIndex = range;
-      range_info.rangeDelimiter = "/";
-      RangeValues values;
-      if (cuptiRangeProfilerCounterDataGetRangeInfo(&range_info) == CUPTI_SUCCESS &&
-          range_info.rangeName != nullptr) {
-        values.name = range_info.rangeName;
-      }
-      trace("evaluate range");
-      const std::vector<double> evaluated = host.evaluate(counter_data, range, c_names);
-      for (std::size_t m = 0; m < names.size(); ++m) values.values[names[m]] = evaluated[m];
-      profile.ranges.push_back(std::move(values));
-    }
+    std::vector<std::uint8_t> counter_data = profiler.counter_data_image(c_names);
+    profiler.configure(config, counter_data);
+    profiler.profile(work);
+    profiler.decode();
+    profile.ranges = read_ranges(host, counter_data, names, c_names);
   } catch (const CuptiFailure& failure) {
     profile.unavailable_reason = failure.what;
     profile.ranges.clear();
