@@ -1,4 +1,4 @@
-// The all-gather's ceilings between the GPUs a run drives (issue 15): the alpha and beta of the
+// The all-gather's ceilings between the GPUs a run drives: the alpha and beta of the
 // scaling model, measured rather than taken from a datasheet (docs/perf-notes.md).
 #include <algorithm>
 #include <cstddef>

@@ -32,7 +32,7 @@ namespace nbody::gpu {
 // kernel chooses, so kernels need no tail code: with softening > 0 (required by the j = i term
 // anyway) a zero-mass body contributes exactly zero. The kernel computes the accelerations of the
 // targets, bodies [first_target, first_target + target_count): all of them, or a decomposition's
-// slice (issue 15), from all `count` sources. The padding covers first_target +
+// slice, from all `count` sources. The padding covers first_target +
 // padded_target_count too, so a kernel reads its padded targets without a bound check.
 template <class T>
 struct ForceArgs {
@@ -318,10 +318,10 @@ template <class T>
 std::unique_ptr<Simulation> make_gpu_simulation(const SimulationSetup& setup,
                                                 const ForceKernelFactory<T>& factory);
 
-// Several GPUs through NCCL (issue 15): those of this process (ExecutionOptions::gpu_devices), or
-// one GPU per rank of a group of ranks (ExecutionOptions::gpu_group). Each computes a slice of the
-// targets, and NCCL all-gathers the accelerations after a force evaluation, the positions after a
-// step (gpu/multi_gpu.cu).
+// Several GPUs through NCCL: those of this process (ExecutionOptions::gpu_devices), or one GPU per
+// rank of a group of ranks (ExecutionOptions::gpu_group). Each computes a slice of the targets,
+// and NCCL all-gathers the accelerations after a force evaluation (gpu/multi_gpu/multi_gpu_run.cu),
+// the positions after a step (multi_gpu_simulation.cu).
 template <class T>
 std::unique_ptr<PreparedRun> make_multi_gpu_run(std::span<const Body<double>> bodies,
                                                 double softening, const ExecutionOptions& options,

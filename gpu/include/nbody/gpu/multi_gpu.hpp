@@ -1,7 +1,8 @@
 #pragma once
-// Several GPUs exchanging slices through NCCL (issue 15; gpu/multi_gpu.cu): those one process
-// drives (ExecutionOptions::gpu_devices, ncclCommInitAll), or one GPU per rank of mpirun
-// (ExecutionOptions::gpu_group, ncclCommInitRank on the id the ranks shared over MPI).
+// Several GPUs exchanging slices through NCCL (gpu/multi_gpu/): those one process drives
+// (ExecutionOptions::gpu_devices, ncclCommInitAll), or one GPU per rank of mpirun
+// (ExecutionOptions::gpu_group, ncclCommInitRank on the id the ranks shared over MPI). Where NCCL
+// is not built, every function here refuses with the reason (multi_gpu/without_nccl.cu).
 #include <cstddef>
 #include <memory>
 #include <optional>
