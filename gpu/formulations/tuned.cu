@@ -19,7 +19,8 @@
 //     wave of blocks would leave SMs idle, the j range is split across blockIdx.y; the partial
 //     sums are added in split order (deterministic) by a second kernel or, where there are few,
 //     by the last block of an i range to finish (no second launch). The split count comes from the
-//     SM count and the occupancy the device reports for the kernel, not from constants;
+//     SM count and the occupancy the device reports for the kernel, not from constants
+//     (nbody/gpu/split_j_plan.hpp);
 //   - a second, smaller shape for small N, where even split-j leaves the large shape blocks for
 //     fewer than half the SMs (choose_shape);
 //   - the leapfrog fused into the final store (nbody/gpu/leapfrog.cuh), so a time step of
@@ -34,6 +35,7 @@
 #include "nbody/gpu/formulations.hpp"
 #include "nbody/gpu/gpu_run.hpp"
 #include "nbody/gpu/leapfrog.cuh"
+#include "nbody/gpu/split_j_plan.hpp"
 
 namespace nbody::gpu {
 
@@ -60,12 +62,6 @@ struct TunedShape {
 };
 
 namespace {
-
-// Warps per SM at which the FP32 pipes are taken to be saturated, for the split-j model. With 4+
-// independent interactions in flight per thread, 4 warps per scheduler are plenty.
-constexpr int kSaturatingWarpsPerSm = 16;
-// Upper bound on the partial-sum scratch (bytes); large N never needs many splits.
-constexpr std::size_t kMaxPartialBytes = std::size_t{256} << 20;
 
 template <class T>
 struct alignas(4 * sizeof(T)) MassFirstBody {
@@ -228,42 +224,6 @@ __global__ void __launch_bounds__(kReduceBlockSize)
   store_with_leapfrog(args, leapfrog, i, {sx, sy, sz});
 }
 
-struct SplitPlan {
-  int splits = 1;
-  int tiles_per_split = 1;
-};
-
-// Chooses how many ways to split the j range. Model: blocks go to SMs in waves of blocks_per_sm;
-// an SM holding k blocks runs at min(1, k warps / kSaturatingWarpsPerSm) of its rate, so a last
-// wave of few blocks is slow. The estimated time is the busiest SM's; the fewest splits within
-// `tolerance` (a fraction) of the best estimate win (less scratch, a smaller reduction).
-SplitPlan plan_splits(int i_blocks, int tiles, int sm_count, int blocks_per_sm, int warps_per_block,
-                      int max_splits, double tolerance) {
-  const auto saturation = [&](long long resident_blocks) {
-    return std::min(1.0,
-                    static_cast<double>(resident_blocks * warps_per_block) / kSaturatingWarpsPerSm);
-  };
-  std::vector<std::pair<SplitPlan, double>> candidates;
-  for (int splits = 1; splits <= std::min(tiles, max_splits); ++splits) {
-    const int tiles_per_split = (tiles + splits - 1) / splits;
-    if ((tiles + tiles_per_split - 1) / tiles_per_split != splits) continue;  // same as fewer
-    const long long blocks = static_cast<long long>(i_blocks) * splits;
-    const long long busiest = (blocks + sm_count - 1) / sm_count;
-    const long long waves = (busiest + blocks_per_sm - 1) / blocks_per_sm;
-    const long long last_wave = busiest - (waves - 1) * blocks_per_sm;
-    const double time = static_cast<double>((waves - 1) * blocks_per_sm * tiles_per_split) /
-                            saturation(blocks_per_sm) +
-                        static_cast<double>(last_wave * tiles_per_split) / saturation(last_wave);
-    candidates.push_back({{splits, tiles_per_split}, time});
-  }
-  double best_time = candidates.front().second;
-  for (const auto& candidate : candidates) best_time = std::min(best_time, candidate.second);
-  for (const auto& [plan, time] : candidates) {
-    if (time <= (1 + tolerance) * best_time) return plan;
-  }
-  return candidates.front().first;
-}
-
 template <class T>
 using TunedKernelFunction = void (*)(ForceArgs<T>, LeapfrogArgs<T>, SplitScratch<T>);
 
@@ -292,19 +252,17 @@ struct ShapePlan {
   ShapePlan(const ShapeCandidate<T>& shape, const DeviceContext& device, int count,
             int target_count)
       : candidate(shape) {
-    const int bodies_per_block = shape.shape.block_size * shape.shape.bodies_per_thread;
-    const int padded_targets = round_up(target_count, bodies_per_block);
-    const int i_blocks = padded_targets / bodies_per_block;
-    const int tiles = round_up(count, bodies_per_block) / shape.shape.block_size;
     check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, shape.kernel,
                                                              shape.shape.block_size, 0));
-    const std::size_t split_bytes = static_cast<std::size_t>(padded_targets) * sizeof(Vec3<T>);
-    const int max_splits =
-        static_cast<int>(std::max<std::size_t>(1, kMaxPartialBytes / split_bytes));
-    split = plan_splits(i_blocks, tiles, device.properties.multiProcessorCount,
-                        std::max(1, blocks_per_sm), shape.shape.block_size / 32, max_splits,
-                        shape.shape.exact_waves ? 0.005 : 0.03);
-    grid = dim3(static_cast<unsigned>(i_blocks), static_cast<unsigned>(split.splits));
+    const TileGrid tile_grid = plan_tile_grid({.bodies_per_thread = shape.shape.bodies_per_thread,
+                                               .block_size = shape.shape.block_size,
+                                               .exact_waves = shape.shape.exact_waves,
+                                               .sm_count = device.properties.multiProcessorCount,
+                                               .blocks_per_sm = blocks_per_sm,
+                                               .partial_sum_bytes = sizeof(Vec3<T>)},
+                                              count, target_count);
+    split = tile_grid.split;
+    grid = dim3(static_cast<unsigned>(tile_grid.i_blocks), static_cast<unsigned>(split.splits));
   }
 
   int padding_multiple() const {
@@ -329,11 +287,6 @@ ShapePlan<T> choose_shape(const std::vector<ShapeCandidate<T>>& shapes, const De
   return *most_blocks;
 }
 
-// Partial sums a thread of the last block may add (splits x bodies per thread) before a second
-// kernel, whose threads take one body each, is faster: on the H100 the fused sum cost 11.5 us in
-// all at N = 1024 (16 x 2), but 7 us more than sum_partials at N = 4096 (32 x 8).
-constexpr int kMaxPartialSumsPerThreadInLastBlock = 32;
-
 template <class T>
 class TunedKernel final : public ForceKernel<T> {
  public:
@@ -341,8 +294,7 @@ class TunedKernel final : public ForceKernel<T> {
               const std::vector<ShapeCandidate<T>>& shapes)
       : plan_(choose_shape(shapes, device, count, target_count)),
         target_count_(target_count),
-        last_block_adds_(plan_.split.splits * plan_.candidate.shape.bodies_per_thread <=
-                         kMaxPartialSumsPerThreadInLastBlock) {
+        last_block_adds_(last_block_adds(plan_.split, plan_.candidate.shape.bodies_per_thread)) {
     if (plan_.split.splits > 1) {
       const std::size_t padded =
           static_cast<std::size_t>(round_up(target_count, padding_multiple()));
@@ -661,8 +613,8 @@ void register_gpu_tuned(Registry& registry) {
   variants.push_back(make_tuned_variant<float, TunedShape{4, 128, 4, 0, false, true, true}>());
   variants.push_back(make_tuned_variant<float, TunedShape{8, 64, 4, 0, false, true, true}>());
   variants.push_back(make_tuned_variant<double, TunedShape{4, 128, 4, 1, false}>());
-  // Float64 shapes (issue 16): gpu.shared.f64, one body per thread in tiles of 256, measured
-  // faster than the shipped 4x128 at N = 262144.
+  // Float64 shapes: gpu.shared.f64's, one body per thread in tiles of 256, measured faster than
+  // the shipped 4x128 at N = 262144.
   variants.push_back(make_tuned_variant<double, TunedShape{1, 256, 4, 0, false}>());
   variants.push_back(make_tuned_variant<double, TunedShape{2, 128, 4, 0, false}>());
   variants.push_back(make_tuned_variant<double, TunedShape{2, 256, 4, 0, false}>());
