@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The kernel figure of `nbody-fair run` (read inside its end-to-end timing since 2026-11-23)
+"""The kernel figure of `nbody-fair run` (read inside its end-to-end timing)
 beside the same formulations timed in kernel scope alone (`nbody-fair bench --scope kernel`):
 the check that reading the kernel's own events inside the copies changes no figure.
 

@@ -10,7 +10,7 @@
 #   its LeakSanitizer suppressions; default: the default `nbody-fair run`, timed, on a fresh cache; kernelonly: the GPU
 #   formulations timed in kernel scope alone at the default sizes, to set beside it; simulate:
 #   simulation_test on the GPU, then `nbody-fair simulate` on a Plummer sphere, SIM_ARGS added;
-#   gpus: issue 15 on every GPU of the host, in one process: the multi-GPU tests (memcheck among
+#   gpus: several GPUs, every GPU of the host in one process: the multi-GPU tests (memcheck among
 #   them), the links (topo -m; `peaks --gpus all`: the all-gather's sweep, NCCL_DEBUG=INFO's
 #   transports), then gpu.tuned on one GPU and on all of them, `run` at GPUS_RUN_SIZES and
 #   `simulate` at GPUS_SIM_SIZES (all GPUs also at GPUS_WEAK_RUN_SIZE, G x 1M: weak scaling's
@@ -22,7 +22,7 @@
 #   `nbody-fair scaling` wherever the folders land); NBODY_EXCHANGE_TRACE=1 on the runs of two
 #   GPUs: each evaluation's anatomy (upload, kernel, until gathered, per GPU) in TAG-run.log;
 #   NCCL_NVLS_ENABLE=0 throughout, passed to the ranks with mpirun -x;
-#   host-test host-run host-big host-sim host-weak host-whole: issue 17 on a host of 4 or 8 GPUs,
+#   host-test host-run host-big host-sim host-weak host-whole: scaling on a host of 4 or 8 GPUs,
 #   one device call each where time is short (a call may run at most 10 minutes), gpu.tuned in one
 #   process on 1, 2, 4 and 8 of its GPUs (as many as it has): host-test the multi-GPU tests on
 #   every GPU and memcheck on 4; host-run strong scaling at HOST_RUN_SIZES (1M,4M); host-big at
@@ -223,7 +223,7 @@ if has source; then
   done
 fi
 if has dram; then
-  # DRAM bytes of large-N runs against input plus output (issue 5): DRAM metrics alone (one pass,
+  # DRAM bytes of large-N runs against input plus output: DRAM metrics alone (one pass,
   # no replay save/restore) and with the suite's full metric set.
   stage "dram"
   dram=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,gpu__time_duration.sum
