@@ -49,12 +49,22 @@ def compare(program, base, new, options):
     text = result.stdout
     if result.returncode == 2:
         raise SystemExit(f"compare refused {base} {new}: {result.stderr.strip()}")
-    slower = re.search(r"^Slower formulations: (.*)\.$", text, re.M)
+    # "Slower formulations: a (...); b (...). Faster formulations: c (...)." on one line.
+    slower = re.search(r"^Slower formulations: (.*?)\.(?: Faster formulations|$)", text, re.M)
     named = set(re.findall(r"(\S+) \(\d+ of \d+ measurements", slower.group(1))) if slower else set()
     possible = text.split("Possible changes (not failed):", 1)[1].split("\n\n", 2)[1] \
         if "Possible changes (not failed):" in text else ""
     maybe = {m.group(1) for m in re.finditer(r"^- (\S+) at N.*possibly slower", possible, re.M)}
     return result.returncode, named, maybe
+
+
+def others_named(named_sets):
+    """How often each formulation was named, most often first."""
+    counts = {}
+    for named in named_sets:
+        for name in named:
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
 
 
 def trials(first, second, k, draws, rng, disjoint):
@@ -96,6 +106,7 @@ def main():
             if code != 0:
                 alarms.append((named, [os.path.basename(r) for r in base + new]))
         print(f"false alarms: {len(alarms)} of {len(pairs)} comparisons of unchanged runs exit 1")
+        print("    named:", others_named(named for named, _ in alarms))
         for named, runs in alarms[:8]:
             print("   ", sorted(named), *runs)
         for kind, label in (("S", "10%"), ("F", "5%")):
@@ -119,6 +130,8 @@ def main():
                        else "with others" if args.changed in named else "others only")
                 kinds[key] = kinds.get(key, 0) + 1
             print("    misses:", kinds)
+            print("    others named:",
+                  others_named(set(named) - {args.changed} for _, named, _ in misses))
             for miss in misses[:8]:
                 print("   ", *miss)
     return 0
