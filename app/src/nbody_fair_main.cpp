@@ -593,7 +593,7 @@ int run_main(int argc, char** argv, const RankPart* part) {
   compare
       ->add_option("BASE", compare_base,
                    "results.json, the run folder holding it, or a folder of run folders "
-                   "(several runs of one build, compared by their medians)")
+                   "(several runs of one build, compared by their fastest)")
       ->required();
   compare
       ->add_option("NEW", compare_new,
