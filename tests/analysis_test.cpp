@@ -694,5 +694,19 @@ TEST(CombinedSides, RunsOfDifferentProblemsOrWithoutTheirSideAreRefused) {
       << refusal(no_gpu);
 }
 
+// The reports branch on the document's kind, read from the command results.json keeps.
+TEST(DocumentKind, ReadsTheCommandString) {
+  RunSettings settings;
+  EXPECT_EQ(kind_of(settings), DocumentKind::other);
+  settings.command = "run";
+  EXPECT_EQ(kind_of(settings), DocumentKind::run);
+  settings.command = "validate";
+  EXPECT_EQ(kind_of(settings), DocumentKind::validate);
+  settings.command = "simulate";
+  EXPECT_EQ(kind_of(settings), DocumentKind::simulate);
+  settings.command = "list";
+  EXPECT_EQ(kind_of(settings), DocumentKind::other);
+}
+
 }  // namespace
 }  // namespace nbody::reports

@@ -29,7 +29,7 @@ bool on_device(const ResultsDocument& doc, const std::string& name, DeviceKind d
 // A side must be a run that measured at least one of its device's formulations.
 void check_side(const SidedDocument& side, DeviceKind device) {
   const ResultsDocument& doc = side.document;
-  if (doc.settings.command != "run") {
+  if (kind_of(doc.settings) != DocumentKind::run) {
     throw UsageError(
         fmt::format("{}: {} holds a {}, not a run: report combines the force "
                     "evaluations of two runs",

@@ -457,7 +457,7 @@ void check_comparable(std::span<const ResultsDocument> base_runs,
   const ResultsDocument& base = base_runs.front();
   const ResultsDocument& now = new_runs.front();
   for (const auto& [side, doc] : {std::pair{"BASE", &base}, std::pair{"NEW", &now}}) {
-    if (doc->settings.command == "simulate") {
+    if (kind_of(doc->settings) == DocumentKind::simulate) {
       throw UsageError(fmt::format(
           "{} is a simulation (nbody-fair simulate): compare sets runs against each other", side));
     }
@@ -469,7 +469,7 @@ void check_comparable(std::span<const ResultsDocument> base_runs,
   };
   for (const auto& [side, runs] : {std::pair{"BASE", base_runs}, std::pair{"NEW", new_runs}}) {
     for (const ResultsDocument& run : runs) {
-      if (run.settings.command != base.settings.command) {
+      if (kind_of(run.settings) != kind_of(base.settings)) {
         throw UsageError(fmt::format(
             "BASE is a document of nbody-fair {} and {} has one of nbody-fair {}: compare sets "
             "documents of one command against each other",

@@ -26,7 +26,7 @@ void require_same(const ScalingInput& first, const ScalingInput& other, const ch
 }
 
 bool is_simulation(const ResultsDocument& doc) {
-  return doc.settings.command == "simulate";
+  return kind_of(doc.settings) == DocumentKind::simulate;
 }
 
 void check_one_problem(const std::vector<ScalingInput>& inputs) {

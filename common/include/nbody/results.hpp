@@ -153,7 +153,7 @@ struct BuildRecord {
 };
 
 struct RunSettings {
-  std::string command;  // list, validate, run
+  std::string command;  // run, validate, simulate (kind_of() reads it)
   std::string initial_condition;
   std::uint64_t seed = 0;
   double softening = 0;
@@ -200,6 +200,18 @@ struct RunSettings {
   // older files). The plan's estimate is phase_seconds["planned"].
   double budget_s = 0;
 };
+
+// Which command wrote a document, typed: readers branch on this, never on the string, which
+// results.json keeps as it is (settings.command). `other`: a command no document is written by,
+// or none (a document built by hand).
+enum class DocumentKind { run, validate, simulate, other };
+
+inline DocumentKind kind_of(const RunSettings& settings) {
+  if (settings.command == "run") return DocumentKind::run;
+  if (settings.command == "validate") return DocumentKind::validate;
+  if (settings.command == "simulate") return DocumentKind::simulate;
+  return DocumentKind::other;
+}
 
 // Conserved quantities of a simulation at one step, in float64 (nbody/diagnostics.hpp).
 struct ConservationSample {
