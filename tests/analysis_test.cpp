@@ -13,6 +13,11 @@
 namespace nbody::reports {
 namespace {
 
+// report.md as report writes it.
+std::string markdown_of(const ResultsDocument& document) {
+  return render_markdown(document, analyze(document));
+}
+
 ImplementationRecord implementation(std::string name, DeviceKind device, Role role,
                                     AccuracyClass accuracy = AccuracyClass::full) {
   ImplementationRecord i;
@@ -364,7 +369,7 @@ TEST(Audit, DisturbedMeasurementsAreNamedInTheAuditAndTheHeadline) {
       << a.audit.verdict;
   ASSERT_EQ(a.headline.disturbed_figures.size(), 1u);
   EXPECT_EQ(a.headline.disturbed_figures.front().implementation, "cpu.tbb");
-  const std::string markdown = render_markdown(doc);
+  const std::string markdown = markdown_of(doc);
   EXPECT_LT(markdown.find("## Fairness audit"), markdown.find("## Headline"));
   EXPECT_NE(markdown.find("other processes took 40% of the 16 CPUs (3 attempts)"),
             std::string::npos);
@@ -399,7 +404,7 @@ TEST(Audit, SameScaleOverSeveralDevices) {
   EXPECT_EQ(row.best_cpu->scale_label, "2 ranks × 16 threads: 32 cores, 0 GPUs, 2 hosts");
   EXPECT_EQ(row.best_gpu->scale_label, "4 GPUs: 2 ranks × 2 GPUs, 2 cores, 2 hosts");
   doc.settings.command = "run";
-  const std::string markdown = render_markdown(doc);
+  const std::string markdown = markdown_of(doc);
   EXPECT_NE(markdown.find("(gpu.tuned; 4 GPUs: 2 ranks × 2 GPUs, 2 cores, 2 hosts)"),
             std::string::npos)
       << markdown;
@@ -477,7 +482,7 @@ TEST(Simulation, ApplicationAndKernelSpeedupsWhereBothSidesFinished) {
 }
 
 TEST(Simulation, MarkdownNamesTheChartsOfReportHtml) {
-  const std::string markdown = render_markdown(testing::simulation_document());
+  const std::string markdown = markdown_of(testing::simulation_document());
   EXPECT_NE(markdown.find("relative energy error against time"), std::string::npos);
   EXPECT_NE(markdown.find("report.html"), std::string::npos);
 }
@@ -528,7 +533,7 @@ TEST(MeasuredSides, ARunWithoutAGpuSaysSoFirstAndItsAuditIsNotAllGreen) {
                             ". It measured the CPU side only; for the ratio, run the same command "
                             "on a machine with an NVIDIA GPU and its driver";
   EXPECT_TRUE(render_summary(doc).starts_with(first)) << render_summary(doc);
-  const std::string markdown = render_markdown(doc);
+  const std::string markdown = markdown_of(doc);
   EXPECT_LT(markdown.find(first), markdown.find("## Fairness audit")) << markdown;
 }
 
@@ -553,7 +558,7 @@ TEST(MeasuredSides, SayWhyOfTheBuildAndTheSelection) {
   const Analysis both = analyze(document());
   EXPECT_TRUE(both.sides.compares());
   EXPECT_TRUE(both.sides.missing.empty());
-  EXPECT_EQ(render_markdown(document()).find("No GPU/CPU ratio"), std::string::npos);
+  EXPECT_EQ(markdown_of(document()).find("No GPU/CPU ratio"), std::string::npos);
 }
 
 // The fixture's CPU simulation at N = 1024, made to go wrong as a cold uniform ball does: it
@@ -601,7 +606,7 @@ TEST(Conservation, ACollapseIsFlaggedFirstEverywhereWithItsLikelyCause) {
   // First: before any table a reader could take for an answer.
   const std::string summary = render_summary(doc);
   EXPECT_LT(summary.find("not to be trusted"), summary.find("## "));
-  const std::string markdown = render_markdown(doc);
+  const std::string markdown = markdown_of(doc);
   EXPECT_LT(markdown.find("not to be trusted"), markdown.find("## "));
   EXPECT_NE(markdown.find("## Conservation"), std::string::npos);
   EXPECT_NE(markdown.find("## Fairness audit"), std::string::npos);
@@ -658,7 +663,7 @@ TEST(CombinedSides, ALaptopsCpuAndACloudGpuMakeOneFairReport) {
   EXPECT_NE(rule(a, 1).evidence.find("host laptop"), std::string::npos);
   EXPECT_NE(rule(a, 6).evidence.find("each side's own machine"), std::string::npos)
       << rule(a, 6).evidence;
-  const std::string markdown = render_markdown(both);
+  const std::string markdown = markdown_of(both);
   EXPECT_LT(markdown.find("Two runs, one side each"), markdown.find("## "));
   EXPECT_NE(render_summary(both).find("different machines"), std::string::npos);
 }

@@ -13,6 +13,11 @@
 namespace nbody::reports {
 namespace {
 
+// results.csv as report writes it.
+std::string csv_of(const ResultsDocument& document) {
+  return render_csv(document, analyze(document));
+}
+
 // Splits RFC 4180 text into rows of fields (quoted fields may hold commas, quotes, line breaks).
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
@@ -93,7 +98,7 @@ std::size_t column(const std::vector<std::string>& header, const std::string& na
 }
 
 TEST(Csv, OneRowPerRecordWithTheColumnsPeoplePlot) {
-  const std::string text = render_csv(hand_made_document());
+  const std::string text = csv_of(hand_made_document());
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 3u) << text;
   const std::vector<std::string>& header = rows[0];
@@ -125,7 +130,7 @@ TEST(Csv, OneRowPerRecordWithTheColumnsPeoplePlot) {
 }
 
 TEST(Csv, QuotesCommasQuotesAndLineBreaks) {
-  const std::string text = render_csv(hand_made_document());
+  const std::string text = csv_of(hand_made_document());
   EXPECT_NE(text.find("\"other processes took 40% of the CPUs; steal, 12%\""), std::string::npos);
   EXPECT_NE(text.find("\"no CUDA device, \"\"cudaGetDeviceCount\"\" says\nnone\""),
             std::string::npos)
@@ -138,7 +143,7 @@ TEST(Csv, QuotesCommasQuotesAndLineBreaks) {
 
 // A skipped record has no timing, accuracy or counters: every one of those cells is empty.
 TEST(Csv, SkippedRowHasEmptyCellsWhereNothingWasMeasured) {
-  const auto rows = parse_csv(render_csv(hand_made_document()));
+  const auto rows = parse_csv(csv_of(hand_made_document()));
   ASSERT_EQ(rows.size(), 3u);
   const auto& header = rows[0];
   const auto& skipped = rows[2];
@@ -153,14 +158,14 @@ TEST(Csv, SkippedRowHasEmptyCellsWhereNothingWasMeasured) {
 }
 
 TEST(Csv, EmptyDocumentIsTheHeaderAlone) {
-  const std::string text = render_csv(ResultsDocument{});
+  const std::string text = csv_of(ResultsDocument{});
   EXPECT_EQ(parse_csv(text).size(), 1u);
   EXPECT_TRUE(text.ends_with("disturbances\r\n"));
 }
 
 TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {
   const ResultsDocument doc = testing::simulation_document();
-  const std::string text = render_csv(doc);
+  const std::string text = csv_of(doc);
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 1 + doc.simulations.size()) << text;
   const std::vector<std::string>& header = rows[0];
@@ -213,7 +218,7 @@ TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {
 
 // A skipped simulation ran no step: its zeros in results.json are no figures.
 TEST(Csv, SkippedSimulationHasEmptyFigures) {
-  const auto rows = parse_csv(render_csv(testing::simulation_document()));
+  const auto rows = parse_csv(csv_of(testing::simulation_document()));
   const auto& header = rows[0];
   const auto& skipped = rows[2];
   EXPECT_EQ(skipped[column(header, "status")], "skipped");
@@ -228,7 +233,7 @@ TEST(Csv, SkippedSimulationHasEmptyFigures) {
 TEST(Csv, SimulateRunWithoutSimulationsIsItsHeaderAlone) {
   ResultsDocument doc;
   doc.settings.command = "simulate";
-  const std::string text = render_csv(doc);
+  const std::string text = csv_of(doc);
   EXPECT_EQ(parse_csv(text).size(), 1u);
   EXPECT_TRUE(text.ends_with("divergence_velocity\r\n"));
 }

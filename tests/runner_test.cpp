@@ -456,7 +456,7 @@ TEST(Report, ExplainsTheMediansIntervalAndItsCoverage) {
   ResultsDocument doc = plausible_results().get<ResultsDocument>();
   doc.implementations.push_back({.name = "cpu.soa"});
   doc.results[0].kernel->ci_confidence = 0.9375;  // five repetitions: [min, max]
-  const std::string report = reports::render_markdown(doc);
+  const std::string report = reports::render_markdown(doc, reports::analyze(doc));
   EXPECT_NE(report.find("| CI of median (coverage) |"), std::string::npos);
   EXPECT_EQ(report.find("95% CI of median"), std::string::npos);
   EXPECT_NE(report.find("[min, max], covering 1 − 2^(1−K) of K repetitions: 93.75% for 5"),
@@ -468,11 +468,12 @@ TEST(Report, ExplainsTheMediansIntervalAndItsCoverage) {
 TEST(Report, SaysHowARunWasDecomposedOverRanks) {
   ResultsDocument doc = plausible_results().get<ResultsDocument>();
   doc.implementations.push_back({.name = "cpu.soa"});
-  EXPECT_EQ(reports::render_markdown(doc).find("MPI ranks"), std::string::npos);
+  EXPECT_EQ(reports::render_markdown(doc, reports::analyze(doc)).find("MPI ranks"),
+            std::string::npos);
   doc.settings.ranks = 3;
   doc.settings.decomposition = "target_range";
   doc.settings.rank_hosts = {"b", "a", "b"};
-  const std::string report = reports::render_markdown(doc);
+  const std::string report = reports::render_markdown(doc, reports::analyze(doc));
   EXPECT_NE(report.find("Decomposed over 3 MPI ranks on 2 hosts (a, b) by target range: each rank "
                         "computes a slice of the bodies from all N, and the slices are "
                         "all-gathered after every evaluation (the accelerations); a kernel time "
@@ -482,14 +483,14 @@ TEST(Report, SaysHowARunWasDecomposedOverRanks) {
       << report;
   // Version 7: how GPU formulations' slices traveled.
   doc.settings.gpu_exchange = "nccl";
-  EXPECT_NE(reports::render_markdown(doc).find(
-                "all-gather. GPU formulations run one GPU per rank, and their slices travel "
-                "between the GPUs by NCCL (ncclAllGather on device buffers)"),
+  EXPECT_NE(reports::render_markdown(doc, reports::analyze(doc))
+                .find("all-gather. GPU formulations run one GPU per rank, and their slices travel "
+                      "between the GPUs by NCCL (ncclAllGather on device buffers)"),
             std::string::npos);
   doc.settings.gpu_exchange = "mpi";
-  EXPECT_NE(reports::render_markdown(doc).find(
-                "all-gather. Every formulation's slices travel through host memory "
-                "(MPI_Allgatherv), GPU formulations' too."),
+  EXPECT_NE(reports::render_markdown(doc, reports::analyze(doc))
+                .find("all-gather. Every formulation's slices travel through host memory "
+                      "(MPI_Allgatherv), GPU formulations' too."),
             std::string::npos);
 }
 

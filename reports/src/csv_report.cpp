@@ -91,14 +91,6 @@ std::string boolean(bool value) {
   return value ? "true" : "false";
 }
 
-const ImplementationRecord* find_implementation(const ResultsDocument& doc,
-                                                const std::string& name) {
-  for (const ImplementationRecord& impl : doc.implementations) {
-    if (impl.name == name) return &impl;
-  }
-  return nullptr;
-}
-
 // Both timings' disturbances: on the GPU the end-to-end timing is the kernel's own repetitions,
 // so the same reason is listed once.
 std::vector<std::string> disturbances_of(const ResultRecord& r) {
@@ -171,8 +163,8 @@ std::string render_simulation_csv(const ResultsDocument& doc) {
 
 }  // namespace
 
-std::string render_csv(const ResultsDocument& doc) {
-  if (doc.settings.command == "simulate") return render_simulation_csv(doc);
+std::string render_csv(const ResultsDocument& doc, const Analysis& /*analysis*/) {
+  if (kind_of(doc.settings) == DocumentKind::simulate) return render_simulation_csv(doc);
   std::string out;
   append_row(out, std::vector<std::string>(std::begin(kColumns), std::end(kColumns)));
   for (const ResultRecord& r : doc.results) {

@@ -11,13 +11,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "budget_sentence.hpp"
-#include "conservation_sentence.hpp"
 #include "html_page.hpp"
 #include "nbody/files.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 #include "nbody/reports/combined_sides.hpp"
-#include "sides_sentence.hpp"
+#include "sentences.hpp"
 
 #ifndef NBODY_CHARTJS_DEFAULT
 #define NBODY_CHARTJS_DEFAULT "/usr/share/javascript/chart.js/chart.min.js"
@@ -1015,7 +1013,9 @@ std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a
 
 std::string render_html(const ResultsDocument& doc, const Analysis& a,
                         const ChartJsSource& chartjs) {
-  if (doc.settings.command == "simulate") return render_simulation_html(doc, a, chartjs);
+  if (kind_of(doc.settings) == DocumentKind::simulate) {
+    return render_simulation_html(doc, a, chartjs);
+  }
   json data = {{"throughput", throughput_data(doc)},
                {"ratios", ratio_data(a)},
                {"ladders", json::array()},

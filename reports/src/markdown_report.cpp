@@ -7,13 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "budget_sentence.hpp"
-#include "conservation_sentence.hpp"
 #include "nbody/files.hpp"
 #include "nbody/reports/analysis.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 #include "nbody/reports/combined_sides.hpp"
-#include "sides_sentence.hpp"
+#include "sentences.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -61,6 +59,16 @@ std::string optional_rate_cell(const std::optional<RateFigure>& f) {
   return f ? rate_cell(*f) : std::string("—");
 }
 
+// Disturbed figures under a line saying what disturbed them; nothing where there are none.
+void disturbed_list(std::string& out, const char* intro, const std::vector<RateFigure>& figures) {
+  if (figures.empty()) return;
+  out += fmt::format("{}\n\n", intro);
+  for (const RateFigure& f : figures) {
+    out += fmt::format("- {} at N = {}: {}\n", f.implementation, f.n, escape(f.disturbance));
+  }
+  out += "\n";
+}
+
 void audit_section(std::string& out, const FairnessAudit& audit) {
   out += fmt::format("## Fairness audit: {}\n\n", audit.verdict);
   out +=
@@ -74,15 +82,10 @@ void audit_section(std::string& out, const FairnessAudit& audit) {
                        escape(rule.evidence));
   }
   out += "\n";
-  if (!audit.disturbed_measurements.empty()) {
-    out +=
-        "⚠ Measured while the CPU was contended or the GPU's clocks were held down (re-measured, "
-        "still disturbed; their figures may read low):\n\n";
-    for (const RateFigure& f : audit.disturbed_measurements) {
-      out += fmt::format("- {} at N = {}: {}\n", f.implementation, f.n, escape(f.disturbance));
-    }
-    out += "\n";
-  }
+  disturbed_list(out,
+                 "⚠ Measured while the CPU was contended or the GPU's clocks were held down "
+                 "(re-measured, still disturbed; their figures may read low):",
+                 audit.disturbed_measurements);
 }
 
 void headline_section(std::string& out, const Headline& headline) {
@@ -107,15 +110,10 @@ void headline_section(std::string& out, const Headline& headline) {
                        ratio_cell(row.naive_ratio));
   }
   out += "\n";
-  if (!headline.disturbed_figures.empty()) {
-    out +=
-        "⚠ These figures of the headline were measured while the machine was busy with other "
-        "work and may read low (re-measured, still disturbed):\n\n";
-    for (const RateFigure& f : headline.disturbed_figures) {
-      out += fmt::format("- {} at N = {}: {}\n", f.implementation, f.n, escape(f.disturbance));
-    }
-    out += "\n";
-  }
+  disturbed_list(out,
+                 "⚠ These figures of the headline were measured while the machine was busy with "
+                 "other work and may read low (re-measured, still disturbed):",
+                 headline.disturbed_figures);
 }
 
 void ladders_section(std::string& out, const std::vector<Ladder>& ladders) {
@@ -342,8 +340,6 @@ void time_table(std::string& out, const ResultsDocument& doc) {
   out += "\n";
 }
 
-}  // namespace
-
 // Microseconds to three digits (the analysis has zeroed rounding-level parts).
 std::string micro(double s) {
   return fmt::format("{:.3g}", s * 1e6);
@@ -427,13 +423,21 @@ void application_speedup_table(std::string& out, const std::vector<ApplicationSp
   out += "\n";
 }
 
-std::string render_simulation_markdown(const ResultsDocument& doc, const Analysis& analysis) {
-  std::string out = "# nbody-fair simulation report\n\n";
+// What every report opens with: who generated it, from which runs, and what it cannot compare.
+void opening(std::string& out, const ResultsDocument& doc, const Analysis& analysis) {
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
                      escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
+  if (!doc.sides_from.empty()) {
+    out += "**Two runs, one side each: " + escape(sides_from_sentence(doc.sides_from)) + ".**\n\n";
+  }
   if (const std::string sides = sides_sentence(analysis.sides); !sides.empty()) {
     out += "**" + escape(sides) + "**\n\n";
   }
+}
+
+std::string render_simulation_markdown(const ResultsDocument& doc, const Analysis& analysis) {
+  std::string out = "# nbody-fair simulation report\n\n";
+  opening(out, doc, analysis);
   if (const std::string wrong = conservation_sentence(analysis.integration); !wrong.empty()) {
     out += "**⚠ " + escape(wrong) + "**\n\n";
   }
@@ -469,19 +473,15 @@ std::string render_simulation_markdown(const ResultsDocument& doc, const Analysi
   return out;
 }
 
-std::string render_markdown(const ResultsDocument& doc) {
+}  // namespace
+
+std::string render_markdown(const ResultsDocument& doc, const Analysis& analysis) {
   std::string out = "# nbody-fair report\n\n";
-  const Analysis analysis = analyze(doc);
-  if (doc.settings.command == "simulate") return render_simulation_markdown(doc, analysis);
+  if (kind_of(doc.settings) == DocumentKind::simulate) {
+    return render_simulation_markdown(doc, analysis);
+  }
   const RunSummary& summary = analysis.summary;
-  out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
-                     escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
-  if (!doc.sides_from.empty()) {
-    out += "**Two runs, one side each: " + escape(sides_from_sentence(doc.sides_from)) + ".**\n\n";
-  }
-  if (const std::string sides = sides_sentence(analysis.sides); !sides.empty()) {
-    out += "**" + escape(sides) + "**\n\n";
-  }
+  opening(out, doc, analysis);
   if (doc.interrupted) {
     out += "**This run was interrupted: the results below are what it had measured.**\n\n";
   } else if (!doc.complete) {
@@ -507,7 +507,7 @@ std::string render_markdown(const ResultsDocument& doc) {
     out += escape(decomposed) + "\n\n";
   }
   audit_section(out, analysis.audit);
-  if (doc.settings.command == "run") headline_section(out, analysis.headline);
+  if (kind_of(doc.settings) == DocumentKind::run) headline_section(out, analysis.headline);
   out +=
       "Charts of these figures (throughput against N, ratios, ladders, rooflines, accuracy "
       "against speed, repetitions) are in report.html beside this file.\n\n";
@@ -569,13 +569,12 @@ std::string render_markdown(const ResultsDocument& doc) {
   return out;
 }
 
-std::string render_summary(const ResultsDocument& doc) {
-  const Analysis analysis = analyze(doc);
+std::string render_summary(const ResultsDocument& doc, const Analysis& analysis) {
   std::string out;
   if (const std::string sides = sides_sentence(analysis.sides); !sides.empty()) {
     out += sides + "\n\n";
   }
-  if (doc.settings.command == "simulate") {
+  if (kind_of(doc.settings) == DocumentKind::simulate) {
     if (const std::string wrong = conservation_sentence(analysis.integration); !wrong.empty()) {
       out += "⚠ " + wrong + "\n\n";
     }
@@ -595,8 +594,13 @@ std::string render_summary(const ResultsDocument& doc) {
   return out;
 }
 
-void write_markdown(const ResultsDocument& document, const std::filesystem::path& directory) {
-  write_file_atomically(directory / "report.md", render_markdown(document));
+std::string render_summary(const ResultsDocument& document) {
+  return render_summary(document, analyze(document));
+}
+
+void write_markdown(const ResultsDocument& document, const Analysis& analysis,
+                    const std::filesystem::path& directory) {
+  write_file_atomically(directory / "report.md", render_markdown(document, analysis));
 }
 
 }  // namespace nbody::reports

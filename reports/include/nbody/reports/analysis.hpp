@@ -296,10 +296,6 @@ struct Analysis {
 
 Analysis analyze(const ResultsDocument& document);
 
-// For a run decomposed over MPI ranks (settings.ranks > 1): how, in one sentence, and what its
-// kernel and end-to-end figures then hold; empty for a run in one process.
-std::string decomposition_sentence(const RunSettings& settings);
-
 // Why a measurement's kernel timing may read low (its conditions' disturbances and attempts), or
 // empty when nothing disturbed it.
 std::string describe_disturbance(const ResultRecord& record);

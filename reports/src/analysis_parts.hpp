@@ -1,0 +1,14 @@
+#pragma once
+// What the analysis and its audit both read of a measurement.
+#include "nbody/reports/analysis.hpp"
+#include "nbody/results.hpp"
+
+namespace nbody::reports {
+
+// Measured ok with a kernel time and rate.
+bool timed_ok(const ResultRecord& record);
+
+// A timed record's kernel rate with its interval, disturbances and scale.
+RateFigure rate_figure(const ResultsDocument& document, const ResultRecord& record);
+
+}  // namespace nbody::reports

@@ -1,0 +1,573 @@
+#include "audit.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "analysis_parts.hpp"
+#include "conservation_check.hpp"
+#include "nbody/reports/combined_sides.hpp"
+#include "nbody/reports/scale.hpp"
+
+namespace nbody::reports {
+namespace {
+
+// A rule's head (number and title) with what the run's data showed of it.
+AuditRule with_verdict(AuditRule rule, RuleVerdict verdict, std::string evidence) {
+  rule.verdict = verdict;
+  rule.evidence = std::move(evidence);
+  return rule;
+}
+
+std::string names(const std::vector<std::string>& items, std::size_t at_most = 4) {
+  if (items.size() <= at_most) return fmt::format("{}", fmt::join(items, ", "));
+  return fmt::format("{} and {} more",
+                     fmt::join(items.begin(), items.begin() + static_cast<long>(at_most), ", "),
+                     items.size() - at_most);
+}
+
+AuditRule same_problem(const ResultsDocument& doc) {
+  AuditRule rule{.number = 1, .title = "Same problem"};
+  if (doc.inputs.empty()) {
+    return with_verdict(rule, RuleVerdict::cannot_tell, "the results record no inputs");
+  }
+  std::vector<std::string> mismatched;
+  std::set<std::string> conditions;
+  for (const InputRecord& in : doc.inputs) conditions.insert(in.initial_condition);
+  for (const ResultRecord& r : doc.results) {
+    if (r.status == Status::skipped) continue;
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    const auto input = std::find_if(doc.inputs.begin(), doc.inputs.end(), [&r](const auto& in) {
+      return in.n == r.n && in.initial_condition == r.initial_condition;
+    });
+    if (!impl || input == doc.inputs.end()) {
+      mismatched.push_back(fmt::format("{} at N = {} (no input recorded)", r.implementation, r.n));
+      continue;
+    }
+    const std::string& expected =
+        impl->precision == Precision::f32 ? input->hash_f32 : input->hash_f64;
+    if (r.input_hash != expected) {
+      mismatched.push_back(fmt::format("{} at N = {}", r.implementation, r.n));
+    }
+  }
+  if (!mismatched.empty()) {
+    return with_verdict(
+        rule, RuleVerdict::not_kept,
+        fmt::format("input hash differs from the run's input for {}", names(mismatched)));
+  }
+  return with_verdict(
+      rule, RuleVerdict::kept,
+      fmt::format(
+          "one generated input per N ({}, seed {}, softening {}) at {} sizes; every measurement's "
+          "input hash is its precision's hash of that input{}",
+          fmt::join(conditions, ", "), doc.settings.seed, doc.settings.softening, doc.inputs.size(),
+          doc.sides_from.empty() ? std::string() : "; " + sides_from_sentence(doc.sides_from)));
+}
+
+// Rule 2 of a simulation: every simulation kept energy and momentum within its bounds.
+AuditRule simulations_within_bounds(const std::vector<IntegrationRow>& rows) {
+  AuditRule rule{.number = 2, .title = "Same precision, same accuracy bar"};
+  std::size_t checked = 0;
+  std::vector<std::string> outside;
+  for (const IntegrationRow& r : rows) {
+    if (!r.conservation) continue;
+    ++checked;
+    if (!r.conservation->within()) {
+      outside.push_back(fmt::format("{} at N = {}", r.implementation, r.n));
+    }
+  }
+  if (checked == 0) {
+    return with_verdict(rule, RuleVerdict::cannot_tell,
+                        "no simulation kept two conservation samples");
+  }
+  if (!outside.empty()) {
+    return with_verdict(
+        rule, RuleVerdict::not_kept,
+        fmt::format(
+            "{} of {} simulations kept energy or momentum outside their bounds, not to be trusted: "
+            "{} (figures and likely causes under Conservation)",
+            outside.size(), checked, names(outside)));
+  }
+  return with_verdict(
+      rule, RuleVerdict::kept,
+      fmt::format("all {} simulations kept energy within their bounds (|ΔE/E| at most {:.0e}, and "
+                  "within 2 × "
+                  "the float64 leapfrog's + 4u where it was followed) and momentum within u √steps",
+                  checked, kTrustedEnergyError));
+}
+
+AuditRule same_precision_and_accuracy(const ResultsDocument& doc, const Headline& headline,
+                                      const MeasuredSides& sides) {
+  AuditRule rule{.number = 2, .title = "Same precision, same accuracy bar"};
+  std::size_t validated = 0, passed = 0;
+  std::vector<std::string> failed, approximate;
+  for (const ResultRecord& r : doc.results) {
+    if (!r.accuracy) continue;
+    ++validated;
+    if (r.accuracy->passed) {
+      ++passed;
+    } else {
+      failed.push_back(fmt::format("{} at N = {}", r.implementation, r.n));
+    }
+  }
+  for (const ImplementationRecord& i : doc.implementations) {
+    if (i.accuracy_class == AccuracyClass::approximate) approximate.push_back(i.name);
+  }
+  // Ranked figures: those the headline uses. Each must be full accuracy, passed, and compared
+  // with a figure of its own precision (the rows are per precision by construction).
+  std::vector<std::string> wrongly_ranked;
+  for (const HeadlineRow& row : headline.rows) {
+    for (const auto* f : {&row.best_cpu, &row.best_gpu, &row.naive_cpu, &row.naive_gpu}) {
+      if (!*f) continue;
+      const ImplementationRecord* impl = find_implementation(doc, (*f)->implementation);
+      if (!impl || impl->accuracy_class != AccuracyClass::full ||
+          impl->precision != row.precision) {
+        wrongly_ranked.push_back((*f)->implementation);
+      }
+    }
+  }
+  if (validated == 0) {
+    return with_verdict(rule, RuleVerdict::cannot_tell,
+                        "no result was validated against the float64 reference");
+  }
+  if (!wrongly_ranked.empty()) {
+    return with_verdict(rule, RuleVerdict::not_kept,
+                        fmt::format("ranked although approximate or of another precision: {}",
+                                    names(wrongly_ranked)));
+  }
+  return with_verdict(
+      rule, RuleVerdict::kept,
+      fmt::format(
+          "{} of {} results within their tolerance of the float64 reference{}; {}{}", passed,
+          validated,
+          failed.empty()
+              ? std::string()
+              : fmt::format(" ({} failed and not ranked: {})", failed.size(), names(failed)),
+          sides.compares() ? "ratios pair float32 with float32 and float64 with float64"
+                           : fmt::format("no ratio was formed ({})", sides.missing_side),
+          approximate.empty() ? std::string()
+                              : fmt::format("; approximate class ({}) shown apart, never ranked",
+                                            names(approximate))));
+}
+
+// The widest SIMD ISA among the machine's features, in the suite's spelling.
+std::string widest_isa(const MachineRecord& m) {
+  for (const char* isa : {"avx512f", "avx2", "sse4.2"}) {
+    if (std::find(m.isa_features.begin(), m.isa_features.end(), isa) != m.isa_features.end()) {
+      return isa;
+    }
+  }
+  return {};
+}
+
+AuditRule same_effort(const ResultsDocument& doc, const Headline& headline,
+                      const MeasuredSides& sides) {
+  AuditRule rule{.number = 3, .title = "Same effort"};
+  const std::string widest = widest_isa(doc.machine);
+  std::vector<std::string> short_of_machine, used;
+  bool any_best_cpu = false;
+  for (const HeadlineRow& row : headline.rows) {
+    if (!row.best_cpu) continue;
+    any_best_cpu = true;
+    const auto r = std::find_if(doc.results.begin(), doc.results.end(), [&row](const auto& x) {
+      return x.implementation == row.best_cpu->implementation && x.n == row.n;
+    });
+    if (r == doc.results.end()) continue;
+    const auto isa = r->details.find("isa");
+    const std::string isa_used = isa == r->details.end() ? std::string("scalar") : isa->second;
+    const std::string description =
+        fmt::format("{} at N = {} ({} threads, {})", r->implementation, r->n, r->threads, isa_used);
+    if (r->threads < doc.machine.logical_cpus || (!widest.empty() && isa_used != widest)) {
+      short_of_machine.push_back(description);
+    } else if (used.empty()) {
+      used.push_back(description);
+    }
+  }
+  const bool naive_both = std::any_of(headline.rows.begin(), headline.rows.end(),
+                                      [](const HeadlineRow& r) { return r.naive_ratio; });
+  if (!any_best_cpu) {
+    return with_verdict(rule, RuleVerdict::cannot_tell,
+                        sides.cpu ? "no CPU result to check" : sides.missing);
+  }
+  if (!short_of_machine.empty()) {
+    return with_verdict(
+        rule, RuleVerdict::not_kept,
+        fmt::format(
+            "the best CPU figure did not use all {} logical CPUs and the widest ISA ({}): {}",
+            doc.machine.logical_cpus, widest.empty() ? "unknown" : widest,
+            names(short_of_machine, 2)));
+  }
+  const std::string cpu_side = fmt::format(
+      "the best CPU used every one of the {} logical CPUs and the widest ISA the machine has "
+      "(e.g. {})",
+      doc.machine.logical_cpus, used.empty() ? widest : used.front());
+  if (!sides.compares()) {
+    // Effort is the same only beside another side's best: one side alone cannot show it.
+    return with_verdict(
+        rule, RuleVerdict::cannot_tell,
+        fmt::format("{}, so no best stands against the CPU's; {}", sides.missing, cpu_side));
+  }
+  return with_verdict(
+      rule, RuleVerdict::kept,
+      fmt::format("{}; headline ratios are best/best and naive/naive{}; each implementation's "
+                  "optimizations "
+                  "are listed",
+                  cpu_side, naive_both ? "" : " (no size has both naive baselines)"));
+}
+
+AuditRule same_accounting(const ResultsDocument& doc, const MeasuredSides& sides) {
+  AuditRule rule{.number = 4, .title = "Same accounting"};
+  std::vector<std::string> wrong, symmetric, missing_end_to_end;
+  for (const ResultRecord& r : doc.results) {
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    if (!impl) continue;
+    const double n = static_cast<double>(r.n);
+    if (r.interactions_credited != n * n) wrong.push_back(r.implementation);
+    if (impl->pairs == PairScheme::symmetric &&
+        std::find(symmetric.begin(), symmetric.end(), impl->name) == symmetric.end()) {
+      symmetric.push_back(impl->name);
+    }
+    if (impl->device == DeviceKind::gpu && timed_ok(r) && !r.end_to_end) {
+      missing_end_to_end.push_back(fmt::format("{} at N = {}", r.implementation, r.n));
+    }
+  }
+  if (!wrong.empty() || !missing_end_to_end.empty()) {
+    return with_verdict(
+        rule, RuleVerdict::not_kept,
+        !wrong.empty()
+            ? fmt::format("credited other than N² interactions: {}", names(wrong))
+            : fmt::format("GPU figures without an end-to-end time: {}", names(missing_end_to_end)));
+  }
+  return with_verdict(
+      rule, RuleVerdict::kept,
+      fmt::format(
+          "N² interactions credited to every measurement{}; FLOP/s at 20 per interaction and as "
+          "counted, labelled{}",
+          symmetric.empty()
+              ? std::string()
+              : fmt::format(" (symmetric kernels {} evaluate N(N−1)/2 pairs and say so)",
+                            names(symmetric)),
+          sides.gpu ? "; GPU time kernel-only and end-to-end" : ""));
+}
+
+AuditRule same_statistics(const ResultsDocument& doc, const MeasuredSides& sides,
+                          std::vector<RateFigure>& disturbed) {
+  AuditRule rule{.number = 5, .title = "Same statistics"};
+  std::size_t timed = 0, noisy = 0, without_conditions = 0;
+  int fewest_repetitions = 0;
+  for (const ResultRecord& r : doc.results) {
+    if (!timed_ok(r)) continue;
+    ++timed;
+    if (r.kernel->noisy) ++noisy;
+    if (!r.kernel->conditions) ++without_conditions;
+    if (fewest_repetitions == 0 || r.kernel->repetitions < fewest_repetitions) {
+      fewest_repetitions = r.kernel->repetitions;
+    }
+    const RateFigure figure = rate_figure(doc, r);
+    if (figure.disturbed()) disturbed.push_back(figure);
+  }
+  if (timed == 0) {
+    return with_verdict(rule, RuleVerdict::not_applicable, "nothing was timed");
+  }
+  const char* clocks = sides.compares() ? "device events on the GPU, a steady clock on the CPU"
+                       : sides.gpu      ? "device events on the GPU"
+                                        : "a steady clock on the CPU";
+  const std::string statistics = fmt::format(
+      "{} timings by one runner ({}), warm-up discarded, at least {} repetitions each, medians "
+      "with confidence intervals; {} flagged noisy (cv above 5%)",
+      timed, clocks, fewest_repetitions, noisy);
+  if (without_conditions > 0) {
+    return with_verdict(rule, RuleVerdict::cannot_tell,
+                        fmt::format("{}; {} timings record no conditions (a file older than schema "
+                                    "3), so contention cannot "
+                                    "be ruled out",
+                                    statistics, without_conditions));
+  }
+  if (disturbed.empty()) {
+    return with_verdict(rule, RuleVerdict::kept,
+                        statistics + "; no timing was disturbed by other processes or GPU clocks");
+  }
+  std::vector<std::string> named;
+  for (const RateFigure& f : disturbed) {
+    named.push_back(fmt::format("{} at N = {}", f.implementation, f.n));
+  }
+  return with_verdict(
+      rule, RuleVerdict::kept,
+      fmt::format("{}; {} timings were disturbed (CPU contended or GPU clocks held down), "
+                  "re-measured and still flagged: {}",
+                  statistics, disturbed.size(), names(named)));
+}
+
+// Warnings of the form "what: why", said once per distinct why: "a; b: why".
+std::string summarize(const std::vector<std::string>& warnings) {
+  std::vector<std::pair<std::vector<std::string>, std::string>> by_reason;
+  for (const std::string& w : warnings) {
+    const auto colon = w.find(": ");
+    const std::string what = colon == std::string::npos ? w : w.substr(0, colon);
+    const std::string why = colon == std::string::npos ? std::string() : w.substr(colon + 2);
+    auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                           [&why](const auto& group) { return group.second == why; });
+    if (it == by_reason.end()) {
+      by_reason.push_back({{}, why});
+      it = std::prev(by_reason.end());
+    }
+    it->first.push_back(what);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [whats, why] : by_reason) {
+    parts.push_back(fmt::format("{}{}", fmt::join(whats, "; "), why.empty() ? "" : ": " + why));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+AuditRule same_ceilings(const ResultsDocument& doc) {
+  AuditRule rule{.number = 6, .title = "Same ceilings"};
+  const bool kernels_ceilings =
+      doc.ceilings &&
+      std::any_of(doc.ceilings->entries.begin(), doc.ceilings->entries.end(),
+                  [](const CeilingEntry& e) { return !is_all_gather_ceiling(e.name); });
+  if (!kernels_ceilings) {
+    // Several GPUs without counters still measure the link between them (the scaling model's).
+    return with_verdict(
+        rule, RuleVerdict::cannot_tell,
+        std::string("no ceilings were measured (--no-counters): no fraction of peak is given") +
+            (doc.ceilings ? "; only the all-gather between the GPUs was" : ""));
+  }
+  const Ceilings& c = *doc.ceilings;
+  // Two runs' sides: each side's ceilings were checked against its own run when combined.
+  if (doc.sides_from.empty() && (c.machine.hostname != doc.machine.hostname ||
+                                 c.machine.cpu_model != doc.machine.cpu_model)) {
+    return with_verdict(rule, RuleVerdict::not_kept,
+                        fmt::format("the ceilings were measured on {} ({}), not on this machine",
+                                    c.machine.hostname, c.machine.cpu_model));
+  }
+  return with_verdict(
+      rule, RuleVerdict::kept,
+      fmt::format(
+          "{} ceilings measured on {}; each kernel also divided by its own instruction bound{}",
+          c.entries.size(),
+          doc.sides_from.empty()
+              ? fmt::format("this machine ({}{})", c.from_cache ? "cached " : "", c.measured_at)
+              : std::string("each side's own machine, by its own run"),
+          c.warnings.empty()
+              ? std::string()
+              : fmt::format("; flagged as possibly low: {}", summarize(c.warnings))));
+}
+
+AuditRule full_disclosure(const ResultsDocument& doc) {
+  AuditRule rule{.number = 7, .title = "Full disclosure"};
+  std::vector<std::string> missing;
+  if (doc.machine.cpu_model.empty()) missing.push_back("CPU model");
+  if (doc.build.cxx_compiler.empty()) missing.push_back("compiler");
+  if (doc.command_line.empty()) missing.push_back("command line");
+  const bool gpu_results =
+      std::any_of(doc.results.begin(), doc.results.end(), [&doc](const ResultRecord& r) {
+        const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+        return impl && impl->device == DeviceKind::gpu && r.status == Status::ok;
+      });
+  if (gpu_results && doc.machine.gpus.empty()) missing.push_back("GPU description");
+  std::size_t unexplained = 0, skipped = 0;
+  for (const ResultRecord& r : doc.results) {
+    if (r.status == Status::skipped) ++skipped;
+    if (r.status != Status::ok && r.reason.empty()) ++unexplained;
+  }
+  if (unexplained > 0) missing.push_back(fmt::format("reasons of {} measurements", unexplained));
+  if (!missing.empty()) {
+    return with_verdict(rule, RuleVerdict::not_kept,
+                        fmt::format("missing: {}", fmt::join(missing, ", ")));
+  }
+  return with_verdict(
+      rule, RuleVerdict::kept,
+      fmt::format(
+          "machine ({}{}), build ({}) and command (`{}`) recorded; {} skipped measurements listed "
+          "with their reasons",
+          doc.machine.cpu_model,
+          doc.machine.gpus.empty() ? std::string() : ", " + doc.machine.gpus.front().name,
+          doc.build.cxx_compiler, fmt::join(doc.command_line, " "), skipped));
+}
+
+// The most ranks any one host ran: a host's share of the run.
+int ranks_per_host(const RunSettings& settings) {
+  if (settings.rank_hosts.empty()) return std::max(1, settings.ranks);
+  std::map<std::string, int> ranks;
+  int most = 0;
+  for (const std::string& host : settings.rank_hosts) most = std::max(most, ++ranks[host]);
+  return most;
+}
+
+// Rule 8 in one document: applicable where the run spanned several devices (ranks, or GPUs driven
+// by one rank). Every implementation ran on the same ranks and hosts, so K hosts meet K hosts;
+// what remains is each side's share of a host: all its cores against all its GPUs.
+AuditRule same_scale(const ResultsDocument& doc, const Headline& headline,
+                     const MeasuredSides& sides) {
+  AuditRule rule{.number = 8, .title = "Same scale"};
+  if (!spans_several_devices(doc.settings)) {
+    return with_verdict(
+        rule, RuleVerdict::not_applicable,
+        sides.compares() ? "one CPU host against one GPU: no multi-device comparison in this run"
+                         : fmt::format("one device, one side ({}): no multi-device comparison in "
+                                       "this run",
+                                       sides.missing_side));
+  }
+  const int host_ranks = ranks_per_host(doc.settings);
+  const int host_cpus = doc.machine.logical_cpus;
+  const int host_gpus = static_cast<int>(doc.machine.gpus.size());
+  std::vector<std::string> unlabelled, unlike, paired;
+  const auto whole_host = [&](const RateFigure& f) {
+    const RunScale& s = *f.scale;
+    if (s.device == DeviceKind::cpu) return host_ranks * s.threads_per_rank >= host_cpus;
+    return host_gpus == 0 || host_ranks * (s.gpus / s.ranks) >= host_gpus;
+  };
+  const auto share = [&](const RateFigure& f) {
+    const RunScale& s = *f.scale;
+    return s.device == DeviceKind::cpu
+               ? fmt::format("{} on {} of the host's {} cores", f.implementation,
+                             host_ranks * s.threads_per_rank, host_cpus)
+               : fmt::format("{} on {} of the host's {} GPUs", f.implementation,
+                             host_ranks * (s.gpus / s.ranks), host_gpus);
+  };
+  for (const HeadlineRow& row : headline.rows) {
+    for (const auto* f : {&row.best_cpu, &row.best_gpu, &row.naive_cpu, &row.naive_gpu}) {
+      if (*f && (!(*f)->scale || (*f)->scale_label.empty())) {
+        unlabelled.push_back(fmt::format("{} at N = {}", (*f)->implementation, row.n));
+      }
+    }
+    const auto pair = [&](const std::optional<RateFigure>& cpu,
+                          const std::optional<RateFigure>& gpu) {
+      if (!cpu || !gpu || !cpu->scale || !gpu->scale) return;
+      const std::string what = fmt::format("{} N = {}: {} against {}", to_string(row.precision),
+                                           row.n, share(*gpu), share(*cpu));
+      (whole_host(*cpu) && whole_host(*gpu) ? paired : unlike).push_back(what);
+    };
+    // Best against best only: the naive versions are one thread per rank by definition (rule 3),
+    // and their ratio pairs them on the same ranks and GPUs.
+    pair(row.best_cpu, row.best_gpu);
+  }
+  if (!unlabelled.empty()) {
+    return with_verdict(
+        rule, RuleVerdict::not_kept,
+        fmt::format("headline figures that do not name their scale: {}", names(unlabelled)));
+  }
+  if (!unlike.empty()) {
+    return with_verdict(
+        rule, RuleVerdict::not_kept,
+        fmt::format(
+            "a best-against-best ratio sets part of a host against the whole of one (all GPUs of a "
+            "host pair with all its cores): {}",
+            names(unlike, 2)));
+  }
+  const RunScale run = scale_of(doc.settings, DeviceKind::cpu, 1);
+  return with_verdict(
+      rule, RuleVerdict::kept,
+      paired.empty()
+          ? fmt::format(
+                "decomposed over {} ranks on {} host{}, {} on the busiest; the headline sets no "
+                "CPU against a GPU, and every figure names its GPUs, ranks, cores and hosts",
+                run.ranks, run.hosts, run.hosts == 1 ? "" : "s", host_ranks)
+          : fmt::format(
+                "every formulation ran on the same ranks and hosts; each best-against-best ratio "
+                "sets all GPUs of a host against all its cores (e.g. {}), and every figure names "
+                "its GPUs, ranks, cores and hosts",
+                paired.front()));
+}
+
+// A rule about force-evaluation figures, in a simulation's audit: its evidence says where it is
+// audited instead, so that every evidence line is true of the run.
+AuditRule for_runs_only(int number, const char* title) {
+  return {.number = number,
+          .title = title,
+          .verdict = RuleVerdict::not_applicable,
+          .evidence =
+              "a simulation's figures are whole steps, not force evaluations: this rule "
+              "is audited in the reports of `nbody-fair run`"};
+}
+
+// One line: how many applicable rules were kept, which were not or cannot tell, and what a
+// missing side or disturbed measurements take from the ratios.
+std::string verdict_line(const FairnessAudit& audit, const Headline& headline,
+                         const MeasuredSides& sides) {
+  std::string verdict;
+  std::vector<std::string> not_kept, cannot_tell;
+  std::size_t applicable = 0;
+  for (const AuditRule& rule : audit.rules) {
+    if (rule.verdict != RuleVerdict::not_applicable) ++applicable;
+    const std::string label = fmt::format("{} ({})", rule.number, rule.title);
+    if (rule.verdict == RuleVerdict::not_kept) not_kept.push_back(label);
+    if (rule.verdict == RuleVerdict::cannot_tell) cannot_tell.push_back(label);
+  }
+  if (not_kept.empty() && cannot_tell.empty()) {
+    verdict = fmt::format("all {} applicable rules kept", applicable);
+  } else {
+    std::vector<std::string> parts;
+    if (!not_kept.empty()) {
+      parts.push_back(fmt::format("not kept: rule{} {}", not_kept.size() == 1 ? "" : "s",
+                                  fmt::join(not_kept, ", ")));
+    }
+    if (!cannot_tell.empty()) {
+      parts.push_back(fmt::format("cannot tell: rule{} {}", cannot_tell.size() == 1 ? "" : "s",
+                                  fmt::join(cannot_tell, ", ")));
+    }
+    verdict = fmt::format("{} of {} applicable rules kept; {}",
+                          applicable - not_kept.size() - cannot_tell.size(), applicable,
+                          fmt::join(parts, "; "));
+  }
+  // A run that cannot compare says so before any rule: its rules say only what one side kept.
+  if (!sides.compares()) verdict = sides.missing_side + ", no ratio: " + verdict;
+  if (!audit.disturbed_measurements.empty()) {
+    verdict += fmt::format("; {} measurements taken on a disturbed machine are flagged",
+                           audit.disturbed_measurements.size());
+    if (!headline.disturbed_figures.empty()) {
+      verdict += fmt::format(", {} of them in the headline, whose ratios may be off",
+                             headline.disturbed_figures.size());
+    }
+  }
+  return verdict;
+}
+
+}  // namespace
+
+FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
+                         const MeasuredSides& sides,
+                         const std::vector<IntegrationRow>& simulations) {
+  FairnessAudit audit;
+  if (kind_of(doc.settings) == DocumentKind::simulate) {
+    audit.rules = {same_problem(doc),
+                   simulations_within_bounds(simulations),
+                   for_runs_only(3, "Same effort"),
+                   for_runs_only(4, "Same accounting"),
+                   for_runs_only(5, "Same statistics"),
+                   for_runs_only(6, "Same ceilings"),
+                   full_disclosure(doc),
+                   for_runs_only(8, "Same scale")};
+  } else {
+    audit.rules = {same_problem(doc),
+                   same_precision_and_accuracy(doc, headline, sides),
+                   same_effort(doc, headline, sides),
+                   same_accounting(doc, sides),
+                   same_statistics(doc, sides, audit.disturbed_measurements),
+                   same_ceilings(doc),
+                   full_disclosure(doc),
+                   same_scale(doc, headline, sides)};
+  }
+  audit.verdict = verdict_line(audit, headline, sides);
+  return audit;
+}
+
+std::string_view to_string(RuleVerdict verdict) {
+  switch (verdict) {
+    case RuleVerdict::kept:
+      return "kept";
+    case RuleVerdict::not_kept:
+      return "not kept";
+    case RuleVerdict::cannot_tell:
+      return "cannot tell";
+    case RuleVerdict::not_applicable:
+      return "not applicable";
+  }
+  return "cannot tell";
+}
+
+}  // namespace nbody::reports

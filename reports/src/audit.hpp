@@ -1,0 +1,17 @@
+#pragma once
+// The fairness audit: each rule of docs/FAIRNESS.md checked from a document's own data, one
+// function per rule (audit.cpp), and the line that sums them up.
+#include <vector>
+
+#include "nbody/reports/analysis.hpp"
+#include "nbody/results.hpp"
+
+namespace nbody::reports {
+
+// A run's eight rules, or a simulation's (whose force-evaluation rules say where they are audited
+// instead); `simulations` are the document's integration rows.
+FairnessAudit make_audit(const ResultsDocument& document, const Headline& headline,
+                         const MeasuredSides& sides,
+                         const std::vector<IntegrationRow>& simulations);
+
+}  // namespace nbody::reports
