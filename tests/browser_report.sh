@@ -12,63 +12,12 @@ work=$3
 chartjs=${NBODY_FAIR_CHARTJS:-$4}
 skip=77
 
-browser=""
-for candidate in chromium-headless-shell chromium chromium-browser google-chrome; do
-  if command -v "$candidate" >/dev/null; then browser=$(command -v "$candidate"); break; fi
-done
-if [ -z "$browser" ]; then
-  echo "browser_report: SKIPPED: no chromium-headless-shell or chromium on the PATH (Debian:" \
-    "apt-get install chromium-headless-shell; third_party/install-debian-deps.sh installs it)"
-  exit $skip
-fi
-echo "browser_report: using $browser"
-
 rm -rf "$work"
 mkdir -p "$work"
 # The suite's cache (reference, ceilings) stays in this test's folder.
 export NBODY_FAIR_CACHE_DIR="$work/cache"
-failures=0
-fail() {
-  echo "browser_report: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-# The page as Chromium leaves it after its scripts ran; the flags: no sandbox (root in CI), no GPU,
-# a virtual time budget so the scripts finish before the DOM is dumped.
-dump_dom() {
-  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$work/profile" \
-    --virtual-time-budget=10000 --dump-dom "file://$1" 2>"$work/browser.log"
-}
-
-attribute() {  # attribute NAME BODY_TAG
-  sed -n "s/.* $1=\"\\([^\"]*\\)\".*/\\1/p" <<<"$2"
-}
-
-# check_page HTML EXPECT: EXPECT is "charts" (every chart built, at least one) or "no-charts".
-check_page() {
-  local html=$1 expect=$2 dom body errors built expected
-  [ -s "$html" ] || { fail "$html was not written"; return; }
-  # Nothing fetched from the network: no src= or href= to http(s).
-  if grep -Eoi "(src|href)[[:space:]]*=[[:space:]]*[\"']?https?:" "$html" >/dev/null; then
-    fail "$html references a network resource: $(grep -Eoi "(src|href)[[:space:]]*=[[:space:]]*[\"']?https?:[^\"' >]*" "$html" | head -3 | tr '\n' ' ')"
-  fi
-  dom=$(dump_dom "$html") || { fail "$browser could not load $html: $(tail -5 "$work/browser.log")"; return; }
-  body=$(grep -o '<body[^>]*>' <<<"$dom" | head -1)
-  [ -n "$body" ] || { fail "no <body> in the DOM of $html"; return; }
-  errors=$(attribute data-js-errors "$body")
-  built=$(attribute data-charts-built "$body")
-  expected=$(attribute data-charts-expected "$body")
-  echo "browser_report: $html: charts built ${built:-?} of ${expected:-?}, JavaScript errors: ${errors:-none}"
-  [ -z "$errors" ] || fail "$html: JavaScript errors: $errors"
-  [ -n "$expected" ] || fail "$html: the page's script did not run (no data-charts-expected)"
-  if [ "$expect" = charts ]; then
-    [ "${expected:-0}" -gt 0 ] || fail "$html: no chart expected"
-    [ "$built" = "$expected" ] || fail "$html: $built charts built, $expected expected"
-  else
-    [ "${expected:-x}" = 0 ] || fail "$html: charts expected without Chart.js"
-    grep -q 'No charts: Chart.js was not found' <<<"$dom" || fail "$html: no line saying why the charts are absent"
-  fi
-}
+# shellcheck source=tests/browser_page.sh
+source "$(dirname "${BASH_SOURCE[0]}")/browser_page.sh"
 
 # A page without Chart.js: tables, and one line saying why there are no charts.
 NBODY_FAIR_CHARTJS="$work/no-such-chart.js" "$exe" report \

@@ -6,13 +6,14 @@ set -euo pipefail
 
 # ninja-build: the presets' generator, which builds on every core by default. libjs-chart.js:
 # Chart.js, inlined into report.html for its charts. chromium-headless-shell: the browser the
-# BrowserReport test opens report.html in. libhdf5-dev: the serial HDF5 C library that snapshots
+# BrowserReport test opens report.html in. nodejs: node, which checks that the pages' script
+# parses (ReportScriptLint). libhdf5-dev: the serial HDF5 C library that snapshots
 # and initial-condition files use (optional: without it the build goes on, without snapshots).
 # libopenmpi-dev and openmpi-bin: MPI for runs decomposed over ranks (`mpirun -np K nbody-fair
 # run`) and mpirun for their tests (optional: without them the build goes on, one process only).
 packages=(cmake g++ make ninja-build libtbb-dev libxsimd-dev xtl-dev libfmt-dev libbenchmark-dev
           libgtest-dev nlohmann-json3-dev libcli11-dev libjs-chart.js chromium-headless-shell
-          libhdf5-dev libopenmpi-dev openmpi-bin)
+          nodejs libhdf5-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

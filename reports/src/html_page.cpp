@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "html_assets.hpp"
+#include "report_assets.hpp"
 
 namespace nbody::reports {
 
@@ -85,14 +85,16 @@ std::string charts_section(const std::vector<ChartCard>& charts, const ChartJsSo
   return out + "</section>\n";
 }
 
+// The assets (reports/assets/) start at their first line; the page keeps a line break after each
+// opening tag.
 std::string page_head(std::string_view title) {
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>{}</title>\n<script>",
+      "<title>{}</title>\n<script>\n",
       html_escape(title));
   out += kErrorScript;
-  out += "</script>\n<style>";
+  out += "</script>\n<style>\n";
   out += kReportCss;
   return out + "</style></head>\n<body><main>\n";
 }
@@ -101,7 +103,7 @@ std::string page_scripts(const nlohmann::json& data, const ChartJsSource& chartj
   std::string out = "<script type=\"application/json\" id=\"report-data\">" +
                     script_safe_json(data) + "</script>\n";
   if (chartjs.source) out += "<script>" + script_safe_js(*chartjs.source) + "</script>\n";
-  out += "<script>";
+  out += "<script>\n";
   out += kReportScript;
   return out + "</script>\n";
 }

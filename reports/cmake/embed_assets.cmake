@@ -1,0 +1,41 @@
+# Writes a C++ header that holds text files as raw string literals: the page's script and
+# stylesheet stay real files (linted and tested as such) while report.html stays one file.
+#   cmake -P embed_assets.cmake -- HEADER NAME FILE [NAME FILE]...
+# Each NAME becomes `inline constexpr const char* NAME`, the file's text exactly. The header is
+# rewritten only when its text changes, so an unchanged asset recompiles nothing.
+set(args)
+set(after_separator FALSE)
+math(EXPR last "${CMAKE_ARGC} - 1")
+foreach(i RANGE ${last})
+  if(after_separator)
+    list(APPEND args "${CMAKE_ARGV${i}}")
+  elseif(CMAKE_ARGV${i} STREQUAL "--")
+    set(after_separator TRUE)
+  endif()
+endforeach()
+list(POP_FRONT args header)
+list(LENGTH args count)
+if(count EQUAL 0 OR NOT count MATCHES "[02468]$")
+  message(FATAL_ERROR "embed_assets: usage: cmake -P embed_assets.cmake -- HEADER NAME FILE...")
+endif()
+
+set(delimiter "nbody_asset")
+set(text "#pragma once\n// Generated from reports/assets/ by reports/cmake/embed_assets.cmake at build time: edit\n// those files, not this one.\n\nnamespace nbody::reports {\n")
+while(args)
+  list(POP_FRONT args name file)
+  file(READ "${file}" content)
+  string(FIND "${content}" ")${delimiter}\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "embed_assets: ${file} contains )${delimiter}\", which ends the raw string")
+  endif()
+  string(APPEND text "\ninline constexpr const char* ${name} = R\"${delimiter}(${content})${delimiter}\";\n")
+endwhile()
+string(APPEND text "\n}  // namespace nbody::reports\n")
+
+set(old "")
+if(EXISTS "${header}")
+  file(READ "${header}" old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE "${header}" "${text}")
+endif()
