@@ -191,7 +191,7 @@ TEST(Analysis, RooflineHasTheMeasuredCeilingsAndTheMixInFlops) {
             1);
 }
 
-// A run with float64 on both sides (issue 16): its own headline row, best against best and naive
+// A run with float64 on both sides: its own headline row, best against best and naive
 // against naive where both naive exist, a float64 CPU ladder, and the CPU roofline with the float64
 // FMA ceilings the float64 kernels' fractions are taken against.
 TEST(Analysis, Float64OnBothSidesHasItsOwnHeadlineRowLadderAndCeilings) {

@@ -138,7 +138,7 @@ TEST_P(GpuFormulation, RefusesMoreBodiesThanTheDeviceCanHold) {
   EXPECT_FALSE(reason->empty());
 }
 
-// Decomposition by target range (issue 15): the slices of 2 and 3 parts, each run on its own,
+// Decomposition by target range: the slices of 2 and 3 parts, each run on its own,
 // together give every body's acceleration within the formulation's tolerance of the float64
 // reference, at awkward sizes (a slice may be empty: fewer bodies than parts). Symmetric
 // formulations refuse a slice.
@@ -190,7 +190,7 @@ std::vector<int> listed_test_gpus() {
   return count >= 2 ? std::vector<int>{0, 1} : std::vector<int>{0};
 }
 
-// Several GPUs of one process (issue 15): at awkward sizes (N not divisible by the GPU count),
+// Several GPUs of one process: at awkward sizes (N not divisible by the GPU count),
 // every body's acceleration within the formulation's tolerance of the float64 reference, in both
 // scopes; symmetric formulations refuse.
 TEST_P(GpuFormulation, SeveralGpusTogetherMatchTheReference) {

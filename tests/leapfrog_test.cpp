@@ -66,7 +66,7 @@ TEST(Leapfrog, PlummerClusterKeepsEnergyAndMomentum) {
   std::vector<Vec3<double>> accelerations;
   leapfrog(state, 1e-3, 300, reference_field(softening), accelerations);
   const ConservedQuantities final = conserved_quantities(state.bodies, state.velocities, softening);
-  // Measured 1.4e-7 (Debian 12, 2026-11-23); the bound leaves a factor of 70.
+  // Measured 1.4e-7 (Debian 12); the bound leaves a factor of 70.
   EXPECT_LT(relative_energy_error(final, initial), 1e-5);
   EXPECT_LT(std::hypot(final.momentum.x, final.momentum.y, final.momentum.z), 1e-13);
 }

@@ -1,4 +1,4 @@
-// nbody-fair under mpirun (issue 15), as a user runs it: 2 ranks, oversubscribed, the CPU
+// nbody-fair under mpirun, as a user runs it: 2 ranks, oversubscribed, the CPU
 // formulations decomposed. Rank 0 alone writes results whose accuracy and trajectories are the
 // one-process run's; bad input on any rank is one line and exit 2 on every rank; a rank failing
 // mid-run ends the job with an error, not a hang; an interrupt keeps what was measured. Skipped,

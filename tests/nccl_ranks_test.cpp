@@ -1,5 +1,5 @@
-// GPU formulations over the ranks of mpirun with NCCL between their GPUs, one GPU each (issue 15:
-// ExecutionOptions::gpu_group, --gpu-exchange nccl), run under mpirun -np 2 (tests/mpirun.sh) on a
+// GPU formulations over the ranks of mpirun with NCCL between their GPUs, one GPU each
+// (ExecutionOptions::gpu_group, --gpu-exchange nccl), run under mpirun -np 2 (tests/mpirun.sh) on a
 // machine with two GPUs or more: each rank's runs and simulations against the one-GPU run and
 // simulation on its own GPU and the float64 reference, within tolerance, at awkward sizes (1, 2,
 // 7, 31, 1000, 4097: N not divisible by the ranks among them); the timings agreed over the ranks;

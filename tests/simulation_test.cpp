@@ -1,4 +1,4 @@
-// Time integration with the registered formulations as force engines (issue 14): closed-form
+// Time integration with the registered formulations as force engines: closed-form
 // orbits, conservation, the float64 trajectory, and `nbody-fair simulate`'s bad input.
 #include <algorithm>
 #include <chrono>
@@ -299,7 +299,7 @@ TEST(Simulation, PotentialOfManyBodiesInLongerChunksIsTheHostSum) {
   EXPECT_NEAR(*potential, host, 1e-13 * std::abs(host)) << "device " << *potential;
 }
 
-// Several GPUs of one process (issue 15): each integrates its slice and the positions are
+// Several GPUs of one process: each integrates its slice and the positions are
 // all-gathered after every step; the trajectory is the one-GPU trajectory to rounding (gpu.tuned
 // plans its split of j by its count of targets, so not bit for bit), and the potential and the
 // step split are there. Two GPUs where the machine has them, else the one (NCCL's path alone).

@@ -1,4 +1,4 @@
-// Decomposition by target range (issue 15): the balanced slices, and every CPU formulation that
+// Decomposition by target range: the balanced slices, and every CPU formulation that
 // takes a range computing exactly its slice of the whole run's accelerations; those that refuse
 // one (symmetric pairs, the GPU for now) say why before anything runs.
 #include <cstring>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Energy-error survey of `nbody-fair simulate` (issue 14): for several seeds of one initial
+"""Energy-error survey of `nbody-fair simulate`: for several seeds of one initial
 condition, each formulation's |dE/E| at the end against the float64 leapfrog's own, from the same
 initial condition and steps. Sets the bound docs/tolerances.md records.
 

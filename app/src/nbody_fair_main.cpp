@@ -96,7 +96,7 @@ void handle_interrupts(bool decomposed) {
   }
 }
 
-// This process's part in a suite decomposed over the ranks of mpirun (issue 15), as run_main
+// This process's part in a suite decomposed over the ranks of mpirun, as run_main
 // needs it; run_main gets none in one process. Built over nbody_distributed by main.
 struct RankPart {
   int rank = 0;

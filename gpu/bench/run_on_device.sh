@@ -348,7 +348,7 @@ if has fair; then
     --sizes "${FAIR_SIZES:-16384,65536,1048576}" --out "$out/run" >>"$log" 2>&1
   echo "rc=$?" | tee -a "$log"
 fi
-# Issue 17: 1, 2, 4 and 8 GPUs of this host (as many as it has), the first g of them for g.
+# 1, 2, 4 and 8 GPUs of this host (as many as it has), the first g of them for g.
 gpu_count=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
 gpu_sets=""
 for g in 1 2 4 8; do ((g <= gpu_count)) && gpu_sets="$gpu_sets $g"; done

@@ -1,5 +1,5 @@
 #pragma once
-// What a time integration must conserve (issue 14's conservation checks): energy, linear and
+// What a time integration must conserve: energy, linear and
 // angular momentum, and the virial ratio, accumulated in float64 with compensated sums whatever
 // precision the bodies were integrated in, so that the diagnostics' own rounding stays far below
 // the integrator's error they measure.

@@ -38,15 +38,15 @@ struct ExecutionOptions {
   int threads = 0;     // CPU threads; 0 = all the machine has
   std::string isa;     // CPU SIMD ISA to force ("sse4.2", "avx2", "avx512f"); empty = widest
   int gpu_device = 0;  // CUDA device ordinal
-  // Several GPUs driven by this process (`--gpus`, issue 15), each computing a slice of the
+  // Several GPUs driven by this process (`--gpus`), each computing a slice of the
   // targets, NCCL all-gathering between them. Empty: gpu_device alone.
   std::vector<int> gpu_devices;
-  // One GPU per rank of mpirun, NCCL all-gathering between the ranks (issue 15): each rank's GPU
+  // One GPU per rank of mpirun, NCCL all-gathering between the ranks: each rank's GPU
   // formulations compute its slice on gpu_device. Empty: their slices travel through host memory
   // (MPI), or there are no ranks.
   std::optional<GpuGroup> gpu_group;
   // The bodies whose accelerations a run computes, from all N sources: a rank's or a device's
-  // slice when the bodies are decomposed by target range (issue 15). Empty: all of them.
+  // slice when the bodies are decomposed by target range. Empty: all of them.
   std::optional<TargetRange> targets;
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // Second-order kick-drift-kick leapfrog (symplectic and time-reversible), in float64 on the host:
-// the reference trajectory that `simulate` measures the divergence of every force engine against
-// (issue 14), and the integrator's definition the device and SIMD versions follow.
+// the reference trajectory that `simulate` measures the divergence of every force engine
+// against, and the integrator's definition the device and SIMD versions follow.
 #include <functional>
 #include <span>
 #include <vector>

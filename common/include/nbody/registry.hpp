@@ -43,7 +43,7 @@ class PreparedRun {
   enum class Scope { kernel, end_to_end };
   // Seconds of one evaluation: all of it, and the force computation alone within it (its own
   // device events on the GPU), so that one end-to-end timing yields both figures. A run decomposed
-  // over ranks or devices (issue 15) adds the all-gather of the slices to `total` and says how
+  // over ranks or devices adds the all-gather of the slices to `total` and says how
   // long it took in `communication`; its `kernel` is the slowest slice's.
   struct Seconds {
     double total = 0;

@@ -103,8 +103,8 @@ struct ResultRecord {
   std::optional<RateFigures> end_to_end_rate;
   std::optional<CounterReadout> counters;
   // Wall seconds this measurement spent in each phase: probe, reference, validation, timing,
-  // counters (where the suite's time goes; files written before 2026-11-23's second session also
-  // have timing_end_to_end, a separate end-to-end timing).
+  // counters (where the suite's time goes; older files may also have timing_end_to_end, a separate
+  // end-to-end timing).
   std::map<std::string, double> phase_seconds;
 };
 
@@ -236,7 +236,7 @@ struct TrajectoryDivergence {
   double reference_energy_error = 0;
 };
 
-// Seconds per step, by phase (issue 14's Amdahl split): force and integration from steps timed
+// Seconds per step, by phase (an Amdahl split): force and integration from steps timed
 // phase by phase on the simulation's own clock; diagnostics (the device-to-host copy and the
 // float64 sums) and snapshots on the wall clock; other = a whole step less force and integration
 // (launches and gaps; a whole GPU step is one CUDA graph).

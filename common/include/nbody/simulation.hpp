@@ -1,6 +1,6 @@
 #pragma once
-// Time integration with a registered formulation as the force engine (`nbody-fair simulate`,
-// issue 14): the kick-drift-kick leapfrog of nbody/leapfrog.hpp, in the formulation's precision,
+// Time integration with a registered formulation as the force engine (`nbody-fair simulate`):
+// the kick-drift-kick leapfrog of nbody/leapfrog.hpp, in the formulation's precision,
 // its state kept where its kernel runs (the GPU's memory for GPU formulations; the host, with the
 // formulation's threads, for CPU ones).
 #include <map>
@@ -19,7 +19,7 @@ struct Implementation;
 
 // What a simulation starts from: the whole initial state on every rank or device, and in
 // execution.targets the slice of bodies this one integrates when they are decomposed by target
-// range (issue 15), so a formulation's simulation is created the same way for one or several.
+// range, so a formulation's simulation is created the same way for one or several.
 struct SimulationSetup {
   std::span<const Body<double>> bodies;      // positions and masses
   std::span<const Vec3<double>> velocities;  // one per body
@@ -36,7 +36,7 @@ struct StepSeconds {
   double total = 0;
   double force = 0;
   double integration = 0;
-  // Decomposed over ranks (issue 15): the agreements and the all-gathers of positions, waiting
+  // Decomposed over ranks: the agreements and the all-gathers of positions, waiting
   // for slower ranks included; 0 in one process.
   double communication = 0;
   bool phases = false;  // force and integration were measured (always on the host)

@@ -1,5 +1,5 @@
 #pragma once
-// Decomposition by target range (issue 15): each rank or device owns a contiguous slice of the
+// Decomposition by target range: each rank or device owns a contiguous slice of the
 // bodies and computes the accelerations of its slice from all N sources; the slices are then
 // all-gathered. One type for both sides: CPU ranks (MPI) and GPU devices (NCCL) cut N alike.
 #include <cstddef>

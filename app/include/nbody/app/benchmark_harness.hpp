@@ -40,7 +40,7 @@ struct RepetitionSettings {
   // taken again, up to this many attempts in all; the least disturbed is kept, flagged if still
   // disturbed.
   int max_attempts = 3;
-  // Where the suite runs decomposed over several processes (mpirun, issue 15), each timing the
+  // Where the suite runs decomposed over several processes (mpirun), each timing the
   // same evaluations: the largest of a value over all of them, a collective they all reach at the
   // same point, so that decisions taken on what one process measured (re-measuring a disturbed
   // timing, skipping on a predicted time) are taken alike by all. Empty in one process.

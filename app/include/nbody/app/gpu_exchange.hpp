@@ -1,5 +1,5 @@
 #pragma once
-// Under mpirun, how GPU formulations' slices travel between the ranks (issue 15, --gpu-exchange):
+// Under mpirun, how GPU formulations' slices travel between the ranks (--gpu-exchange):
 // by NCCL between the ranks' GPUs, one GPU each, all-gathering on device buffers (the ranks set up
 // one communicator together: rank 0 makes NCCL's unique id, MPI broadcasts its bytes, every rank
 // joins with ncclCommInitRank), or through host memory with MPI_Allgatherv, as CPU formulations'

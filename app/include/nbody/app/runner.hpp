@@ -67,7 +67,7 @@ std::vector<std::size_t> default_sizes(std::span<const Implementation* const> se
 // Throws UsageError when N bodies cannot fit in this machine's available memory.
 void check_memory(std::span<const Implementation* const> selected, std::size_t n);
 
-// Where the suite runs decomposed over several processes (mpirun, issue 15), every one of them
+// Where the suite runs decomposed over several processes (mpirun), every one of them
 // running this same suite in step over a registry whose runs are decomposed
 // (nbody/distributed/decomposed.hpp): how, for the settings of the results.
 struct ProcessDecomposition {

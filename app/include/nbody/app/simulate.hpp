@@ -1,7 +1,7 @@
 #pragma once
 // `nbody-fair simulate`: the kick-drift-kick leapfrog with each selected formulation as its force
 // engine, the conservation checks, the divergence from the float64 trajectory, and the Amdahl
-// split of a step (issue 14).
+// split of a step.
 #include <cstdint>
 #include <filesystem>
 #include <optional>

@@ -29,7 +29,7 @@ std::vector<GpuDescription> describe_gpus();
 // How GPU timings on CUDA device `ordinal` observe the GPU's state (NVML), or why they cannot.
 GpuObservation observe_gpu(int ordinal);
 
-// NCCL between the GPUs of mpirun's ranks, one GPU each (issue 15; gpu/multi_gpu.hpp), where this
+// NCCL between the GPUs of mpirun's ranks, one GPU each (gpu/multi_gpu.hpp), where this
 // build has it:
 // - empty where `device` can be in a group of ranks (NCCL built, the device working); otherwise
 //   why not;

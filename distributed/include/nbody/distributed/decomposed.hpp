@@ -1,5 +1,5 @@
 #pragma once
-// Runs and simulations decomposed over the ranks of a Decomposition by target range (issue 15):
+// Runs and simulations decomposed over the ranks of a Decomposition by target range:
 // each rank prepares the formulation on its balanced slice of the bodies (ExecutionOptions::
 // targets), computes that slice's accelerations from all N sources, and the slices are
 // all-gathered with MPI_Allgatherv, so that every rank holds the whole result. GPU formulations

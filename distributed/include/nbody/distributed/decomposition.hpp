@@ -1,5 +1,5 @@
 #pragma once
-// One process's part in a suite decomposed over MPI ranks by target range (issue 15): its rank,
+// One process's part in a suite decomposed over MPI ranks by target range: its rank,
 // its slice of N bodies, and the agreements that keep the ranks in step.
 //
 // Every exchange between the ranks begins with an agreement: one reduction of the same shape

@@ -1,5 +1,5 @@
 #pragma once
-// MPI for runs decomposed over ranks (issue 15), behind a few owning types: the session
+// MPI for runs decomposed over ranks, behind a few owning types: the session
 // (MPI_Init_thread / MPI_Finalize), a communicator of its own (a duplicate of the world, freed on
 // destruction) and derived datatypes. Every MPI call's result goes through one check, which
 // throws MpiError with MPI's own words: the communicator returns errors instead of aborting.
