@@ -197,6 +197,218 @@ std::vector<std::size_t> sizes_with_counters(const SuiteOptions& options) {
   return chosen ? std::vector<std::size_t>{*chosen} : std::vector<std::size_t>{};
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The suite's place in its steps, for the progress line.
+struct SuiteProgress {
+  ProgressSink& sink;
+  std::size_t total = 0;
+  std::size_t step = 0;
+
+  void say(const std::string& what) const { sink.update(step, total, what); }
+};
+
+// What every measurement of one suite shares.
+struct Measurement {
+  const SuiteContext& context;
+  const SuiteOptions& options;
+  SuiteMode mode;
+  const std::vector<std::size_t>& counter_sizes;
+  const RunPlan* plan;  // null: no budget
+  std::chrono::steady_clock::time_point started;
+  SuiteProgress& progress;
+  // Seconds of one evaluation at the last size each implementation ran, to predict the next.
+  std::map<std::string, std::pair<std::size_t, double>> last_evaluation = {};
+};
+
+// The bodies as a formulation of one precision sees them, and their float64 accelerations.
+using Reference = std::pair<std::vector<Body<double>>, std::vector<Vec3<double>>>;
+
+// One size's bodies and the float64 references computed on them, one per precision, as needed.
+struct SizeInputs {
+  const Snapshot& snapshot;
+  const InputRecord& input;
+  std::vector<std::uint32_t> targets;
+  const ReferenceCache& cache;
+  std::map<Precision, Reference> references = {};
+};
+
+// The record's identity, before anything is measured.
+ResultRecord new_record(const Implementation& impl, const SizeInputs& inputs,
+                        const ExecutionOptions& execution) {
+  const ImplementationInfo& info = impl.info;
+  const std::size_t n = inputs.snapshot.bodies.size();
+  ResultRecord record;
+  record.implementation = info.name;
+  record.initial_condition = inputs.input.initial_condition;
+  record.n = n;
+  record.input_hash =
+      info.precision == Precision::f32 ? inputs.input.hash_f32 : inputs.input.hash_f64;
+  record.interactions_credited = static_cast<double>(n) * static_cast<double>(n);
+  record.pairs_evaluated = pairs_evaluated(info.pairs, n);
+  record.threads = impl.threads_used(execution);
+  return record;
+}
+
+// Why this measurement is not taken: unavailable, over its size limit, left out by the plan, or
+// predicted (from its last evaluation, or a probe) to take longer than --max-eval-seconds.
+std::optional<std::string> why_skip(Measurement& m, const Implementation& impl, std::size_t n,
+                                    ResultRecord& record, const std::string& label) {
+  const std::string& name = impl.info.name;
+  std::optional<std::string> skip = impl.unavailable_reason();
+  if (!skip && impl.size_limit_reason) skip = impl.size_limit_reason(n, m.options.execution);
+  if (!skip && m.plan) skip = m.plan->left_out(name, n);
+  if (!skip && m.plan) skip = m.plan->no_longer_fits(name, n, seconds_since(m.started));
+  if (skip) return skip;
+  if (!m.last_evaluation.contains(name) && n > kFirstProbeSize) {
+    m.progress.say(label + ": estimating its time");
+    const PhaseTimer timer(record.phase_seconds, "probe");
+    if (auto probe = probe_evaluation_time(impl, m.options, n)) m.last_evaluation[name] = *probe;
+  }
+  if (const auto it = m.last_evaluation.find(name); it != m.last_evaluation.end()) {
+    const double ratio = static_cast<double>(n) / static_cast<double>(it->second.first);
+    const double predicted = it->second.second * ratio * ratio;
+    if (predicted > m.options.max_eval_seconds) {
+      return fmt::format("one evaluation would take about {:.3g} s, over --max-eval-seconds {}",
+                         predicted, m.options.max_eval_seconds);
+    }
+  }
+  return std::nullopt;
+}
+
+// The float64 reference for the formulation's precision at this size, computed (or read from the
+// cache) the first time a formulation of that precision asks.
+const Reference& reference_for(Measurement& m, SizeInputs& inputs, Precision precision,
+                               ResultRecord& record) {
+  auto& reference = inputs.references[precision];
+  if (reference.first.empty()) {
+    m.progress.say(fmt::format("float64 reference N={}", format_size(record.n)));
+    const PhaseTimer timer(record.phase_seconds, "reference");
+    reference.first = as_seen_by(precision, inputs.snapshot.bodies);
+    reference.second =
+        inputs.cache.get_or_compute(reference.first, m.options.softening, inputs.targets);
+  }
+  return reference;
+}
+
+// Validates the prepared run against the reference; returns the seconds of that first, untimed
+// evaluation (it doubles as the first warm-up).
+double validate(PreparedRun& run, const ImplementationInfo& info, const Reference& reference,
+                const std::vector<std::uint32_t>& targets, ResultRecord& record) {
+  const double first_seconds = run.evaluate(PreparedRun::Scope::kernel).kernel;
+  record.details = run.details();
+  const std::size_t n = record.n;
+  AccuracyRecord accuracy;
+  accuracy.metrics =
+      compare_with_reference(run.accelerations(), reference.second, targets, reference.first);
+  accuracy.relative_l2_bound = info.tolerance.relative_l2_bound(n);
+  accuracy.max_relative_bound = info.tolerance.max_relative_bound(n);
+  accuracy.sampled = targets.size() < n;
+  accuracy.passed = info.tolerance.accepts(accuracy.metrics, n);
+  record.accuracy = accuracy;
+  return first_seconds;
+}
+
+// Times the prepared run: on the GPU one end-to-end timing gives both figures (the kernel's own
+// events sit inside it), the kernel timed alone again where it is too short to read so; on the CPU
+// the kernel, with the all-gather where the run is decomposed over ranks.
+void time_record(const Measurement& m, PreparedRun& run, const ImplementationInfo& info,
+                 double first_seconds, ResultRecord& record) {
+  const PhaseTimer timer(record.phase_seconds, "timing");
+  RepetitionSettings timing = m.options.timing;
+  // Where the validation evaluation alone lasted the warm-up time, it was the warm-up.
+  if (first_seconds >= timing.warmup_s) timing.warmup_s = 0;
+  const std::size_t n = record.n;
+  const GpuObservation* observation = &m.context.gpu_observation;
+  if (info.device == DeviceKind::gpu) {
+    const Timings timings =
+        time_repetitions(run, PreparedRun::Scope::end_to_end, n, timing, observation);
+    record.kernel = timings.kernel;
+    record.end_to_end = timings.total;
+    record.communication = timings.communication;
+    if (timings.kernel.median_s < m.options.separate_kernel_timing_below_s) {
+      record.kernel =
+          time_repetitions(run, PreparedRun::Scope::kernel, n, timing, observation).kernel;
+    }
+    record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
+  } else {
+    const Timings timings = time_repetitions(run, PreparedRun::Scope::kernel, n, timing);
+    record.kernel = timings.kernel;
+    if (timings.communication) {  // decomposed over ranks: the all-gather included
+      record.end_to_end = timings.total;
+      record.communication = timings.communication;
+      record.end_to_end_rate = rates(timings.total, record.interactions_credited);
+    }
+  }
+  record.kernel_rate = rates(*record.kernel, record.interactions_credited);
+}
+
+// Hardware counters at the sizes chosen for them, from the first source that applies; or why none
+// were read.
+void count(const Measurement& m, PreparedRun& run, const ImplementationInfo& info,
+           ResultRecord& record, const std::string& label) {
+  const std::vector<std::size_t>& sizes = m.counter_sizes;
+  if (m.options.counters && std::find(sizes.begin(), sizes.end(), record.n) != sizes.end()) {
+    for (const std::unique_ptr<CounterSource>& source : m.context.counter_sources) {
+      if (!source->applies_to(info)) continue;
+      m.progress.say(label + ": counters");
+      const PhaseTimer timer(record.phase_seconds, "counters");
+      record.counters = source->read(run, info, record.n, m.context.ceilings.value_or(Ceilings{}));
+      break;
+    }
+  } else if (!m.options.counters) {
+    record.counters = CounterReadout{
+        .source = "none",
+        .unavailable_reason = m.context.decomposition ? "not read in runs decomposed over ranks"
+                                                      : "disabled by --no-counters",
+        .metrics = {},
+        .derived = {}};
+  }
+}
+
+// One (implementation, N): skipped with its reason, or validated, then timed and counted in a
+// run. Empty where an interruption stopped it midway.
+std::optional<ResultRecord> measure(Measurement& m, const Implementation& impl,
+                                    SizeInputs& inputs) {
+  const ImplementationInfo& info = impl.info;
+  ResultRecord record = new_record(impl, inputs, m.options.execution);
+  const std::string label = fmt::format("{} N={}", info.name, format_size(record.n));
+  if (const auto skip = why_skip(m, impl, record.n, record, label)) {
+    record.status = Status::skipped;
+    record.reason = *skip;
+    m.progress.say(label + ": skipped");
+    return record;
+  }
+  try {
+    const Reference& reference = reference_for(m, inputs, info.precision, record);
+    m.progress.say(label + ": validating");
+    std::optional<PhaseTimer> validation(std::in_place, record.phase_seconds, "validation");
+    std::unique_ptr<PreparedRun> run =
+        impl.prepare(inputs.snapshot.bodies, m.options.softening, m.options.execution);
+    const double first_seconds = validate(*run, info, reference, inputs.targets, record);
+    validation.reset();
+    m.last_evaluation[info.name] = {record.n, first_seconds};
+    if (!record.accuracy->passed) {
+      record.status = Status::failed;
+      record.reason = describe_failure(*record.accuracy);
+      return record;
+    }
+    record.status = Status::ok;
+    if (m.mode == SuiteMode::validate) return record;
+    m.progress.say(label + ": timing");
+    time_record(m, *run, info, first_seconds, record);
+    m.last_evaluation[info.name] = {record.n, record.kernel->median_s};
+    count(m, *run, info, record, label);
+  } catch (const std::exception& e) {
+    if (interrupt_requested()) return std::nullopt;
+    record.status = Status::failed;
+    record.reason = e.what();
+  }
+  return record;
+}
+
 }  // namespace
 
 std::unique_ptr<ProgressSink> make_stderr_progress() {
@@ -285,173 +497,49 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
   doc.settings.counter_sizes = counter_sizes;
   const ReferenceCache cache(options.reference_cache ? ReferenceCache::default_directory()
                                                      : std::filesystem::path{});
-  // Seconds of one evaluation at the last size each implementation ran, to predict the next.
-  std::map<std::string, std::pair<std::size_t, double>> last_evaluation;
-  const std::size_t total = effective.sizes.size() * selected.size();
-  std::size_t step = 0;
-  bool interrupted = false;
+  SuiteProgress progress{.sink = context.progress,
+                         .total = effective.sizes.size() * selected.size()};
   const std::optional<RunPlan> plan =
       mode == SuiteMode::run
           ? plan_within_budget(context, effective, selected, counter_sizes,
                                budget_of(options, selected, context.decomposition.has_value()), doc)
           : std::nullopt;
+  Measurement measurement{.context = context,
+                          .options = options,
+                          .mode = mode,
+                          .counter_sizes = counter_sizes,
+                          .plan = plan ? &*plan : nullptr,
+                          .started = started,
+                          .progress = progress};
   if (plan) {
-    for (const auto& [name, estimate] : plan->estimates) last_evaluation[name] = estimate;
+    for (const auto& [name, estimate] : plan->estimates)
+      measurement.last_evaluation[name] = estimate;
   }
-
+  bool interrupted = false;
   for (const std::size_t n : effective.sizes) {
     if (interrupted) break;
     const Snapshot snapshot = make_initial_condition(options.initial_condition, n, options.seed);
-    InputRecord input{std::string(to_string(options.initial_condition)), n, options.seed,
-                      hash_to_hex(input_hash(snapshot.bodies)),
-                      hash_to_hex(input_hash(convert_precision<float, double>(snapshot.bodies)))};
+    const InputRecord input{
+        std::string(to_string(options.initial_condition)), n, options.seed,
+        hash_to_hex(input_hash(snapshot.bodies)),
+        hash_to_hex(input_hash(convert_precision<float, double>(snapshot.bodies)))};
     doc.inputs.push_back(input);
-    const std::vector<std::uint32_t> targets = validation_targets(n, options.validation_bodies);
-    std::map<Precision, std::pair<std::vector<Body<double>>, std::vector<Vec3<double>>>> references;
-
+    SizeInputs inputs{.snapshot = snapshot,
+                      .input = input,
+                      .targets = validation_targets(n, options.validation_bodies),
+                      .cache = cache};
     for (const Implementation* impl : selected) {
       if (interrupt_requested()) {
         interrupted = true;
         break;
       }
-      ++step;
-      const ImplementationInfo& info = impl->info;
-      ResultRecord record;
-      record.implementation = info.name;
-      record.initial_condition = input.initial_condition;
-      record.n = n;
-      record.input_hash = info.precision == Precision::f32 ? input.hash_f32 : input.hash_f64;
-      record.interactions_credited = static_cast<double>(n) * static_cast<double>(n);
-      record.pairs_evaluated = pairs_evaluated(info.pairs, n);
-      record.threads = impl->threads_used(options.execution);
-      const std::string label = fmt::format("{} N={}", info.name, format_size(n));
-
-      std::optional<std::string> skip = impl->unavailable_reason();
-      if (!skip && impl->size_limit_reason) skip = impl->size_limit_reason(n, options.execution);
-      if (!skip && plan) skip = plan->left_out(info.name, n);
-      if (!skip && plan) {
-        skip = plan->no_longer_fits(
-            info.name, n,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      ++progress.step;
+      std::optional<ResultRecord> record = measure(measurement, *impl, inputs);
+      if (!record) {  // interrupted mid-measurement: nothing of it is kept
+        interrupted = true;
+        break;
       }
-      if (!skip && !last_evaluation.contains(info.name) && n > kFirstProbeSize) {
-        context.progress.update(step, total, label + ": estimating its time");
-        const PhaseTimer timer(record.phase_seconds, "probe");
-        if (auto probe = probe_evaluation_time(*impl, options, n))
-          last_evaluation[info.name] = *probe;
-      }
-      if (!skip) {
-        if (const auto it = last_evaluation.find(info.name); it != last_evaluation.end()) {
-          const double ratio = static_cast<double>(n) / static_cast<double>(it->second.first);
-          const double predicted = it->second.second * ratio * ratio;
-          if (predicted > options.max_eval_seconds) {
-            skip =
-                fmt::format("one evaluation would take about {:.3g} s, over --max-eval-seconds {}",
-                            predicted, options.max_eval_seconds);
-          }
-        }
-      }
-      if (skip) {
-        record.status = Status::skipped;
-        record.reason = *skip;
-        doc.results.push_back(record);
-        context.progress.update(step, total, label + ": skipped");
-        if (context.checkpoint) context.checkpoint(doc);
-        continue;
-      }
-
-      try {
-        auto& reference = references[info.precision];
-        if (reference.first.empty()) {
-          context.progress.update(step, total,
-                                  fmt::format("float64 reference N={}", format_size(n)));
-          const PhaseTimer timer(record.phase_seconds, "reference");
-          reference.first = as_seen_by(info.precision, snapshot.bodies);
-          reference.second = cache.get_or_compute(reference.first, options.softening, targets);
-        }
-        context.progress.update(step, total, label + ": validating");
-        std::optional<PhaseTimer> validation_timer(std::in_place, record.phase_seconds,
-                                                   "validation");
-        std::unique_ptr<PreparedRun> run =
-            impl->prepare(snapshot.bodies, options.softening, options.execution);
-        // The validation evaluation doubles as the first warm-up; it is never timed.
-        const double first_seconds = run->evaluate(PreparedRun::Scope::kernel).kernel;
-        last_evaluation[info.name] = {n, first_seconds};
-        record.details = run->details();
-        AccuracyRecord accuracy;
-        accuracy.metrics = compare_with_reference(run->accelerations(), reference.second, targets,
-                                                  reference.first);
-        accuracy.relative_l2_bound = info.tolerance.relative_l2_bound(n);
-        accuracy.max_relative_bound = info.tolerance.max_relative_bound(n);
-        accuracy.sampled = targets.size() < n;
-        accuracy.passed = info.tolerance.accepts(accuracy.metrics, n);
-        record.accuracy = accuracy;
-        validation_timer.reset();
-        if (!accuracy.passed) {
-          record.status = Status::failed;
-          record.reason = describe_failure(accuracy);
-        } else if (mode == SuiteMode::validate) {
-          record.status = Status::ok;
-        } else {
-          context.progress.update(step, total, label + ": timing");
-          std::optional<PhaseTimer> timing_timer(std::in_place, record.phase_seconds, "timing");
-          RepetitionSettings timing = options.timing;
-          // Where the validation evaluation alone lasted the warm-up time, it was the warm-up.
-          if (first_seconds >= timing.warmup_s) timing.warmup_s = 0;
-          if (info.device == DeviceKind::gpu) {
-            // One end-to-end timing gives both figures: the kernel's own events sit inside it.
-            const Timings timings = time_repetitions(*run, PreparedRun::Scope::end_to_end, n,
-                                                     timing, &context.gpu_observation);
-            record.kernel = timings.kernel;
-            record.end_to_end = timings.total;
-            record.communication = timings.communication;
-            if (timings.kernel.median_s < options.separate_kernel_timing_below_s) {
-              record.kernel = time_repetitions(*run, PreparedRun::Scope::kernel, n, timing,
-                                               &context.gpu_observation)
-                                  .kernel;
-            }
-            record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
-          } else {
-            const Timings timings = time_repetitions(*run, PreparedRun::Scope::kernel, n, timing);
-            record.kernel = timings.kernel;
-            if (timings.communication) {  // decomposed over ranks: the all-gather included
-              record.end_to_end = timings.total;
-              record.communication = timings.communication;
-              record.end_to_end_rate = rates(timings.total, record.interactions_credited);
-            }
-          }
-          timing_timer.reset();
-          record.kernel_rate = rates(*record.kernel, record.interactions_credited);
-          last_evaluation[info.name] = {n, record.kernel->median_s};
-          record.status = Status::ok;
-          if (options.counters &&
-              std::find(counter_sizes.begin(), counter_sizes.end(), n) != counter_sizes.end()) {
-            for (const std::unique_ptr<CounterSource>& source : context.counter_sources) {
-              if (!source->applies_to(info)) continue;
-              context.progress.update(step, total, label + ": counters");
-              const PhaseTimer timer(record.phase_seconds, "counters");
-              record.counters = source->read(*run, info, n, context.ceilings.value_or(Ceilings{}));
-              break;
-            }
-          } else if (!options.counters) {
-            record.counters =
-                CounterReadout{.source = "none",
-                               .unavailable_reason = context.decomposition
-                                                         ? "not read in runs decomposed over ranks"
-                                                         : "disabled by --no-counters",
-                               .metrics = {},
-                               .derived = {}};
-          }
-        }
-      } catch (const std::exception& e) {
-        if (interrupt_requested()) {
-          interrupted = true;
-          break;
-        }
-        record.status = Status::failed;
-        record.reason = e.what();
-      }
-      doc.results.push_back(record);
+      doc.results.push_back(std::move(*record));
       if (context.checkpoint) context.checkpoint(doc);
     }
   }
@@ -459,8 +547,7 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
   doc.interrupted = interrupted || interrupt_requested();
   doc.complete = !doc.interrupted;
   doc.phase_seconds["ceilings"] = context.ceilings_seconds;
-  doc.phase_seconds["measurements"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  doc.phase_seconds["measurements"] = seconds_since(started);
   if (context.checkpoint) context.checkpoint(doc);
   return doc;
 }

@@ -120,6 +120,201 @@ std::optional<std::string> over_budget_from_smaller(const SimulateOptions& optio
   return std::nullopt;
 }
 
+// Why this formulation does not simulate at this N: unavailable, over its size limit, or
+// estimated from its step at a smaller N to overrun the budget.
+std::optional<std::string> why_skip(const Implementation& impl, const SimulateOptions& options,
+                                    const SimulationInput& input) {
+  const std::size_t n = input.initial.bodies.size();
+  std::optional<std::string> skip = impl.unavailable_reason();
+  if (!skip && impl.size_limit_reason) skip = impl.size_limit_reason(n, options.suite.execution);
+  if (!skip && input.smaller) {
+    skip = over_budget_from_smaller(options, *input.smaller, n, input.budget_left_s);
+  }
+  return skip;
+}
+
+// One simulation in progress: the steps, the conservation checks and snapshots due between them,
+// and the seconds each took, for the record's split of a step.
+class SimulationRun {
+ public:
+  SimulationRun(const Implementation& impl, const SimulateOptions& options,
+                const SimulationInput& input, SimulationRecord& record)
+      : impl_(impl),
+        options_(options),
+        input_(input),
+        record_(record),
+        snapshot_folder_(options.snapshot_dir /
+                         fmt::format("{}-N{}", impl.info.name, input.initial.bodies.size())) {}
+
+  // Prepares the simulation (its first force evaluation); returns that evaluation's seconds, setup
+  // included, the slowest process's where the simulation is decomposed.
+  double prepare() {
+    const SimulationSetup setup{.bodies = input_.initial.bodies,
+                                .velocities = input_.initial.velocities,
+                                .softening = options_.suite.softening,
+                                .execution = options_.suite.execution};
+    const auto start = Clock::now();
+    simulation_ = make_simulation(impl_, setup);
+    double first_force_s = seconds_since(start);
+    if (const auto& max_over = options_.suite.timing.max_over_processes) {
+      first_force_s = max_over(first_force_s);
+    }
+    record_.details = simulation_->details();
+    return first_force_s;
+  }
+
+  // Conservation at `done` steps; false (and the record failed) where the state is not finite.
+  bool check(std::int64_t done) {
+    const auto start = Clock::now();
+    const PhaseSpaceState state = simulation_->state();
+    if (const auto bad = non_finite_body(state)) {
+      record_.status = Status::failed;
+      record_.reason = fmt::format("step {}: {}", done, *bad);
+      diagnostics_s_ += seconds_since(start);
+      return false;
+    }
+    const std::optional<double> potential = simulation_->potential_energy();
+    const ConservedQuantities q =
+        potential ? conserved_quantities_given_potential(state.bodies, state.velocities, *potential)
+                  : conserved_quantities(state.bodies, state.velocities, options_.suite.softening);
+    // Errors are measured from the formulation's own rounded initial state.
+    if (!initial_quantities_) initial_quantities_ = q;
+    record_.conservation.push_back(sample_of(q, *initial_quantities_, done, options_.dt));
+    record_.max_relative_energy_error = std::max(record_.max_relative_energy_error,
+                                                 record_.conservation.back().relative_energy_error);
+    if (done == options_.steps && input_.reference_end) {
+      const PhaseSpaceState& end = *input_.reference_end;
+      record_.divergence = TrajectoryDivergence{
+          .steps = done,
+          .position = relative_rms<Body<double>>(state.bodies, end.bodies),
+          .velocity = relative_rms<Vec3<double>>(state.velocities, end.velocities),
+          .reference_energy_error = input_.reference_energy_error};
+    }
+    diagnostics_s_ += seconds_since(start);
+    return true;
+  }
+
+  // A snapshot at `done` steps of `state`, where the simulation has moved on since (else of its
+  // state now).
+  void snapshot(std::int64_t done, const PhaseSpaceState* state = nullptr) {
+    const auto start = Clock::now();
+    if (snapshot_index_ == 0) std::filesystem::create_directories(snapshot_folder_);
+    SnapshotData data;
+    data.header = {.time = static_cast<double>(done) * options_.dt,
+                   .step = done,
+                   .softening = options_.suite.softening,
+                   .dt = options_.dt,
+                   .implementation = impl_.info.name,
+                   .precision = std::string(to_string(impl_.info.precision)),
+                   .initial_condition = record_.initial_condition,
+                   .seed = options_.suite.seed};
+    data.state = state != nullptr ? *state : simulation_->state();
+    write_snapshot(snapshot_path(snapshot_folder_, snapshot_index_++), data);
+    snapshots_s_ += seconds_since(start);
+  }
+
+  // Steps from done() to `end`, timed by phase while within the first phase_steps; returns the
+  // seconds of one of them.
+  double step_to(std::int64_t end) {
+    const bool time_phases = done_ < options_.phase_steps;
+    const int count = static_cast<int>(end - done_);
+    const StepSeconds seconds = simulation_->advance(count, options_.dt, time_phases);
+    if (seconds.phases) {
+      phase_total_s_ += seconds.total;
+      phase_force_s_ += seconds.force;
+      phase_integration_s_ += seconds.integration;
+      phase_communication_s_ += seconds.communication;
+      phase_steps_ += count;
+    }
+    if (!time_phases) {
+      whole_s_ += seconds.total;
+      whole_steps_ += count;
+    }
+    stepped_s_ += seconds.total;
+    done_ = end;
+    return seconds.total / static_cast<double>(count);
+  }
+
+  // The diagnostics and snapshot due after done() steps; false where the state went non-finite.
+  bool after_steps() {
+    bool finite = true;
+    const bool diagnose =
+        done_ == options_.steps || (options_.diag_every > 0 && done_ % options_.diag_every == 0);
+    if (diagnose) finite = check(done_);
+    if (finite && options_.snapshot_every > 0 &&
+        (done_ % options_.snapshot_every == 0 || done_ == options_.steps)) {
+      snapshot(done_);
+    }
+    return finite;
+  }
+
+  PhaseSpaceState state() { return simulation_->state(); }
+  std::int64_t done() const { return done_; }
+
+  // The record's steps, per-step split and rate from what was measured.
+  void finish() {
+    record_.steps = done_;
+    if (done_ == 0) return;
+    const auto steps = static_cast<double>(done_);
+    StepSplit& split = record_.per_step;
+    const auto phase_steps = static_cast<double>(phase_steps_);
+    // Where every step was timed by phase (the host, where that costs nothing) they all count;
+    // otherwise a step is what the whole steps (the GPU's graphs) took.
+    split.step_s = phase_steps_ == done_ || whole_steps_ == 0
+                       ? phase_total_s_ / phase_steps
+                       : whole_s_ / static_cast<double>(whole_steps_);
+    if (phase_steps_ > 0 && phase_total_s_ > 0) {
+      // The phase-timed steps' shares of a step, applied to the step's time: subtracting their
+      // own averages from whole steps' left a remainder of +-2 us of noise at small N on the GPU.
+      const double scale = split.step_s / (phase_total_s_ / phase_steps);
+      split.force_s = scale * phase_force_s_ / phase_steps;
+      split.integration_s = scale * phase_integration_s_ / phase_steps;
+      split.communication_s = scale * phase_communication_s_ / phase_steps;
+    }
+    split.other_s = split.step_s - split.force_s - split.integration_s;
+    split.diagnostics_s = diagnostics_s_ / steps;
+    split.snapshots_s = snapshots_s_ / steps;
+    record_.steps_per_second = steps / (stepped_s_ + diagnostics_s_ + snapshots_s_);
+  }
+
+ private:
+  const Implementation& impl_;
+  const SimulateOptions& options_;
+  const SimulationInput& input_;
+  SimulationRecord& record_;
+  std::filesystem::path snapshot_folder_;
+  std::unique_ptr<Simulation> simulation_;
+  std::optional<ConservedQuantities> initial_quantities_;
+  int snapshot_index_ = 0;
+  std::int64_t done_ = 0, whole_steps_ = 0, phase_steps_ = 0;
+  double diagnostics_s_ = 0, snapshots_s_ = 0, stepped_s_ = 0, whole_s_ = 0;
+  double phase_total_s_ = 0, phase_force_s_ = 0, phase_integration_s_ = 0;
+  double phase_communication_s_ = 0;
+};
+
+// Where the first force evaluation with its setup says the steps would overrun --max-seconds,
+// one step measured alone decides: setup made cpu.tbb's first evaluation at 64K read enough over
+// a step to skip, on some days, a run that fits. Returns why it is skipped, or nothing (the step
+// taken, its diagnostics and snapshots done; `finite` false where the state went non-finite).
+std::optional<std::string> decide_on_one_step(SimulationRun& run, const SimulateOptions& options,
+                                              double first_force_s, bool& finite) {
+  // Snapshot 0 waits for the decision: a skipped simulation writes nothing.
+  std::optional<PhaseSpaceState> start_state;
+  if (options.snapshot_every > 0) start_state = run.state();
+  double step_s = run.step_to(1);
+  if (const auto& max_over = options.suite.timing.max_over_processes) step_s = max_over(step_s);
+  const double predicted = step_s * static_cast<double>(options.steps);
+  if (predicted > options.max_seconds) {
+    return fmt::format(
+        "{} steps predicted to take {:.0f} s (one step {:.3g} s; the first force evaluation "
+        "with setup {:.3g} s), over the --max-seconds budget of {:.0f} s",
+        options.steps, predicted, step_s, first_force_s, options.max_seconds);
+  }
+  if (start_state) run.snapshot(0, &*start_state);
+  finite = run.after_steps();
+  return std::nullopt;
+}
+
 SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions& options,
                               const SimulationInput& input, ProgressSink& progress,
                               std::size_t step_index, std::size_t total) {
@@ -133,189 +328,43 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
   record.input_hash = hash_to_hex(input_hash(input.initial.bodies));
   record.threads = impl.threads_used(options.suite.execution);
   const std::string label = fmt::format("{} N={}", impl.info.name, format_size(n));
-  std::optional<std::string> skip = impl.unavailable_reason();
-  if (!skip && impl.size_limit_reason) skip = impl.size_limit_reason(n, options.suite.execution);
-  if (!skip && input.smaller) {
-    skip = over_budget_from_smaller(options, *input.smaller, n, input.budget_left_s);
-  }
-  if (skip) {
+  const auto skipped = [&](const std::string& why) {
     record.status = Status::skipped;
-    record.reason = *skip;
+    record.reason = why;
     progress.update(step_index, total, label + ": skipped");
     return record;
-  }
+  };
+  if (const auto skip = why_skip(impl, options, input)) return skipped(*skip);
   const auto wall_start = Clock::now();
   progress.update(step_index, total, label + ": preparing");
-  const SimulationSetup setup{.bodies = input.initial.bodies,
-                              .velocities = input.initial.velocities,
-                              .softening = options.suite.softening,
-                              .execution = options.suite.execution};
-  const auto prepare_start = Clock::now();
-  std::unique_ptr<Simulation> simulation = make_simulation(impl, setup);
-  // Preparing computed the first accelerations: one force evaluation, setup included, bounds a
-  // step's cost from above for the time budget.
-  double first_force_s = seconds_since(prepare_start);
-  // Decomposed over processes, every one skips, or not, on the slowest one's figure.
-  if (const auto& max_over = options.suite.timing.max_over_processes) {
-    first_force_s = max_over(first_force_s);
-  }
-  // Over budget by that bound, one step measured alone decides (below): setup made cpu.tbb's
-  // first evaluation at 64K read enough over a step to skip, on some days, a run that fits.
-  const bool over_budget_with_setup =
-      first_force_s * static_cast<double>(options.steps) > options.max_seconds;
-  record.details = simulation->details();
-
-  double diagnostics_s = 0, snapshots_s = 0;
-  double stepped_s = 0, whole_s = 0, phase_total_s = 0, phase_force_s = 0, phase_integration_s = 0;
-  double phase_communication_s = 0;
-  std::int64_t whole_steps = 0, phase_steps = 0;
-  std::optional<ConservedQuantities> initial_quantities;
-  int snapshot_index = 0;
-  const std::filesystem::path snapshot_folder =
-      options.snapshot_dir / fmt::format("{}-N{}", impl.info.name, n);
-
-  // Conservation at `done` steps; false (and the record failed) when the state is not finite.
-  const auto check = [&](std::int64_t done) {
-    const auto start = Clock::now();
-    const PhaseSpaceState state = simulation->state();
-    if (const auto bad = non_finite_body(state)) {
-      record.status = Status::failed;
-      record.reason = fmt::format("step {}: {}", done, *bad);
-      diagnostics_s += seconds_since(start);
-      return false;
-    }
-    const std::optional<double> potential = simulation->potential_energy();
-    const ConservedQuantities q =
-        potential ? conserved_quantities_given_potential(state.bodies, state.velocities, *potential)
-                  : conserved_quantities(state.bodies, state.velocities, options.suite.softening);
-    // Errors are measured from the formulation's own rounded initial state.
-    if (!initial_quantities) initial_quantities = q;
-    record.conservation.push_back(sample_of(q, *initial_quantities, done, options.dt));
-    record.max_relative_energy_error = std::max(record.max_relative_energy_error,
-                                                record.conservation.back().relative_energy_error);
-    if (done == options.steps && input.reference_end) {
-      record.divergence = TrajectoryDivergence{
-          .steps = done,
-          .position = relative_rms<Body<double>>(state.bodies, input.reference_end->bodies),
-          .velocity = relative_rms<Vec3<double>>(state.velocities, input.reference_end->velocities),
-          .reference_energy_error = input.reference_energy_error};
-    }
-    diagnostics_s += seconds_since(start);
-    return true;
-  };
-  // `state`: the state at `done` where the simulation has moved on since (else its state now).
-  const auto snapshot = [&](std::int64_t done, const PhaseSpaceState* state = nullptr) {
-    const auto start = Clock::now();
-    if (snapshot_index == 0) std::filesystem::create_directories(snapshot_folder);
-    SnapshotData data;
-    data.header = {.time = static_cast<double>(done) * options.dt,
-                   .step = done,
-                   .softening = options.suite.softening,
-                   .dt = options.dt,
-                   .implementation = impl.info.name,
-                   .precision = std::string(to_string(impl.info.precision)),
-                   .initial_condition = record.initial_condition,
-                   .seed = options.suite.seed};
-    data.state = state != nullptr ? *state : simulation->state();
-    write_snapshot(snapshot_path(snapshot_folder, snapshot_index++), data);
-    snapshots_s += seconds_since(start);
-  };
-
-  std::int64_t done = 0;
-  // Steps from `done` to `end`, timed by phase while within the first phase_steps; returns their
-  // seconds.
-  const auto step_to = [&](std::int64_t end) {
-    const bool time_phases = done < options.phase_steps;
-    const int count = static_cast<int>(end - done);
-    const StepSeconds seconds = simulation->advance(count, options.dt, time_phases);
-    if (seconds.phases) {
-      phase_total_s += seconds.total;
-      phase_force_s += seconds.force;
-      phase_integration_s += seconds.integration;
-      phase_communication_s += seconds.communication;
-      phase_steps += count;
-    }
-    if (!time_phases) {
-      whole_s += seconds.total;
-      whole_steps += count;
-    }
-    stepped_s += seconds.total;
-    done = end;
-    return seconds.total / static_cast<double>(count);
-  };
-  // The diagnostics and snapshot due after `done` steps; false where the state went non-finite.
-  const auto after_steps = [&] {
-    bool finite = true;
-    const bool diagnose =
-        done == options.steps || (options.diag_every > 0 && done % options.diag_every == 0);
-    if (diagnose) finite = check(done);
-    if (finite && options.snapshot_every > 0 &&
-        (done % options.snapshot_every == 0 || done == options.steps)) {
-      snapshot(done);
-    }
-    return finite;
-  };
-
-  bool finite = check(0);
-  if (finite && over_budget_with_setup) {
-    // Snapshot 0 waits for the decision: a skipped simulation writes nothing.
-    std::optional<PhaseSpaceState> start_state;
-    if (options.snapshot_every > 0) start_state = simulation->state();
-    double step_s = step_to(1);
-    if (const auto& max_over = options.suite.timing.max_over_processes) step_s = max_over(step_s);
-    const double predicted = step_s * static_cast<double>(options.steps);
-    if (predicted > options.max_seconds) {
-      record.status = Status::skipped;
-      record.reason = fmt::format(
-          "{} steps predicted to take {:.0f} s (one step {:.3g} s; the first force evaluation "
-          "with setup {:.3g} s), over the --max-seconds budget of {:.0f} s",
-          options.steps, predicted, step_s, first_force_s, options.max_seconds);
+  SimulationRun run(impl, options, input, record);
+  // One force evaluation, setup included, bounds a step's cost from above.
+  const double first_force_s = run.prepare();
+  bool finite = run.check(0);
+  if (finite && first_force_s * static_cast<double>(options.steps) > options.max_seconds) {
+    if (const auto skip = decide_on_one_step(run, options, first_force_s, finite)) {
       record.conservation.clear();
       record.max_relative_energy_error = 0;
       record.details.clear();
-      progress.update(step_index, total, label + ": skipped");
-      return record;
+      return skipped(*skip);
     }
-    if (start_state) snapshot(0, &*start_state);
-    finite = after_steps();
   } else if (finite && options.snapshot_every > 0) {
-    snapshot(0);
+    run.snapshot(0);
   }
-  while (finite && done < options.steps) {
+  while (finite && run.done() < options.steps) {
     if (interrupt_requested()) break;
     progress.update(step_index, total,
-                    fmt::format("{}: step {} of {}", label, done, options.steps));
-    std::int64_t end = chunk_end(done, options);
-    if (done < options.phase_steps) end = std::min(end, options.phase_steps);
-    step_to(end);
-    finite = after_steps();
+                    fmt::format("{}: step {} of {}", label, run.done(), options.steps));
+    std::int64_t end = chunk_end(run.done(), options);
+    if (run.done() < options.phase_steps) end = std::min(end, options.phase_steps);
+    run.step_to(end);
+    finite = run.after_steps();
   }
-  record.steps = done;
+  run.finish();
   record.wall_seconds = seconds_since(wall_start);
-  if (done > 0) {
-    StepSplit& split = record.per_step;
-    // Where every step was timed by phase (the host, where that costs nothing) they all count;
-    // otherwise a step is what the whole steps (the GPU's graphs) took.
-    split.step_s = phase_steps == done || whole_steps == 0
-                       ? phase_total_s / static_cast<double>(phase_steps)
-                       : whole_s / static_cast<double>(whole_steps);
-    if (phase_steps > 0 && phase_total_s > 0) {
-      // The phase-timed steps' shares of a step, applied to the step's time: subtracting their
-      // own averages from whole steps' left a remainder of +-2 us of noise at small N on the GPU.
-      const double scale = split.step_s / (phase_total_s / static_cast<double>(phase_steps));
-      split.force_s = scale * phase_force_s / static_cast<double>(phase_steps);
-      split.integration_s = scale * phase_integration_s / static_cast<double>(phase_steps);
-      split.communication_s = scale * phase_communication_s / static_cast<double>(phase_steps);
-    }
-    split.other_s = split.step_s - split.force_s - split.integration_s;
-    split.diagnostics_s = diagnostics_s / static_cast<double>(done);
-    split.snapshots_s = snapshots_s / static_cast<double>(done);
-    const double stepping_s = stepped_s + diagnostics_s + snapshots_s;
-    record.steps_per_second = static_cast<double>(done) / stepping_s;
-  }
-  if (record.status != Status::failed && done < options.steps) {
+  if (record.status != Status::failed && run.done() < options.steps) {
     record.status = Status::failed;
-    record.reason = fmt::format("interrupted after {} of {} steps", done, options.steps);
+    record.reason = fmt::format("interrupted after {} of {} steps", run.done(), options.steps);
   }
   return record;
 }
