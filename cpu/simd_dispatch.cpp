@@ -264,6 +264,23 @@ std::optional<std::string> simd_unavailable_reason() {
   return "this CPU lacks SSE4.2, the narrowest ISA the SIMD kernels are built for";
 }
 
+Implementation make_simd_implementation(ImplementationInfo info,
+                                        decltype(Implementation::prepare) prepare,
+                                        decltype(Implementation::size_limit_reason) size_limit) {
+  info.device = DeviceKind::cpu;
+  info.layout = Layout::soa;
+  info.isa_choice = true;
+  const bool multithreaded = info.multithreaded;
+  return {.info = std::move(info),
+          .unavailable_reason = [] { return simd_unavailable_reason(); },
+          .prepare = std::move(prepare),
+          .threads_used =
+              [multithreaded](const ExecutionOptions& options) {
+                return multithreaded ? tbb_threads(options) : 1;
+              },
+          .size_limit_reason = std::move(size_limit)};
+}
+
 // Measured worst cases and margins: docs/tolerances.md, section "CPU SIMD/TBB".
 Tolerance simd_full_tolerance() {
   // Worst of 40000 inputs per size: L2 7.3 (SSE4.2, N = 2), max 66 (AVX2, N = 7, a body whose

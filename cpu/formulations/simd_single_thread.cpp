@@ -82,62 +82,41 @@ void register_cpu_simd(Registry& registry) {
   using namespace simd;
   for (const bool newton_step : {true, false}) {
     const InvSqrtMethod method = newton_step ? InvSqrtMethod::newton : InvSqrtMethod::bare_rsqrt;
-    registry.add({
-        .info = {.name = newton_step ? "cpu.simd" : "cpu.simd.approx",
-                 .description = newton_step
-                                    ? "xsimd batches, one thread, rsqrt + 1 Newton-Raphson step"
+    registry.add(make_simd_implementation(
+        {.name = newton_step ? "cpu.simd" : "cpu.simd.approx",
+         .description = newton_step ? "xsimd batches, one thread, rsqrt + 1 Newton-Raphson step"
                                     : "xsimd batches, one thread, bare 12/14-bit rsqrt",
-                 .device = DeviceKind::cpu,
-                 .layout = Layout::soa,
-                 .precision = Precision::f32,
-                 .accuracy_class = newton_step ? AccuracyClass::full : AccuracyClass::approximate,
-                 .pairs = PairScheme::all_pairs,
-                 .multithreaded = false,
-                 .isa_choice = true,
-                 .optimizations = simd_kernel_optimizations(Precision::f32, method,
-                                                            {"2 target vectors per iteration"}),
-                 .tolerance = newton_step ? simd_full_tolerance() : simd_bare_rsqrt_tolerance(),
-                 .bytes_per_body = 32},
-        .unavailable_reason = [] { return simd_unavailable_reason(); },
-        .prepare =
-            [method](std::span<const Body<double>> bodies, double softening,
-                     const ExecutionOptions& options) {
-              return prepare_single_thread<float>(bodies, softening, options, method);
-            },
-        .threads_used = [](const ExecutionOptions&) { return 1; },
-        .size_limit_reason = {},
-    });
+         .precision = Precision::f32,
+         .accuracy_class = newton_step ? AccuracyClass::full : AccuracyClass::approximate,
+         .multithreaded = false,
+         .optimizations =
+             simd_kernel_optimizations(Precision::f32, method, {"2 target vectors per iteration"}),
+         .tolerance = newton_step ? simd_full_tolerance() : simd_bare_rsqrt_tolerance(),
+         .bytes_per_body = 32},
+        [method](std::span<const Body<double>> bodies, double softening,
+                 const ExecutionOptions& options) {
+          return prepare_single_thread<float>(bodies, softening, options, method);
+        }));
   }
   // Float64: each ISA's faster full-accuracy 1/sqrt (measured), and beside it each method forced,
   // as tuning variants.
   for (const std::optional<InvSqrtMethod> method : kFloat64InvSqrtEntries) {
     const bool shipped = !method;
-    registry.add({
-        .info = {.name = shipped ? "cpu.simd.f64"
-                                 : fmt::format("cpu.simd.f64[inv_sqrt={}]",
-                                               inv_sqrt_method_name(*method)),
-                 .description = "cpu.simd in float64, one thread",
-                 .device = DeviceKind::cpu,
-                 .layout = Layout::soa,
-                 .precision = Precision::f64,
-                 .accuracy_class = AccuracyClass::full,
-                 .pairs = PairScheme::all_pairs,
-                 .role = shipped ? Role::optimized : Role::tuning_variant,
-                 .multithreaded = false,
-                 .isa_choice = true,
-                 .optimizations = simd_kernel_optimizations(Precision::f64, method,
-                                                            {"2 target vectors per iteration"}),
-                 .tolerance = simd_float64_tolerance(),
-                 .bytes_per_body = 64},
-        .unavailable_reason = [] { return simd_unavailable_reason(); },
-        .prepare =
-            [method](std::span<const Body<double>> bodies, double softening,
-                     const ExecutionOptions& options) {
-              return prepare_single_thread<double>(bodies, softening, options, method);
-            },
-        .threads_used = [](const ExecutionOptions&) { return 1; },
-        .size_limit_reason = {},
-    });
+    registry.add(make_simd_implementation(
+        {.name = shipped ? "cpu.simd.f64"
+                         : fmt::format("cpu.simd.f64[inv_sqrt={}]", inv_sqrt_method_name(*method)),
+         .description = "cpu.simd in float64, one thread",
+         .precision = Precision::f64,
+         .role = shipped ? Role::optimized : Role::tuning_variant,
+         .multithreaded = false,
+         .optimizations =
+             simd_kernel_optimizations(Precision::f64, method, {"2 target vectors per iteration"}),
+         .tolerance = simd_float64_tolerance(),
+         .bytes_per_body = 64},
+        [method](std::span<const Body<double>> bodies, double softening,
+                 const ExecutionOptions& options) {
+          return prepare_single_thread<double>(bodies, softening, options, method);
+        }));
   }
 }
 

@@ -109,68 +109,47 @@ void register_cpu_tbb(Registry& registry) {
   for (const std::size_t grain :
        {kDefaultTbbGrain, std::size_t{16}, std::size_t{32}, std::size_t{128}, std::size_t{256}}) {
     const bool shipped = grain == kDefaultTbbGrain;
-    registry.add({
-        .info = {.name = shipped ? "cpu.tbb" : fmt::format("cpu.tbb[grain={}]", grain),
-                 .description = "cpu.simd's kernel on every core, oneTBB parallel_for",
-                 .device = DeviceKind::cpu,
-                 .layout = Layout::soa,
-                 .precision = Precision::f32,
-                 .accuracy_class = AccuracyClass::full,
-                 .pairs = PairScheme::all_pairs,
-                 .role = shipped ? Role::optimized : Role::tuning_variant,
-                 .multithreaded = true,
-                 .isa_choice = true,
-                 .optimizations = simd_kernel_optimizations(
-                     Precision::f32, InvSqrtMethod::newton,
-                     {"2 target vectors per iteration",
-                      fmt::format("oneTBB parallel_for, grain {} bodies", grain),
-                      "all cores (--threads sets the count)"}),
-                 .tolerance = simd_full_tolerance(),
-                 .bytes_per_body = 32},
-        .unavailable_reason = [] { return simd_unavailable_reason(); },
-        .prepare =
-            [grain](std::span<const Body<double>> bodies, double softening,
-                    const ExecutionOptions& options) {
-              return prepare_tbb_all_pairs<float>(bodies, softening, options, grain);
-            },
-        .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
-        .size_limit_reason = {},
-    });
+    registry.add(make_simd_implementation(
+        {.name = shipped ? "cpu.tbb" : fmt::format("cpu.tbb[grain={}]", grain),
+         .description = "cpu.simd's kernel on every core, oneTBB parallel_for",
+         .precision = Precision::f32,
+         .role = shipped ? Role::optimized : Role::tuning_variant,
+         .multithreaded = true,
+         .optimizations =
+             simd_kernel_optimizations(Precision::f32, InvSqrtMethod::newton,
+                                       {"2 target vectors per iteration",
+                                        fmt::format("oneTBB parallel_for, grain {} bodies", grain),
+                                        "all cores (--threads sets the count)"}),
+         .tolerance = simd_full_tolerance(),
+         .bytes_per_body = 32},
+        [grain](std::span<const Body<double>> bodies, double softening,
+                const ExecutionOptions& options) {
+          return prepare_tbb_all_pairs<float>(bodies, softening, options, grain);
+        }));
   }
   // Float64: each ISA's faster full-accuracy 1/sqrt (measured), at the float32 grain (a float64
   // task is only longer), and beside it each method forced, as tuning variants.
   for (const std::optional<InvSqrtMethod> method : kFloat64InvSqrtEntries) {
     const bool shipped = !method;
-    registry.add({
-        .info = {.name = shipped ? "cpu.tbb.f64"
-                                 : fmt::format("cpu.tbb.f64[inv_sqrt={}]",
-                                               inv_sqrt_method_name(*method)),
-                 .description = "cpu.simd.f64's kernel on every core, oneTBB parallel_for",
-                 .device = DeviceKind::cpu,
-                 .layout = Layout::soa,
-                 .precision = Precision::f64,
-                 .accuracy_class = AccuracyClass::full,
-                 .pairs = PairScheme::all_pairs,
-                 .role = shipped ? Role::optimized : Role::tuning_variant,
-                 .multithreaded = true,
-                 .isa_choice = true,
-                 .optimizations = simd_kernel_optimizations(
-                     Precision::f64, method,
-                     {"2 target vectors per iteration",
-                      fmt::format("oneTBB parallel_for, grain {} bodies", kDefaultTbbGrain),
-                      "all cores (--threads sets the count)"}),
-                 .tolerance = simd_float64_tolerance(),
-                 .bytes_per_body = 64},
-        .unavailable_reason = [] { return simd_unavailable_reason(); },
-        .prepare =
-            [method](std::span<const Body<double>> bodies, double softening,
-                     const ExecutionOptions& options) {
-              return prepare_tbb_all_pairs<double>(bodies, softening, options, kDefaultTbbGrain,
-                                                   method);
-            },
-        .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
-        .size_limit_reason = {},
-    });
+    registry.add(make_simd_implementation(
+        {.name = shipped ? "cpu.tbb.f64"
+                         : fmt::format("cpu.tbb.f64[inv_sqrt={}]", inv_sqrt_method_name(*method)),
+         .description = "cpu.simd.f64's kernel on every core, oneTBB parallel_for",
+         .precision = Precision::f64,
+         .role = shipped ? Role::optimized : Role::tuning_variant,
+         .multithreaded = true,
+         .optimizations = simd_kernel_optimizations(
+             Precision::f64, method,
+             {"2 target vectors per iteration",
+              fmt::format("oneTBB parallel_for, grain {} bodies", kDefaultTbbGrain),
+              "all cores (--threads sets the count)"}),
+         .tolerance = simd_float64_tolerance(),
+         .bytes_per_body = 64},
+        [method](std::span<const Body<double>> bodies, double softening,
+                 const ExecutionOptions& options) {
+          return prepare_tbb_all_pairs<double>(bodies, softening, options, kDefaultTbbGrain,
+                                               method);
+        }));
   }
 }
 

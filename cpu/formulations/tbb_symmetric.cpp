@@ -208,38 +208,30 @@ void register_symmetric(Registry& registry) {
     const bool shipped = variant.name == base;
     std::string description = f64 ? "cpu.tbb.symmetric in float64: " : "Newton's third law: ";
     description += "half the pairs, per-thread accumulators, oneTBB over tile pairs";
-    registry.add({
-        .info = {.name = variant.name,
-                 .description = std::move(description),
-                 .device = DeviceKind::cpu,
-                 .layout = Layout::soa,
-                 .precision = precision,
-                 .accuracy_class = AccuracyClass::full,
-                 .pairs = PairScheme::symmetric,
-                 .role = shipped ? Role::optimized : Role::tuning_variant,
-                 .multithreaded = true,
-                 .isa_choice = true,
-                 .optimizations = simd_kernel_optimizations(
-                     precision, variant.method,
-                     {"symmetric pairs (Newton's third law), about N^2/2 evaluated",
-                      "per-thread private accumulators, summed at the end",
-                      fmt::format("oneTBB parallel_for over pairs of {}-body tiles", variant.tile),
-                      "all cores (--threads sets the count)"}),
-                 .tolerance = f64 ? simd_float64_tolerance() : simd_full_tolerance(),
-                 // Bodies (4 values), result (3, padded to 4), and one accumulator set (the same)
-                 // per thread.
-                 .bytes_per_body = sizeof(T) * (8 + 4 * static_cast<std::size_t>(
-                                                            tbb::info::default_concurrency()))},
-        .unavailable_reason = [] { return simd_unavailable_reason(); },
-        .prepare =
-            [tile = variant.tile, method = variant.method](std::span<const Body<double>> bodies,
-                                                           double softening,
-                                                           const ExecutionOptions& options) {
-              return prepare_tbb_symmetric<T>(bodies, softening, options, tile, method);
-            },
-        .threads_used = [](const ExecutionOptions& options) { return tbb_threads(options); },
-        .size_limit_reason = target_range_refusal,
-    });
+    registry.add(make_simd_implementation(
+        {.name = variant.name,
+         .description = std::move(description),
+         .precision = precision,
+         .pairs = PairScheme::symmetric,
+         .role = shipped ? Role::optimized : Role::tuning_variant,
+         .multithreaded = true,
+         .optimizations = simd_kernel_optimizations(
+             precision, variant.method,
+             {"symmetric pairs (Newton's third law), about N^2/2 evaluated",
+              "per-thread private accumulators, summed at the end",
+              fmt::format("oneTBB parallel_for over pairs of {}-body tiles", variant.tile),
+              "all cores (--threads sets the count)"}),
+         .tolerance = f64 ? simd_float64_tolerance() : simd_full_tolerance(),
+         // Bodies (4 values), result (3, padded to 4), and one accumulator set (the same) per
+         // thread.
+         .bytes_per_body =
+             sizeof(T) * (8 + 4 * static_cast<std::size_t>(tbb::info::default_concurrency()))},
+        [tile = variant.tile, method = variant.method](std::span<const Body<double>> bodies,
+                                                       double softening,
+                                                       const ExecutionOptions& options) {
+          return prepare_tbb_symmetric<T>(bodies, softening, options, tile, method);
+        },
+        target_range_refusal));
   }
 }
 

@@ -137,4 +137,13 @@ std::vector<std::string> simd_kernel_optimizations(Precision precision,
 // Why the SIMD formulations cannot run here (a CPU without SSE4.2), or empty.
 std::optional<std::string> simd_unavailable_reason();
 
+// An xsimd formulation's registry entry from what is its own (`info`: name, description,
+// precision, accuracy class, pairs, role, multithreaded, optimizations, tolerance, bytes per body)
+// and its run. What the family shares is filled in: the CPU, the padded SoA layout, the ISA chosen
+// at run time (--isa), availability where the CPU has SSE4.2, and its threads (one, or oneTBB's
+// where `info.multithreaded`).
+Implementation make_simd_implementation(
+    ImplementationInfo info, decltype(Implementation::prepare) prepare,
+    decltype(Implementation::size_limit_reason) size_limit = {});
+
 }  // namespace nbody::cpu::simd
