@@ -1,6 +1,6 @@
 // GPU formulations over a group of ranks, one GPU each (ExecutionOptions::gpu_group): the
 // formulation's own run and simulation, which all-gather through NCCL on device buffers
-// (gpu/multi_gpu.cu), with every rank's failures and figures agreed here, as the decomposed run
+// (gpu/multi_gpu/), with every rank's failures and figures agreed here, as the decomposed run
 // and simulation agree theirs.
 #include <algorithm>
 #include <exception>
