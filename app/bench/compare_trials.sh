@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The experiment behind the README's CI recipe for `compare`: back-to-back default runs of one
+# The experiment behind the CI recipe for `compare` (docs/compare.md): back-to-back default runs of one
 # build on one machine, unchanged (U) and with one formulation slowed by a known, real amount of
 # work (S: 10%, F: 5%, through `run --extra-work`), interleaved so that the machine's drift falls
 # on both kinds alike. app/bench/compare_trials.py then compares them pair by pair.
