@@ -57,3 +57,14 @@ check_page() {
     grep -q 'No charts: Chart.js was not found' <<<"$dom" || fail "$html: no line saying why the charts are absent"
   fi
 }
+
+# Without Chart.js at `chartjs` the chart checks cannot run: says so and exits, failed where a page
+# without it failed, else with `skip`.
+skip_charts_without_chartjs() {
+  [ -r "$chartjs" ] && return
+  echo "$(basename "$0" .sh): SKIPPED the chart checks: Chart.js not found at $chartjs (Debian:" \
+    "apt-get install libjs-chart.js, or set NBODY_FAIR_CHARTJS); the page without it passed" \
+    "($failures failures)"
+  [ "$failures" -eq 0 ] || exit 1
+  exit "$skip"
+}

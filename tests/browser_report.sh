@@ -29,13 +29,7 @@ NBODY_FAIR_CHARTJS="$work/no-such-chart.js" "$exe" report \
   --out "$work/simulate-no-chartjs" >/dev/null
 check_page "$work/simulate-no-chartjs/report.html" no-charts
 
-if [ ! -r "$chartjs" ]; then
-  echo "browser_report: SKIPPED the chart checks: Chart.js not found at $chartjs (Debian:" \
-    "apt-get install libjs-chart.js, or set NBODY_FAIR_CHARTJS); the page without it passed" \
-    "($failures failures)"
-  [ "$failures" -eq 0 ] || exit 1
-  exit $skip
-fi
+skip_charts_without_chartjs
 export NBODY_FAIR_CHARTJS="$chartjs"
 
 # A real run on this machine, with counters where it has them.
