@@ -7,12 +7,15 @@
 #   app/bench/compare_trials.sh OUTDIR [UNCHANGED_RUNS [SLOWED_RUNS [FIVE_PERCENT_RUNS]]]
 #
 # Each run has a cache of its own, so it measures its ceilings itself (compare's control); the
-# formulation slowed is SLOWED (cpu.simd by default); NBODY_FAIR is the program (build/release's).
+# formulation slowed is SLOWED (cpu.simd by default); NBODY_FAIR is the program (build/release's);
+# RUN_ARGS are the CI recipe's options to `run` (default: its fixed sizes, so that every
+# formulation is measured at three sizes).
 set -u
 out=$1
 unchanged=${2:-10} slowed=${3:-20} five=${4:-5}
 program=${NBODY_FAIR:-$PWD/build/release/nbody-fair}
 target=${SLOWED:-cpu.simd}
+read -r -a run_args <<<"${RUN_ARGS---sizes 1K,4K,16K}"
 mkdir -p "$out"
 run() {  # TAG [ARGS...]
   local tag=$1
@@ -20,7 +23,7 @@ run() {  # TAG [ARGS...]
   export NBODY_FAIR_CACHE_DIR=$out/cache-$tag
   local start
   start=$(date +%s.%N)
-  "$program" run --out "$out/$tag" "$@" >"$out/$tag.log" 2>&1
+  "$program" run --out "$out/$tag" "${run_args[@]}" "$@" >"$out/$tag.log" 2>&1
   echo "$tag rc=$? $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s $(date +%T)" \
     >>"$out/progress.txt"
   rm -rf "$NBODY_FAIR_CACHE_DIR"
