@@ -21,8 +21,7 @@ constexpr double kShortestGpuTiming = 2.5;
 constexpr double kCounterPassOverhead = 0.5;
 
 double scaled(const EvaluationEstimate& estimate, std::size_t n) {
-  const double ratio = static_cast<double>(n) / static_cast<double>(estimate.first);
-  return estimate.second * ratio * ratio;
+  return seconds_scaled_to(n, estimate.first, estimate.second);
 }
 
 // Which measurements the budget keeps first: the best of each side (full-accuracy optimized

@@ -257,8 +257,7 @@ ResultRecord new_record(const Implementation& impl, const SizeInputs& inputs,
 std::optional<std::string> why_skip(Measurement& m, const Implementation& impl, std::size_t n,
                                     ResultRecord& record, const std::string& label) {
   const std::string& name = impl.info.name;
-  std::optional<std::string> skip = impl.unavailable_reason();
-  if (!skip && impl.size_limit_reason) skip = impl.size_limit_reason(n, m.options.execution);
+  std::optional<std::string> skip = impl.cannot_run(n, m.options.execution);
   if (!skip && m.plan) skip = m.plan->left_out(name, n);
   if (!skip && m.plan) skip = m.plan->no_longer_fits(name, n, seconds_since(m.started));
   if (skip) return skip;
@@ -268,8 +267,7 @@ std::optional<std::string> why_skip(Measurement& m, const Implementation& impl, 
     if (auto probe = probe_evaluation_time(impl, m.options, n)) m.last_evaluation[name] = *probe;
   }
   if (const auto it = m.last_evaluation.find(name); it != m.last_evaluation.end()) {
-    const double ratio = static_cast<double>(n) / static_cast<double>(it->second.first);
-    const double predicted = it->second.second * ratio * ratio;
+    const double predicted = seconds_scaled_to(n, it->second.first, it->second.second);
     if (predicted > m.options.max_eval_seconds) {
       return fmt::format("one evaluation would take about {:.3g} s, over --max-eval-seconds {}",
                          predicted, m.options.max_eval_seconds);

@@ -99,8 +99,8 @@ std::optional<std::string> over_budget_from_smaller(const SimulateOptions& optio
   // Below about 1K bodies a step is mostly fixed costs (threads woken, launches), which (N/n)^2
   // would multiply: a step at N = 7 once predicted 21 s at N = 200. The first step decides there.
   if (smaller.n < kSmallestScalableN) return std::nullopt;
-  const double ratio = static_cast<double>(n) / static_cast<double>(smaller.n);
-  double predicted = smaller.seconds * ratio * ratio * static_cast<double>(options.steps);
+  double predicted =
+      seconds_scaled_to(n, smaller.n, smaller.seconds) * static_cast<double>(options.steps);
   if (const auto& max_over = options.suite.timing.max_over_processes)
     predicted = max_over(predicted);
   if (predicted > options.max_seconds) {
@@ -125,8 +125,7 @@ std::optional<std::string> over_budget_from_smaller(const SimulateOptions& optio
 std::optional<std::string> why_skip(const Implementation& impl, const SimulateOptions& options,
                                     const SimulationInput& input) {
   const std::size_t n = input.initial.bodies.size();
-  std::optional<std::string> skip = impl.unavailable_reason();
-  if (!skip && impl.size_limit_reason) skip = impl.size_limit_reason(n, options.suite.execution);
+  std::optional<std::string> skip = impl.cannot_run(n, options.suite.execution);
   if (!skip && input.smaller) {
     skip = over_budget_from_smaller(options, *input.smaller, n, input.budget_left_s);
   }
@@ -467,6 +466,7 @@ ResultsDocument run_simulations(const SuiteContext& context, const SimulateOptio
   doc.interrupted = interrupt_requested();
   doc.complete = !doc.interrupted && doc.simulations.size() == total;
   doc.phase_seconds["measurements"] = seconds_since(started);
+  if (context.checkpoint) context.checkpoint(doc);
   return doc;
 }
 

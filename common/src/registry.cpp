@@ -10,6 +10,18 @@
 
 namespace nbody {
 
+std::optional<std::string> Implementation::cannot_run(std::size_t n,
+                                                      const ExecutionOptions& options) const {
+  std::optional<std::string> reason = unavailable_reason();
+  if (!reason && size_limit_reason) reason = size_limit_reason(n, options);
+  return reason;
+}
+
+double seconds_scaled_to(std::size_t n, std::size_t measured_n, double measured_s) {
+  const double ratio = static_cast<double>(n) / static_cast<double>(measured_n);
+  return measured_s * ratio * ratio;
+}
+
 void Registry::add(Implementation implementation) {
   if (find(implementation.info.name) != nullptr) {
     throw std::logic_error("duplicate implementation name: " + implementation.info.name);

@@ -107,7 +107,15 @@ struct Implementation {
   // Optional: a time integration whose state stays where the kernel runs (the GPU's memory).
   // Empty: `simulate` integrates on the host around `prepare`'s run (make_simulation).
   std::function<std::unique_ptr<Simulation>(const SimulationSetup& setup)> simulate;
+
+  // Why it cannot evaluate N bodies under `options`: unavailable here, or over its size limit.
+  // Empty: it can (host memory aside, which the runner checks). Every command asks this first.
+  std::optional<std::string> cannot_run(std::size_t n, const ExecutionOptions& options) const;
 };
+
+// An evaluation's seconds at N bodies predicted from one measured at `measured_n`: all-pairs work
+// grows as N². The one place the suite's plans and skips assume it.
+double seconds_scaled_to(std::size_t n, std::size_t measured_n, double measured_s);
 
 class Registry {
  public:
