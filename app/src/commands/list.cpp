@@ -1,0 +1,57 @@
+// list: the implementations this build has and whether each can run here.
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "command_line/command.hpp"
+
+namespace nbody::commands {
+namespace {
+
+class ListCommand final : public Command {
+ public:
+  explicit ListCommand(CLI::App& program)
+      : Command(*program.add_subcommand("list",
+                                        "List the implementations and whether they can run here")) {
+    CLI::App& command = cli();
+    command.add_option("--threads", execution_.threads, "CPU threads (0 = all)");
+    command.add_option("--gpu", execution_.gpu_device, "CUDA device ordinal");
+    command.add_flag("--variants", variants_,
+                     "Also list the tuning variants (other shapes of the optimized kernels)");
+  }
+
+  int execute(const Invocation& invocation) override {
+    invocation.registry.check_options(execution_);  // --gpu 5 on a machine without it: bad input
+    print(invocation.registry);
+    return 0;
+  }
+
+ private:
+  void print(const Registry& registry) const {
+    const std::vector<const Implementation*> listed = registry.select(".", variants_);
+    std::size_t width = 14;
+    for (const Implementation* impl : listed) width = std::max(width, impl->info.name.size());
+    fmt::print("{:<{}} {:<4} {:<4} {:<4} {:<12} {:<10} {:<15} {:>7}  {}\n", "implementation", width,
+               "dev", "lay", "prec", "accuracy", "pairs", "role", "threads", "status");
+    for (const Implementation* impl : listed) {
+      const auto reason = impl->unavailable_reason();
+      fmt::print("{:<{}} {:<4} {:<4} {:<4} {:<12} {:<10} {:<15} {:>7}  {}\n", impl->info.name,
+                 width, to_string(impl->info.device), to_string(impl->info.layout),
+                 to_string(impl->info.precision), to_string(impl->info.accuracy_class),
+                 to_string(impl->info.pairs), to_string(impl->info.role),
+                 impl->threads_used(execution_), reason ? "unavailable: " + *reason : "available");
+    }
+  }
+
+  ExecutionOptions execution_;
+  bool variants_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> add_list_command(CLI::App& program) {
+  return std::make_unique<ListCommand>(program);
+}
+
+}  // namespace nbody::commands
