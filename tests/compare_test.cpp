@@ -1,10 +1,5 @@
 // nbody-fair compare: the Mann-Whitney U test, the comparison of two results documents, its
 // printers, and the command's exit codes on a real run.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -20,9 +15,7 @@
 #include "nbody/reports/comparison.hpp"
 #include "nbody/reports/comparison_report.hpp"
 #include "nbody/results.hpp"
-#include "program_run.hpp"
-
-extern char** environ;
+#include "nbody_fair_tool.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -354,25 +347,6 @@ TEST(Compare, TooFewRepetitionsAreSaidToBeUntestable) {
             std::string::npos);
 }
 
-// --- the command line (spawns the built nbody-fair, as runner_test does) ---
-
-// The spawned runs keep their caches in a folder of their own (see runner_test.cpp).
-class ScratchCacheEnvironment final : public ::testing::Environment {
- public:
-  void SetUp() override {
-    directory_ =
-        fs::temp_directory_path() / ("nbody-fair-compare-test-cache-" + std::to_string(::getpid()));
-    fs::create_directories(directory_);
-    ::setenv("NBODY_FAIR_CACHE_DIR", directory_.c_str(), 1);
-  }
-  void TearDown() override { fs::remove_all(directory_); }
-
- private:
-  fs::path directory_;
-};
-[[maybe_unused]] const ::testing::Environment* const kScratchCache =
-    ::testing::AddGlobalTestEnvironment(new ScratchCacheEnvironment);
-
 // --- the machine's own shift between runs ---
 
 // Four formulations at three sizes, five repetitions each, spread by about 1% as a quiet
@@ -641,22 +615,12 @@ TEST(Compare, RepetitionsSlowedByInterferenceAreNoChange) {
   EXPECT_FALSE(c.regressed());
 }
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("nbody-fair-compare-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+// --- the command line (spawns the built nbody-fair) ---
 
 using testing::CommandResult;
 using testing::read_and_remove;
-
-CommandResult run_tool(const std::vector<std::string>& args) {
-  std::vector<std::string> words = {NBODY_FAIR_EXE};
-  words.insert(words.end(), args.begin(), args.end());
-  return testing::run_program(words);
-}
+using testing::run_tool;
+using testing::scratch;
 
 std::size_t count_lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));

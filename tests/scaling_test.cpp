@@ -21,7 +21,7 @@
 #include "nbody/reports/scaling.hpp"
 #include "nbody/reports/scaling_report.hpp"
 #include "nbody/results.hpp"
-#include "program_run.hpp"
+#include "nbody_fair_tool.hpp"
 
 extern char** environ;
 
@@ -474,21 +474,9 @@ TEST(ScalingReports, WaysOfJoiningTheSameGpusAreLinesOfTheirOwn) {
 // ---- the command ----
 
 using testing::CommandResult;
-using testing::read_and_remove;
 using testing::run_program;
-
-CommandResult run_tool(std::vector<std::string> args) {
-  args.insert(args.begin(), NBODY_FAIR_EXE);
-  return run_program(args);
-}
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("nbody-fair-scaling-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using testing::run_tool;
+using testing::scratch;
 
 TEST(ScalingCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
   const fs::path dir = scratch("bad");

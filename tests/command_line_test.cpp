@@ -1,0 +1,566 @@
+// nbody-fair's command line, run as a user runs it: what each command writes and says, bad input
+// refused in one line with exit code 2, interrupted runs keeping what they measured.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "nbody/results.hpp"
+#include "nbody_fair_tool.hpp"
+#include "plausible_results.hpp"
+
+extern char** environ;
+
+namespace nbody {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::plausible_results;
+using testing::read_and_remove;
+using testing::run_tool;
+using testing::scratch;
+
+pid_t spawn(const std::vector<std::string>& args, const fs::path& stderr_file,
+            const fs::path& stdout_file = "/dev/null") {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(NBODY_FAIR_EXE));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 2, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, NBODY_FAIR_EXE, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(rc, 0);
+  return pid;
+}
+
+int wait_exit_code(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(CommandLine, RunWritesResultsAndReport) {
+  const fs::path dir = scratch("run");
+  const CommandResult r =
+      run_tool({"run", "--impl", "^cpu\\.(aos|soa)$", "--sizes", "7,31", "--reps", "2",
+                "--min-time", "0.01", "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  EXPECT_TRUE(doc.complete);
+  ASSERT_EQ(doc.results.size(), 4u);
+  for (const ResultRecord& rec : doc.results) {
+    EXPECT_EQ(rec.status, Status::ok) << rec.reason;
+    ASSERT_TRUE(rec.kernel.has_value());
+    EXPECT_EQ(rec.kernel->repetitions, 2);
+    EXPECT_GT(rec.kernel_rate->interactions_per_second, 0);
+    EXPECT_FALSE(rec.input_hash.empty());
+  }
+  EXPECT_TRUE(fs::exists(dir / "out" / "report.md"));
+  fs::remove_all(dir);
+}
+
+// A first size far too large for a slow formulation is skipped from a small probe, not started.
+TEST(CommandLine, HopelessFirstSizeIsSkippedWithTheEstimate) {
+  const fs::path dir = scratch("probe");
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r =
+      run_tool({"run", "--impl", "^cpu\\.aos$", "--sizes", "1M", "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  ASSERT_EQ(doc.results.size(), 1u);
+  EXPECT_EQ(doc.results[0].status, Status::skipped);
+  EXPECT_NE(doc.results[0].reason.find("--max-eval-seconds"), std::string::npos)
+      << doc.results[0].reason;
+  fs::remove_all(dir);
+}
+
+// run --budget plans before measuring, says its plan, and records the budget and the estimate.
+TEST(CommandLine, RunWithABudgetSaysItsPlanAndRecordsIt) {
+  const fs::path dir = scratch("budget");
+  const CommandResult r =
+      run_tool({"run", "--impl", "^cpu\\.(soa|tbb)$", "--sizes", "1K,4K", "--budget", "4",
+                "--no-counters", "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("plan: "), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stdout_text.find("Planned within a budget of 4 s"), std::string::npos)
+      << r.stdout_text;
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  EXPECT_EQ(doc.settings.budget_s, 4);
+  ASSERT_TRUE(doc.phase_seconds.contains("planned"));
+  EXPECT_LE(doc.phase_seconds.at("planned"), 4);
+  fs::remove_all(dir);
+}
+
+// simulate estimates a larger N from its smaller N's step before preparing anything there, and
+// its progress says the simulation was skipped.
+TEST(CommandLine, SimulateSkipsFromTheSmallerStepsEstimateAndSaysSo) {
+  const fs::path dir = scratch("simulate-estimate");
+  const CommandResult r =
+      run_tool({"simulate", "--impl", "^cpu\\.soa$", "--sizes", "1K,1M", "--steps", "100",
+                "--max-seconds", "5", "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  ASSERT_EQ(doc.simulations.size(), 2u);
+  EXPECT_EQ(doc.simulations[0].status, Status::ok);
+  EXPECT_EQ(doc.simulations[1].status, Status::skipped);
+  EXPECT_NE(doc.simulations[1].reason.find("estimated to take"), std::string::npos)
+      << doc.simulations[1].reason;
+  EXPECT_NE(doc.simulations[1].reason.find("a step at N = 1K"), std::string::npos)
+      << doc.simulations[1].reason;
+  EXPECT_NE(r.stderr_text.find("cpu.soa N=1M: skipped"), std::string::npos) << r.stderr_text;
+  EXPECT_EQ(r.stderr_text.find("cpu.soa N=1M: preparing"), std::string::npos) << r.stderr_text;
+  fs::remove_all(dir);
+}
+
+// simulate --budget leaves out a simulation its smaller N's step says will not fit what is left.
+TEST(CommandLine, SimulateLeavesOutWhatTheBudgetCannotHold) {
+  const fs::path dir = scratch("simulate-budget");
+  const CommandResult r =
+      run_tool({"simulate", "--impl", "^cpu\\.soa$", "--sizes", "1K,64K", "--steps", "100",
+                "--budget", "2", "--max-seconds", "1e6", "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  ASSERT_EQ(doc.simulations.size(), 2u);
+  EXPECT_EQ(doc.simulations[1].status, Status::skipped);
+  EXPECT_TRUE(doc.simulations[1].reason.starts_with("left out by the budget"))
+      << doc.simulations[1].reason;
+  fs::remove_all(dir);
+}
+
+// Each command's help names every file it writes.
+TEST(CommandLine, HelpNamesEveryFileACommandWrites) {
+  for (const char* command : {"run", "simulate", "report"}) {
+    const CommandResult help = run_tool({command, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << command;
+    for (const char* file : {"results.json", "report.md", "report.html", "results.csv"}) {
+      if (std::string(command) == "report" && std::string(file) == "results.json") continue;
+      EXPECT_NE(help.stdout_text.find(file), std::string::npos) << command << " " << file;
+    }
+  }
+  EXPECT_NE(run_tool({"simulate", "--help"}).stdout_text.find("snapshots/"), std::string::npos);
+  EXPECT_NE(run_tool({"peaks", "--help"}).stdout_text.find("~/.cache/nbody-fair"),
+            std::string::npos);
+}
+
+// bench's help lists its own options, then Google Benchmark's; its FLOP rate counter carries its
+// unit once; it warms up unless told otherwise.
+TEST(CommandLine, BenchHelpListsBothOptionSetsAndItsCountersNameTheirUnitOnce) {
+  const CommandResult help = run_tool({"bench", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.stderr_text;
+  for (const char* option :
+       {"--impl", "--sizes", "--scope", "--accuracy", "--variants", "--profile-metrics",
+        "--benchmark_filter", "--benchmark_repetitions", "warms up for 0.05 s"}) {
+    EXPECT_NE(help.stdout_text.find(option), std::string::npos) << option;
+  }
+  const fs::path dir = scratch("bench-counters");
+  const fs::path out = dir / "bench.json";
+  const CommandResult r =
+      run_tool({"bench", "--impl", "^cpu\\.soa$", "--sizes", "64", "--benchmark_min_time=0.001",
+                "--benchmark_out=" + out.string(), "--benchmark_out_format=json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const nlohmann::json json = nlohmann::json::parse(std::ifstream(out));
+  ASSERT_FALSE(json["benchmarks"].empty());
+  EXPECT_GT(json["benchmarks"][0].value("flops_at_20", 0.0), 0) << json["benchmarks"][0].dump();
+  EXPECT_FALSE(json["benchmarks"][0].contains("GFLOP/s@20"));
+  EXPECT_EQ(r.stdout_text.find("/s/s"), std::string::npos) << r.stdout_text;
+  fs::remove_all(dir);
+}
+
+// --version beside any command prints the version (not "--in is required"), exit 0.
+TEST(CommandLine, VersionBesideAnyCommandPrintsTheVersion) {
+  for (const char* command :
+       {"list", "validate", "run", "simulate", "bench", "report", "compare", "scaling", "peaks"}) {
+    const CommandResult r = run_tool({command, "--version"});
+    EXPECT_EQ(r.exit_code, 0) << command << ": " << r.stderr_text;
+    EXPECT_TRUE(r.stdout_text.starts_with("nbody-fair " NBODY_VERSION)) << command;
+  }
+}
+
+// A run whose every measurement failed, and a simulation that failed, exit 1 (and keep what they
+// wrote): a script or CI job must not read a failure as success. Float32 cannot hold the square
+// of a 1e30 softening; a step of 1e300 takes the state past any double.
+TEST(CommandLine, RunsAndSimulationsThatFailedExitOne) {
+  const fs::path dir = scratch("failed");
+  const CommandResult run =
+      run_tool({"run", "--impl", "^cpu\\.soa$", "--sizes", "64", "--softening", "1e30", "--reps",
+                "2", "--min-time", "0.001", "--no-counters", "--out", (dir / "run").string()});
+  EXPECT_EQ(run.exit_code, 1) << run.stderr_text;
+  const ResultsDocument runs = load_results(dir / "run" / "results.json");
+  ASSERT_EQ(runs.results.size(), 1u);
+  EXPECT_EQ(runs.results[0].status, Status::failed);
+  const CommandResult simulate =
+      run_tool({"simulate", "--impl", "^cpu\\.soa$", "--sizes", "64", "--dt", "1e300", "--steps",
+                "4", "--out", (dir / "simulate").string()});
+  EXPECT_EQ(simulate.exit_code, 1) << simulate.stderr_text;
+  const ResultsDocument simulated = load_results(dir / "simulate" / "results.json");
+  ASSERT_EQ(simulated.simulations.size(), 1u);
+  EXPECT_EQ(simulated.simulations[0].status, Status::failed);
+  fs::remove_all(dir);
+}
+
+// Bad input: one line on stderr, exit code 2, and no files left behind.
+// `bench` runs what the registry has under Google Benchmark, with its flags passed through; tuning
+// variants only with --variants.
+TEST(CommandLine, BenchTimesRegisteredFormulationsWithGoogleBenchmarkFlags) {
+  const fs::path dir = scratch("bench");
+  const fs::path out = dir / "bench.json";
+  const CommandResult r =
+      run_tool({"bench", "--impl", "^cpu\\.tbb", "--variants", "--sizes", "64", "--accuracy",
+                "--benchmark_min_time=0.001", "--benchmark_out=" + out.string(),
+                "--benchmark_out_format=json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const nlohmann::json json = nlohmann::json::parse(std::ifstream(out));
+  std::vector<std::string> names;
+  for (const nlohmann::json& b : json["benchmarks"]) {
+    names.push_back(b["name"].get<std::string>());
+    EXPECT_GT(b.value("items_per_second", 0.0), 0) << b.dump();
+    EXPECT_LT(b.value("rel_l2", 1.0), 1e-5) << b.dump();
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), "cpu.tbb/kernel/n:64/manual_time"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "cpu.tbb[grain=16]/kernel/n:64/manual_time"),
+            names.end());
+  EXPECT_EQ(run_tool({"bench", "--impl", "^cpu\\.tbb\\[", "--sizes", "64"}).exit_code, 2)
+      << "variants without --variants";
+  fs::remove_all(dir);
+}
+
+// A run while other processes load every CPU: its timings carry the contention, were taken again
+// (--max-attempts), and the report says so.
+TEST(CommandLine, ContendedMeasurementsAreFlaggedAndRetaken) {
+  const fs::path dir = scratch("contended");
+  std::vector<pid_t> spinners;
+  for (long cpu = 0; cpu < ::sysconf(_SC_NPROCESSORS_ONLN); ++cpu) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      volatile unsigned long spin = 0;
+      for (;;) spin = spin + 1;
+    }
+    spinners.push_back(pid);
+  }
+  const CommandResult r =
+      run_tool({"run", "--impl", "^cpu\\.soa$", "--sizes", "512", "--reps", "3", "--min-time",
+                "0.05", "--max-attempts", "2", "--no-counters", "--out", (dir / "out").string()});
+  for (const pid_t pid : spinners) ::kill(pid, SIGKILL);
+  for (const pid_t pid : spinners) ::waitpid(pid, nullptr, 0);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const ResultsDocument doc = load_results(dir / "out" / "results.json");
+  ASSERT_EQ(doc.results.size(), 1u);
+  ASSERT_TRUE(doc.results[0].kernel && doc.results[0].kernel->conditions);
+  const MeasurementConditions& c = *doc.results[0].kernel->conditions;
+  EXPECT_GT(c.other_processes_cpu_share + c.steal_cpu_share, 0.1);
+  EXPECT_EQ(c.attempts, 2);
+  ASSERT_FALSE(c.disturbances.empty());
+  std::ifstream report(dir / "out" / "report.md");
+  const std::string text((std::istreambuf_iterator<char>(report)), {});
+  EXPECT_NE(text.find("⚠ disturbed: other processes"), std::string::npos) << text;
+  fs::remove_all(dir);
+}
+
+// --version: the version and what this build has.
+TEST(CommandLine, VersionNamesTheBuildsFeatures) {
+  const CommandResult r = run_tool({"--version"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(r.stderr_text, "");
+  EXPECT_TRUE(r.stdout_text.starts_with(std::string("nbody-fair ") + NBODY_VERSION + " ("))
+      << r.stdout_text;
+#if defined(NBODY_HAVE_CUDA)
+  EXPECT_NE(r.stdout_text.find("CUDA: NVIDIA"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find(", architectures "), std::string::npos) << r.stdout_text;
+#else
+  EXPECT_NE(r.stdout_text.find("CUDA: built without CUDA"), std::string::npos) << r.stdout_text;
+#endif
+  EXPECT_NE(r.stdout_text.find("CUPTI: "), std::string::npos) << r.stdout_text;
+#if defined(NBODY_HAVE_MPI)
+  EXPECT_NE(r.stdout_text.find("): runs decompose under mpirun"), std::string::npos)
+      << r.stdout_text;
+#else
+  EXPECT_NE(r.stdout_text.find("MPI: not in: "), std::string::npos) << r.stdout_text;
+#endif
+  EXPECT_NE(r.stdout_text.find("CPU SIMD kernels: sse4.2, avx2, avx512f; widest on this CPU: "),
+            std::string::npos)
+      << r.stdout_text;
+}
+
+// A mistyped command is named, with the commands there are.
+TEST(CommandLine, UnknownCommandNamesTheCommands) {
+  const CommandResult r = run_tool({"frob"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.stderr_text,
+            "nbody-fair: unknown command 'frob' (commands: list, validate, run, simulate, bench, "
+            "report, compare, scaling, peaks)\n");
+}
+
+// report --in takes a results.json or its run folder; a folder without one, or a missing path, is
+// bad input.
+TEST(CommandLine, ReportReadsARunFolder) {
+  const fs::path dir = scratch("report-folder");
+  fs::create_directories(dir / "run");
+  save_results(ResultsDocument{}, dir / "run" / "results.json");
+  const CommandResult r = run_tool({"report", "--in", (dir / "run").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_TRUE(fs::exists(dir / "run" / "report.md"));
+  fs::create_directories(dir / "empty");
+  for (const fs::path& in : {dir / "empty", dir / "missing"}) {
+    const CommandResult bad =
+        run_tool({"report", "--in", in.string(), "--out", (dir / "out").string()});
+    EXPECT_EQ(bad.exit_code, 2) << in << ": " << bad.stderr_text;
+    EXPECT_EQ(count_lines(bad.stderr_text), 1u) << bad.stderr_text;
+    EXPECT_TRUE(bad.stderr_text.starts_with("nbody-fair: --in " + in.string() + ": "))
+        << bad.stderr_text;
+    EXPECT_FALSE(fs::exists(dir / "out")) << "left " << dir / "out"
+                                          << " behind";
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "empty"));
+  EXPECT_FALSE(fs::exists(dir / "missing"));
+  fs::remove_all(dir);
+}
+
+// report refuses a results file with an impossible value, naming the field, and writes nothing.
+TEST(CommandLine, ReportRefusesImpossibleValues) {
+  const fs::path dir = scratch("report-impossible");
+  nlohmann::json j = plausible_results();
+  j["results"][3]["kernel_rate"]["interactions_per_second"] = -5;
+  std::ofstream(dir / "results.json") << j.dump();
+  const CommandResult r = run_tool({"report", "--in", dir.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
+  EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find(
+                "results[3].kernel_rate.interactions_per_second is -5; it must be positive"),
+            std::string::npos)
+      << r.stderr_text;
+  EXPECT_FALSE(fs::exists(dir / "report.md"));
+  fs::remove_all(dir);
+}
+
+// A --gpu ordinal the machine lacks is refused before anything is measured or written, with or
+// without GPUs (and in a build without CUDA); --gpu 0 runs, skipping GPU formulations where there
+// is no GPU.
+TEST(CommandLine, GpuOrdinalTheMachineLacksIsRefused) {
+  const fs::path dir = scratch("gpu-ordinal");
+  const std::string out = (dir / "out").string();
+  const CommandResult refused =
+      run_tool({"run", "--gpu", "5", "--impl", "^(cpu|gpu)\\.aos$", "--sizes", "7", "--out", out});
+  EXPECT_EQ(refused.exit_code, 2) << refused.stderr_text;
+  EXPECT_EQ(count_lines(refused.stderr_text), 1u) << refused.stderr_text;
+  EXPECT_TRUE(refused.stderr_text.starts_with("nbody-fair: --gpu 5: ")) << refused.stderr_text;
+  EXPECT_FALSE(fs::exists(out)) << "left " << out << " behind";
+  const CommandResult device_zero =
+      run_tool({"run", "--gpu", "0", "--impl", "^(cpu|gpu)\\.aos$", "--sizes", "7", "--reps", "2",
+                "--min-time", "0.01", "--out", out});
+  EXPECT_EQ(device_zero.exit_code, 0) << device_zero.stderr_text;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "results.json"));
+  fs::remove_all(dir);
+}
+
+TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
+  const fs::path dir = scratch("bad");
+  const std::string out = (dir / "out").string();
+  const std::vector<std::vector<std::string>> cases = {
+      {"run", "--impl", "no-such-implementation", "--out", out},
+      {"run", "--impl", "([", "--out", out},
+      {"run", "--sizes", "0", "--out", out},
+      {"run", "--sizes", "-3", "--out", out},
+      {"run", "--sizes", "abc", "--out", out},
+      {"run", "--sizes", "2000000000", "--out", out},  // more than this machine's memory
+      {"run", "--ic", "spiral", "--out", out},
+      {"run", "--reps", "0", "--out", out},
+      {"run", "--isa", "avx9", "--out", out},
+      {"run", "--threads", "100000", "--out", out},
+      {"run", "--softening", "0", "--out", out},
+      {"run", "--softening", "1e-20", "--out", out},  // eps^2 below float32's normals
+      {"validate", "--sizes", "12q"},
+      {"no-such-command"},
+  };
+  for (const auto& args : cases) {
+    const CommandResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << args[args.size() > 2 ? 2 : 0] << ": " << r.stderr_text;
+    EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+    EXPECT_FALSE(fs::exists(out)) << "left " << out << " behind";
+  }
+  // An output folder that cannot be created (below a regular file).
+  std::ofstream(dir / "file") << "x";
+  const CommandResult r =
+      run_tool({"run", "--sizes", "7", "--out", (dir / "file" / "sub").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
+  EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+  fs::remove_all(dir);
+}
+
+// Bad input by class, each case on every command it reaches: one line naming the option, exit 2,
+// nothing written and nothing printed on stdout.
+TEST(CommandLine, EveryClassOfBadInputIsRefusedNamingItsOption) {
+  const fs::path dir = scratch("bad-classes");
+  const std::string out = (dir / "out").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string option;  // the stderr line names it
+  };
+  const std::vector<Case> cases = {
+      // Whole numbers that are negative or overflow where the option is unsigned.
+      {{"run", "--seed", "-1", "--out", out}, "--seed"},
+      {{"run", "--seed", "99999999999999999999999", "--out", out}, "--seed"},
+      {{"validate", "--validate-bodies", "99999999999999999999"}, "--validate-bodies"},
+      {{"simulate", "--divergence-up-to", "-3", "--out", out}, "--divergence-up-to"},
+      {{"run", "--threads", "99999999999", "--out", out}, "--threads"},
+      // Values that are not finite.
+      {{"run", "--softening", "inf", "--out", out}, "--softening"},
+      {{"run", "--min-time", "inf", "--out", out}, "--min-time"},
+      {{"run", "--max-eval-seconds", "inf", "--out", out}, "--max-eval-seconds"},
+      {{"simulate", "--t-end", "inf", "--out", out}, "--t-end"},
+      // Lists with an empty item or one N twice.
+      {{"run", "--sizes", "8,,16", "--out", out}, "--sizes"},
+      {{"run", "--sizes", "8,8", "--out", out}, "--sizes"},
+      {{"run", "--sizes", "1K,1024", "--out", out}, "--sizes"},
+      {{"run", "--sizes", "8", "--counters-at", "8,8", "--out", out}, "--counters-at"},
+      {{"bench", "--sizes", "64,64"}, "--sizes"},
+      // An output folder that cannot be made: refused before anything is printed.
+      {{"compare", "BASE_RUN", "BASE_RUN", "--out", (dir / "file" / "sub").string()}, "--out"},
+      // GPUs the machine lacks, or listed twice, wherever they can be named.
+      {{"peaks", "--gpus", "0,0"}, "--gpus"},
+      {{"list", "--gpu", "64"}, "--gpu"},
+      {{"peaks", "--gpus", "64"}, "--gpus"},
+  };
+  // A run to compare with itself, and a regular file to make folders below.
+  const std::string base = (dir / "base").string();
+  ASSERT_EQ(run_tool({"run", "--impl", "^cpu\\.soa$", "--sizes", "32", "--reps", "2", "--min-time",
+                      "0.001", "--no-counters", "--out", base})
+                .exit_code,
+            0);
+  std::ofstream(dir / "file") << "x";
+  for (Case c : cases) {
+    std::replace(c.args.begin(), c.args.end(), std::string("BASE_RUN"), base);
+    const CommandResult r = run_tool(c.args);
+    const std::string what = c.args[0] + " " + c.args[1] + " " + c.args[2];
+    EXPECT_EQ(r.exit_code, 2) << what << ": " << r.stderr_text;
+    EXPECT_EQ(count_lines(r.stderr_text), 1u) << what << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find(c.option), std::string::npos) << what << ": " << r.stderr_text;
+    EXPECT_EQ(r.stdout_text, "") << what;
+    EXPECT_FALSE(fs::exists(out)) << what << " left " << out << " behind";
+  }
+  fs::remove_all(dir);
+}
+
+// simulate's bad input: one line, exit 2, no output folder.
+TEST(CommandLine, SimulateRefusesBadInputWithExitCodeTwo) {
+  const fs::path dir = scratch("simulate-bad");
+  const std::string out = (dir / "out").string();
+  std::ofstream(dir / "not-hdf5.hdf5") << "garbage";
+  const std::vector<std::vector<std::string>> cases = {
+      {"simulate", "--dt", "0", "--out", out},
+      {"simulate", "--dt", "-0.1", "--out", out},
+      {"simulate", "--dt", "nan", "--out", out},
+      {"simulate", "--dt", "inf", "--out", out},
+      {"simulate", "--steps", "0", "--out", out},
+      {"simulate", "--steps", "-5", "--out", out},
+      {"simulate", "--steps", "5", "--t-end", "1", "--out", out},
+      {"simulate", "--t-end", "0", "--out", out},
+      {"simulate", "--ic-file", (dir / "missing.hdf5").string(), "--out", out},
+      {"simulate", "--ic-file", (dir / "not-hdf5.hdf5").string(), "--out", out},
+      {"simulate", "--impl", "no-such-implementation", "--out", out},
+  };
+  for (const auto& args : cases) {
+    const CommandResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << args[1] << " " << args[2] << ": " << r.stderr_text;
+    EXPECT_EQ(count_lines(r.stderr_text), 1u) << r.stderr_text;
+    EXPECT_FALSE(fs::exists(out)) << "left " << out << " behind";
+  }
+  fs::remove_all(dir);
+}
+
+// A small simulate writes results.json with its simulations and reports with the time split.
+TEST(CommandLine, SimulateWritesItsSplitAndConservation) {
+  const fs::path dir = scratch("simulate");
+  const fs::path out = dir / "out";
+  const CommandResult r =
+      run_tool({"simulate", "--sizes", "64,100", "--impl", "^cpu\\.(soa|tbb)$", "--steps", "20",
+                "--diag-every", "5", "--phase-steps", "4", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const ResultsDocument doc = load_results(out / "results.json");
+  EXPECT_EQ(doc.settings.command, "simulate");
+  ASSERT_EQ(doc.simulations.size(), 4u);
+  for (const SimulationRecord& s : doc.simulations) {
+    SCOPED_TRACE(s.implementation + " " + std::to_string(s.n));
+    EXPECT_EQ(s.status, Status::ok) << s.reason;
+    EXPECT_EQ(s.steps, 20);
+    ASSERT_EQ(s.conservation.size(), 5u);  // steps 0, 5, 10, 15, 20
+    EXPECT_EQ(s.conservation.back().step, 20);
+    EXPECT_LT(s.max_relative_energy_error, 1e-3);
+    EXPECT_GT(s.per_step.force_s, 0);
+    EXPECT_GT(s.per_step.step_s, 0);
+    EXPECT_GT(s.steps_per_second, 0);
+    ASSERT_TRUE(s.divergence.has_value());
+    EXPECT_LT(s.divergence->position, 1e-4);
+  }
+  const std::string markdown = read_and_remove(out / "report.md");
+  EXPECT_NE(markdown.find("## Time per step"), std::string::npos);
+  EXPECT_NE(markdown.find("cpu.tbb"), std::string::npos);
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+  // results.csv: its own header and one row per simulation.
+  const std::string csv = read_and_remove(out / "results.csv");
+  EXPECT_TRUE(csv.starts_with("implementation,device,")) << csv;
+  EXPECT_NE(csv.find(",steps_per_second,step_s,force_s,"), std::string::npos) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5) << csv;
+  fs::remove_all(dir);
+}
+
+// Ctrl-C keeps what was measured: results.json stays valid and says it was interrupted.
+TEST(CommandLine, InterruptKeepsPartialResults) {
+  const fs::path dir = scratch("interrupt");
+  const fs::path out = dir / "out";
+  const pid_t pid =
+      spawn({"run", "--impl", "^cpu\\.(aos|soa)$", "--sizes", "7,31,64,128,256,512,1K,2K,4K,8K,16K",
+             "--reps", "50", "--min-time", "0.05", "--out", out.string()},
+            dir / "stderr.txt");
+  // Wait for the first checkpoint, then interrupt.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(out / "results.json") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(fs::exists(out / "results.json"));
+  // Twice at once, as timeout(1) does (to the process and to its group): still a clean stop.
+  kill(pid, SIGINT);
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit_code(pid), 130);
+  const ResultsDocument doc = load_results(out / "results.json");
+  EXPECT_TRUE(doc.interrupted);
+  EXPECT_FALSE(doc.complete);
+  EXPECT_GE(doc.results.size(), 1u);
+  EXPECT_LT(doc.results.size(), 22u);
+  EXPECT_TRUE(fs::exists(out / "report.md"));
+  EXPECT_TRUE(fs::exists(out / "results.csv"));
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+  // No half-written file of an atomic write is left behind.
+  for (const auto& entry : fs::directory_iterator(out)) {
+    const fs::path name = entry.path().filename();
+    EXPECT_TRUE(name == "results.json" || name == "report.md" || name == "results.csv" ||
+                name == "report.html")
+        << "stray file " << entry.path();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nbody
