@@ -12,9 +12,9 @@
 #include "command_line/exit_codes.hpp"
 #include "command_line/options.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/results.hpp"
 #include "nbody/reports/comparison.hpp"
 #include "nbody/reports/comparison_report.hpp"
+#include "nbody/results.hpp"
 
 namespace nbody::commands {
 namespace {

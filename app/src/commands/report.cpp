@@ -7,9 +7,9 @@
 #include "command_line/command.hpp"
 #include "command_line/options.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/results.hpp"
 #include "nbody/reports/combined_sides.hpp"
 #include "nbody/reports/report_files.hpp"
+#include "nbody/results.hpp"
 
 namespace nbody::commands {
 namespace {

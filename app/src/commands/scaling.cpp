@@ -9,9 +9,9 @@
 #include "command_line/command.hpp"
 #include "command_line/options.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/results.hpp"
 #include "nbody/reports/scaling.hpp"
 #include "nbody/reports/scaling_report.hpp"
+#include "nbody/results.hpp"
 
 namespace nbody::commands {
 namespace {
