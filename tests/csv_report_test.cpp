@@ -51,10 +51,10 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
 
 ResultsDocument hand_made_document() {
   ResultsDocument doc;
-  doc.implementations.push_back({.name = "cpu.soa",
-                                 .device = DeviceKind::cpu,
-                                 .precision = Precision::f32,
-                                 .role = Role::optimized});
+  doc.implementations.push_back(ImplementationRecord(ImplementationInfo{.name = "cpu.soa",
+                                                                        .device = DeviceKind::cpu,
+                                                                        .precision = Precision::f32,
+                                                                        .role = Role::optimized}));
   ResultRecord ok;
   ok.implementation = "cpu.soa";
   ok.initial_condition = "uniform";

@@ -47,7 +47,8 @@ TEST(Results, JsonRoundTripPreservesEverything) {
   doc.build.libraries = {{"fmt", "9.1.0"}};
   doc.settings.sizes = {7, 31};
   doc.ceilings = Ceilings{.entries = {{.name = "cpu.fp32_flops.avx2.one_core", .value = 1.5e9}}};
-  doc.implementations.push_back({.name = "cpu.soa", .optimizations = {"structure of arrays"}});
+  doc.implementations.push_back(ImplementationRecord(
+      ImplementationInfo{.name = "cpu.soa", .optimizations = {"structure of arrays"}}));
   doc.inputs.push_back({"uniform", 31, 5, "abc", "def"});
   ResultRecord r;
   r.implementation = "cpu.soa";
@@ -128,7 +129,7 @@ TEST(Results, ReadsVersionOneFiles) {
 // An enum spelling the schema does not have is refused, naming the spellings it has.
 TEST(Results, UnknownSpellingsAreRefused) {
   ResultsDocument doc;
-  doc.implementations.push_back({.name = "cpu.soa"});
+  doc.implementations.push_back(ImplementationRecord(ImplementationInfo{.name = "cpu.soa"}));
   nlohmann::json j = doc;
   j["implementations"][0]["device"] = "fpga";
   const fs::path dir = scratch("spelling");
@@ -360,7 +361,7 @@ TEST(Results, GpuExchangeRoundTripsAndVersionSixFilesRead) {
 // The report says what the median's interval is and what its bracketed coverage means.
 TEST(Report, ExplainsTheMediansIntervalAndItsCoverage) {
   ResultsDocument doc = plausible_results().get<ResultsDocument>();
-  doc.implementations.push_back({.name = "cpu.soa"});
+  doc.implementations.push_back(ImplementationRecord(ImplementationInfo{.name = "cpu.soa"}));
   doc.results[0].kernel->ci_confidence = 0.9375;  // five repetitions: [min, max]
   const std::string report = reports::render_markdown(doc, reports::analyze(doc));
   EXPECT_NE(report.find("| CI of median (coverage) |"), std::string::npos);
@@ -373,7 +374,7 @@ TEST(Report, ExplainsTheMediansIntervalAndItsCoverage) {
 // A run decomposed over ranks says so, and how; one in one process says nothing of it.
 TEST(Report, SaysHowARunWasDecomposedOverRanks) {
   ResultsDocument doc = plausible_results().get<ResultsDocument>();
-  doc.implementations.push_back({.name = "cpu.soa"});
+  doc.implementations.push_back(ImplementationRecord(ImplementationInfo{.name = "cpu.soa"}));
   EXPECT_EQ(reports::render_markdown(doc, reports::analyze(doc)).find("MPI ranks"),
             std::string::npos);
   doc.settings.ranks = 3;

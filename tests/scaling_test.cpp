@@ -66,8 +66,9 @@ ResultsDocument run_at(int ranks, std::vector<ResultRecord> results) {
   doc.machine.hostname = "vm";
   doc.machine.cpu_model = "Test CPU";
   doc.machine.logical_cpus = 2;
-  ImplementationRecord soa{.name = "cpu.soa", .device = DeviceKind::cpu};
-  ImplementationRecord gpu{.name = "gpu.tuned", .device = DeviceKind::gpu};
+  const ImplementationRecord soa(ImplementationInfo{.name = "cpu.soa", .device = DeviceKind::cpu});
+  const ImplementationRecord gpu(
+      ImplementationInfo{.name = "gpu.tuned", .device = DeviceKind::gpu});
   doc.implementations = {soa, gpu};
   for (const std::size_t n : {1000, 2000, 4000}) {
     doc.inputs.push_back({"uniform", n, 7, "f64-" + std::to_string(n), "f32"});
@@ -167,9 +168,11 @@ TEST(ScalingAnalysis, WithoutAOneDeviceBaselineThereIsNoEfficiency) {
 // Never against another implementation, nor against the same one at other threads per rank.
 TEST(ScalingAnalysis, BaselinesAreTheSameImplementationAtTheSameThreadsPerRank) {
   std::vector<ScalingInput> inputs = cpu_study();
-  inputs[0].document.implementations.push_back({.name = "cpu.tbb", .device = DeviceKind::cpu});
+  inputs[0].document.implementations.push_back(
+      ImplementationRecord(ImplementationInfo{.name = "cpu.tbb", .device = DeviceKind::cpu}));
   inputs[0].document.results.push_back(timed("cpu.tbb", 1000, 1e-3, std::nullopt, 2));
-  inputs[1].document.implementations.push_back({.name = "cpu.tbb", .device = DeviceKind::cpu});
+  inputs[1].document.implementations.push_back(
+      ImplementationRecord(ImplementationInfo{.name = "cpu.tbb", .device = DeviceKind::cpu}));
   inputs[1].document.results.push_back(timed("cpu.tbb", 1000, 1e-3, 0.1e-3, 1));
   const ScalingStudy study = analyze_scaling(inputs);
   const ScalingPoint& tbb = point(study, "cpu.tbb", 1000, 2);

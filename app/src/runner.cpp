@@ -32,26 +32,9 @@ RateFigures rates(const TimingStatistics& t, double credited_interactions) {
 }
 
 ImplementationRecord describe(const Implementation& impl, const ExecutionOptions& execution) {
-  const ImplementationInfo& info = impl.info;
-  ImplementationRecord r;
-  r.name = info.name;
-  r.description = info.description;
-  r.device = info.device;
-  r.layout = info.layout;
-  r.precision = info.precision;
-  r.accuracy_class = info.accuracy_class;
-  r.pairs = info.pairs;
-  r.role = info.role;
-  r.multithreaded = info.multithreaded;
-  r.optimizations = info.optimizations;
-  r.unit_roundoff = info.tolerance.unit_roundoff;
-  r.relative_l2_coefficient = info.tolerance.relative_l2_coefficient;
-  r.max_relative_coefficient = info.tolerance.max_relative_coefficient;
   const std::optional<std::string> reason = impl.unavailable_reason();
-  r.available = !reason.has_value();
-  r.unavailable_reason = reason.value_or("");
-  r.threads = impl.threads_used(execution);
-  return r;
+  return ImplementationRecord(impl.info, !reason.has_value(), reason.value_or(""),
+                              impl.threads_used(execution));
 }
 
 // Inputs as a formulation of the given precision sees them, promoted back to double: the

@@ -110,11 +110,47 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultRecord, implementation, in
                                                 interactions_credited, threads, details, accuracy,
                                                 kernel, end_to_end, communication, kernel_rate,
                                                 end_to_end_rate, counters, phase_seconds)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ImplementationRecord, name, description, device,
-                                                layout, precision, accuracy_class, pairs, role,
-                                                multithreaded, optimizations, unit_roundoff,
-                                                relative_l2_coefficient, max_relative_coefficient,
-                                                available, unavailable_reason, threads)
+// By hand where the macros cannot reach: the tolerance's coefficients sit at the record's level.
+void to_json(nlohmann::json& j, const ImplementationRecord& v) {
+  j = {{"name", v.name},
+       {"description", v.description},
+       {"device", v.device},
+       {"layout", v.layout},
+       {"precision", v.precision},
+       {"accuracy_class", v.accuracy_class},
+       {"pairs", v.pairs},
+       {"role", v.role},
+       {"multithreaded", v.multithreaded},
+       {"optimizations", v.optimizations},
+       {"unit_roundoff", v.tolerance.unit_roundoff},
+       {"relative_l2_coefficient", v.tolerance.relative_l2_coefficient},
+       {"max_relative_coefficient", v.tolerance.max_relative_coefficient},
+       {"available", v.available},
+       {"unavailable_reason", v.unavailable_reason},
+       {"threads", v.threads}};
+}
+
+void from_json(const nlohmann::json& j, ImplementationRecord& v) {
+  const ImplementationRecord d;
+  v.name = j.value("name", d.name);
+  v.description = j.value("description", d.description);
+  v.device = j.value("device", d.device);
+  v.layout = j.value("layout", d.layout);
+  v.precision = j.value("precision", d.precision);
+  v.accuracy_class = j.value("accuracy_class", d.accuracy_class);
+  v.pairs = j.value("pairs", d.pairs);
+  v.role = j.value("role", d.role);
+  v.multithreaded = j.value("multithreaded", d.multithreaded);
+  v.optimizations = j.value("optimizations", d.optimizations);
+  v.tolerance.unit_roundoff = j.value("unit_roundoff", d.tolerance.unit_roundoff);
+  v.tolerance.relative_l2_coefficient =
+      j.value("relative_l2_coefficient", d.tolerance.relative_l2_coefficient);
+  v.tolerance.max_relative_coefficient =
+      j.value("max_relative_coefficient", d.tolerance.max_relative_coefficient);
+  v.available = j.value("available", d.available);
+  v.unavailable_reason = j.value("unavailable_reason", d.unavailable_reason);
+  v.threads = j.value("threads", d.threads);
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuDescription, ordinal, name, compute_capability,
                                                 sm_count, sm_clock_khz, memory_clock_khz,
                                                 memory_bus_width_bits, memory_bytes, l2_cache_bytes,

@@ -271,9 +271,9 @@ void check_results_values(const ResultsDocument& document) {
   for (std::size_t i = 0; i < document.implementations.size(); ++i) {
     const Fields impl = root.element("implementations", i);
     const ImplementationRecord& record = document.implementations[i];
-    impl.non_negative("unit_roundoff", record.unit_roundoff);
-    impl.non_negative("relative_l2_coefficient", record.relative_l2_coefficient);
-    impl.non_negative("max_relative_coefficient", record.max_relative_coefficient);
+    impl.non_negative("unit_roundoff", record.tolerance.unit_roundoff);
+    impl.non_negative("relative_l2_coefficient", record.tolerance.relative_l2_coefficient);
+    impl.non_negative("max_relative_coefficient", record.tolerance.max_relative_coefficient);
     impl.non_negative("threads", record.threads);
   }
   for (std::size_t i = 0; i < document.inputs.size(); ++i) {

@@ -72,7 +72,7 @@ std::string integration_cause(const Evolution& e, const RunSettings& s, std::siz
 }
 
 double unit_roundoff_of(const ImplementationRecord* impl) {
-  if (impl && impl->unit_roundoff > 0) return impl->unit_roundoff;
+  if (impl && impl->tolerance.unit_roundoff > 0) return impl->tolerance.unit_roundoff;
   return impl && impl->precision == Precision::f64 ? kFloat64UnitRoundoff : kFloat32UnitRoundoff;
 }
 

@@ -18,6 +18,7 @@
 #include "nbody/accuracy.hpp"
 #include "nbody/bodies.hpp"
 #include "nbody/execution_options.hpp"
+#include "nbody/implementation_info.hpp"
 #include "nbody/properties.hpp"
 #include "nbody/simulation.hpp"
 
@@ -66,23 +67,6 @@ class PreparedRun {
   // `bodies` (the same count), rounded to the run's precision and laid out as its kernel reads
   // them, outside any timing. Runs that cannot take new bodies keep this default, which throws.
   virtual void set_bodies(std::span<const Body<double>> bodies);
-};
-
-struct ImplementationInfo {
-  std::string name;  // e.g. "cpu.soa"; unique; the --impl regex matches it
-  std::string description;
-  DeviceKind device = DeviceKind::cpu;
-  Layout layout = Layout::aos;
-  Precision precision = Precision::f32;
-  AccuracyClass accuracy_class = AccuracyClass::full;
-  PairScheme pairs = PairScheme::all_pairs;
-  Role role = Role::optimized;
-  bool multithreaded = false;  // uses more than one CPU thread (ExecutionOptions::threads)
-  bool isa_choice = false;     // runs on the ISA of ExecutionOptions::isa: tested on every one
-  std::vector<std::string> optimizations;  // listed in reports (FAIRNESS rule 3)
-  Tolerance tolerance;
-  // Bytes of working memory per body beyond the input (for the memory check before allocating).
-  std::size_t bytes_per_body = 64;
 };
 
 struct Implementation {

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "nbody/accuracy.hpp"
 #include "nbody/ceilings.hpp"
 #include "nbody/counters.hpp"
+#include "nbody/implementation_info.hpp"
 #include "nbody/json_optional.hpp"
 #include "nbody/properties.hpp"
 
@@ -108,17 +110,20 @@ struct ResultRecord {
   std::map<std::string, double> phase_seconds;
 };
 
-struct ImplementationRecord {
-  std::string name, description;
-  DeviceKind device = DeviceKind::cpu;
-  Layout layout = Layout::aos;
-  Precision precision = Precision::f32;
-  AccuracyClass accuracy_class = AccuracyClass::full;
-  PairScheme pairs = PairScheme::all_pairs;
-  Role role = Role::optimized;
-  bool multithreaded = false;
-  std::vector<std::string> optimizations;
-  double unit_roundoff = 0, relative_l2_coefficient = 0, max_relative_coefficient = 0;
+// An implementation as results.json records it: its description as registered (the tolerance's
+// coefficients among it; bytes_per_body and isa_choice are the registry's own, not kept), and what
+// this host said of it.
+struct ImplementationRecord : ImplementationInfo {
+  // A record read from a file without the tolerance's coefficients has none: unit_roundoff 0 says
+  // so, and the reports take its precision's.
+  ImplementationRecord() { tolerance.unit_roundoff = 0; }
+  explicit ImplementationRecord(ImplementationInfo registered, bool is_available = false,
+                                std::string reason = {}, int threads_used = 0)
+      : ImplementationInfo(std::move(registered)),
+        available(is_available),
+        unavailable_reason(std::move(reason)),
+        threads(threads_used) {}
+
   bool available = false;
   std::string unavailable_reason;
   int threads = 0;
