@@ -1,0 +1,75 @@
+#pragma once
+// The sparse octree of a body set, built from Morton-sorted keys as Bonsai builds it (Bédorf,
+// Gaburov & Portegies Zwart 2012): every cell is a contiguous range of the sorted bodies, split
+// into its non-empty octants while it holds more than the leaf capacity, and its moments come from
+// an upward pass over the levels.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nbody/bodies.hpp"
+#include "nbody/cpu/tree/morton.hpp"
+#include "nbody/cpu/tree/multipole.hpp"
+
+namespace nbody::cpu::tree {
+
+struct TreeSettings {
+  // A cell with more bodies than this is split, unless it is at the deepest level: its bodies
+  // share one key (they lie within 2^-21 of the cube's side), and no split could separate them.
+  std::size_t leaf_capacity = 16;
+  // The targets that share one walk of the tree (as Bonsai's groups): the largest cells of at most
+  // this many bodies, or a leaf holding more. Larger groups walk less often and fill the SIMD lanes
+  // better, but their lists are longer (the criterion is met from the group's box).
+  std::size_t group_capacity = 64;
+};
+
+struct Cell {
+  std::uint32_t begin = 0, end = 0;  // its bodies: [begin, end) of the sorted order
+  std::uint32_t first_child = 0;     // its children are cells [first_child, first_child + count)
+  std::uint8_t child_count = 0;      // 0 for a leaf
+  std::uint8_t level = 0;            // the root is level 0; its side is the cube's over 2^level
+
+  bool is_leaf() const { return child_count == 0; }
+  std::uint32_t body_count() const { return end - begin; }
+};
+
+// Seconds of each phase of the build, apart from the traversal.
+struct BuildSeconds {
+  double keys = 0;     // bounding cube and Morton keys
+  double sort = 0;     // sorting the keys, and gathering the bodies in that order
+  double build = 0;    // the cells, level by level
+  double moments = 0;  // the upward pass (and in evaluate_tree, rounding the moments to T)
+  double total() const { return keys + sort + build + moments; }
+};
+
+template <class T>
+struct Octree {
+  BoundingCube cube;
+  std::vector<Body<T>> sorted_bodies;
+  std::vector<std::uint64_t> keys;         // of the sorted bodies, ascending
+  std::vector<std::uint32_t> input_index;  // input_index[k]: the input index of sorted body k
+  // Breadth first: the root is cell 0, the cells of level L are [level_begin[L], level_begin[L +
+  // 1]), and a cell's children are contiguous.
+  std::vector<Cell> cells;
+  std::vector<std::uint32_t> level_begin;
+  std::vector<std::uint32_t> leaves;  // the leaf cells, in the sorted order of their bodies
+  std::vector<std::uint32_t> groups;  // the target groups (TreeSettings), in the same order
+  std::vector<CellMoments> moments;   // of each cell, float64
+
+  int depth() const { return static_cast<int>(level_begin.size()) - 2; }
+  TreeFloat64 cell_size(const Cell& cell) const { return std::ldexp(cube.size, -cell.level); }
+};
+
+// The octree of `bodies` (at least one, fewer than 2^32), its phases timed into `seconds`.
+template <class T>
+Octree<T> build_octree(std::span<const Body<T>> bodies, const TreeSettings& settings,
+                       BuildSeconds& seconds);
+
+extern template Octree<float> build_octree<float>(std::span<const Body<float>>, const TreeSettings&,
+                                                  BuildSeconds&);
+extern template Octree<double> build_octree<double>(std::span<const Body<double>>,
+                                                    const TreeSettings&, BuildSeconds&);
+
+}  // namespace nbody::cpu::tree

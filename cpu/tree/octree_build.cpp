@@ -1,0 +1,211 @@
+// The octree build: Morton keys, a parallel sort, the cells level by level, the upward pass.
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <stdexcept>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include "nbody/cpu/tree/octree_build.hpp"
+#include "nbody/steady_clock.hpp"
+
+namespace nbody::cpu::tree {
+namespace {
+
+// A body's key, and its input index to break ties, so that the order of coincident bodies (equal
+// keys) is the same on every run whatever the sort's own order of equal elements.
+struct KeyedBody {
+  std::uint64_t key;
+  std::uint32_t index;
+
+  bool operator<(const KeyedBody& other) const {
+    return key != other.key ? key < other.key : index < other.index;
+  }
+};
+
+template <class T>
+std::vector<KeyedBody> morton_keys(std::span<const Body<T>> bodies, const BoundingCube& cube) {
+  std::vector<KeyedBody> keyed(bodies.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies.size()),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                        keyed[i] = {morton_key(bodies[i], cube), static_cast<std::uint32_t>(i)};
+                      }
+                    });
+  return keyed;
+}
+
+template <class T>
+void gather_sorted(std::span<const Body<T>> bodies, std::span<const KeyedBody> keyed,
+                   Octree<T>& tree) {
+  tree.sorted_bodies.resize(bodies.size());
+  tree.keys.resize(bodies.size());
+  tree.input_index.resize(bodies.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies.size()),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      for (std::size_t k = range.begin(); k != range.end(); ++k) {
+                        tree.sorted_bodies[k] = bodies[keyed[k].index];
+                        tree.keys[k] = keyed[k].key;
+                        tree.input_index[k] = keyed[k].index;
+                      }
+                    });
+}
+
+// Where each octant of `cell` starts in the sorted keys, and where the last one ends: octant o
+// holds [bounds[o], bounds[o + 1]). The keys of a cell share their prefix, so the octant is
+// monotone over its range.
+using OctantBounds = std::array<std::uint32_t, 9>;
+
+OctantBounds octant_bounds(const Cell& cell, std::span<const std::uint64_t> keys) {
+  OctantBounds bounds{};
+  const auto first = keys.begin() + cell.begin;
+  const auto last = keys.begin() + cell.end;
+  for (unsigned octant = 0; octant < 8; ++octant) {
+    const auto start = std::partition_point(
+        first, last, [&](std::uint64_t key) { return child_octant(key, cell.level) < octant; });
+    bounds[octant] = static_cast<std::uint32_t>(start - keys.begin());
+  }
+  bounds[8] = cell.end;
+  return bounds;
+}
+
+bool splits(const Cell& cell, const TreeSettings& settings) {
+  return cell.body_count() > settings.leaf_capacity && cell.level < kDeepestLevel;
+}
+
+// Appends the children of the cells [first, last) (one level) after them, setting each parent's
+// first_child and child_count. The octants are found in parallel; the offsets by a scan.
+void split_level(std::uint32_t first, std::uint32_t last, std::span<const std::uint64_t> keys,
+                 const TreeSettings& settings, std::vector<Cell>& cells) {
+  std::vector<OctantBounds> bounds(last - first);
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(first, last),
+                    [&](const tbb::blocked_range<std::uint32_t>& range) {
+                      for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
+                        if (splits(cells[c], settings))
+                          bounds[c - first] = octant_bounds(cells[c], keys);
+                      }
+                    });
+  auto next = static_cast<std::uint32_t>(cells.size());
+  for (std::uint32_t c = first; c < last; ++c) {
+    Cell& parent = cells[c];
+    if (!splits(parent, settings)) continue;
+    parent.first_child = next;
+    const OctantBounds& b = bounds[c - first];
+    unsigned nonempty = 0;
+    for (unsigned octant = 0; octant < 8; ++octant) nonempty += b[octant] != b[octant + 1];
+    parent.child_count = static_cast<std::uint8_t>(nonempty);
+    next += nonempty;
+  }
+  cells.resize(next);
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(first, last),
+                    [&](const tbb::blocked_range<std::uint32_t>& range) {
+                      for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
+                        const Cell& parent = cells[c];
+                        if (parent.is_leaf()) continue;
+                        const OctantBounds& b = bounds[c - first];
+                        std::uint32_t child = parent.first_child;
+                        for (unsigned octant = 0; octant < 8; ++octant) {
+                          if (b[octant] == b[octant + 1]) continue;
+                          cells[child++] =
+                              Cell{.begin = b[octant],
+                                   .end = b[octant + 1],
+                                   .level = static_cast<std::uint8_t>(parent.level + 1)};
+                        }
+                      }
+                    });
+}
+
+// Depth first, children in octant order: both lists come out in the sorted order of their
+// bodies, so that neighbouring walks, which visit mostly the same cells, run in turn.
+template <class T>
+void collect_leaves_and_groups(const TreeSettings& settings, Octree<T>& tree) {
+  std::vector<std::uint32_t> stack{0};
+  while (!stack.empty()) {
+    const std::uint32_t c = stack.back();
+    stack.pop_back();
+    const Cell& cell = tree.cells[c];
+    if (cell.is_leaf()) tree.leaves.push_back(c);
+    const bool inside_group =
+        !tree.groups.empty() && cell.begin < tree.cells[tree.groups.back()].end;
+    if (!inside_group && (cell.is_leaf() || cell.body_count() <= settings.group_capacity)) {
+      tree.groups.push_back(c);
+    }
+    for (std::uint32_t k = cell.child_count; k-- > 0;) stack.push_back(cell.first_child + k);
+  }
+}
+
+template <class T>
+void build_cells(const TreeSettings& settings, Octree<T>& tree) {
+  tree.cells = {Cell{.begin = 0, .end = static_cast<std::uint32_t>(tree.keys.size())}};
+  tree.level_begin = {0};
+  // At most kDeepestLevel + 1 levels: a cell of the deepest level is never split.
+  while (tree.level_begin.back() < tree.cells.size()) {
+    const std::uint32_t first = tree.level_begin.back();
+    const auto last = static_cast<std::uint32_t>(tree.cells.size());
+    tree.level_begin.push_back(last);
+    split_level(first, last, tree.keys, settings, tree.cells);
+  }
+  collect_leaves_and_groups(settings, tree);
+}
+
+// The upward pass: each level from the deepest up, its cells in parallel, a leaf from its bodies
+// and any other cell from its children (finished one level below).
+template <class T>
+void compute_moments(Octree<T>& tree) {
+  tree.moments.resize(tree.cells.size());
+  const std::span<const Body<T>> bodies(tree.sorted_bodies);
+  for (std::size_t level = tree.level_begin.size() - 1; level-- > 0;) {
+    tbb::parallel_for(
+        tbb::blocked_range<std::uint32_t>(tree.level_begin[level], tree.level_begin[level + 1]),
+        [&](const tbb::blocked_range<std::uint32_t>& range) {
+          for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
+            const Cell& cell = tree.cells[c];
+            const BoundingCube cube = cell_cube(tree.keys[cell.begin], cell.level, tree.cube);
+            tree.moments[c] =
+                cell.is_leaf()
+                    ? moments_of_bodies(bodies.subspan(cell.begin, cell.body_count()), cube)
+                    : moments_of_children(std::span<const CellMoments>(tree.moments)
+                                              .subspan(cell.first_child, cell.child_count),
+                                          cube);
+          }
+        });
+  }
+}
+
+}  // namespace
+
+template <class T>
+Octree<T> build_octree(std::span<const Body<T>> bodies, const TreeSettings& settings,
+                       BuildSeconds& seconds) {
+  if (bodies.empty() || bodies.size() >= std::numeric_limits<std::uint32_t>::max()) {
+    throw std::invalid_argument("build_octree: needs between 1 and 2^32 - 2 bodies");
+  }
+  if (settings.leaf_capacity == 0 || settings.group_capacity == 0) {
+    throw std::invalid_argument("build_octree: a leaf or group capacity of 0");
+  }
+  Octree<T> tree;
+  SteadyClock::time_point start = SteadyClock::now();
+  tree.cube = bounding_cube(bodies);
+  std::vector<KeyedBody> keyed = morton_keys(bodies, tree.cube);
+  seconds.keys = seconds_since(start);
+  start = SteadyClock::now();
+  tbb::parallel_sort(keyed.begin(), keyed.end());
+  gather_sorted<T>(bodies, keyed, tree);
+  seconds.sort = seconds_since(start);
+  start = SteadyClock::now();
+  build_cells(settings, tree);
+  seconds.build = seconds_since(start);
+  start = SteadyClock::now();
+  compute_moments(tree);
+  seconds.moments = seconds_since(start);
+  return tree;
+}
+
+template Octree<float> build_octree<float>(std::span<const Body<float>>, const TreeSettings&,
+                                           BuildSeconds&);
+template Octree<double> build_octree<double>(std::span<const Body<double>>, const TreeSettings&,
+                                             BuildSeconds&);
+
+}  // namespace nbody::cpu::tree

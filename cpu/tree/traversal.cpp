@@ -1,0 +1,236 @@
+// The tree walk and the force evaluation: one walk per group of targets (a cell of up to
+// TreeSettings::group_capacity bodies, as Bonsai's groups), then every target of the group against
+// the walk's interaction lists.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/combinable.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <xsimd/xsimd.hpp>
+
+#include "nbody/cpu/tree/octree.hpp"
+#include "nbody/physics.hpp"
+#include "nbody/steady_clock.hpp"
+
+namespace nbody::cpu::tree {
+namespace {
+
+// The squared distance from `point` to the nearest point of `box` (0 inside it).
+TreeFloat64 squared_distance_to_box(const Box& box, const Vec3<TreeFloat64>& point) {
+  const auto gap = [](TreeFloat64 low, TreeFloat64 high, TreeFloat64 p) {
+    return std::max({low - p, TreeFloat64{0}, p - high});
+  };
+  const TreeFloat64 dx = gap(box.low.x, box.high.x, point.x);
+  const TreeFloat64 dy = gap(box.low.y, box.high.y, point.y);
+  const TreeFloat64 dz = gap(box.low.z, box.high.z, point.z);
+  return dx * dx + dy * dy + dz * dz;
+}
+
+// The opening criterion of Salmon & Warren ("Skeletons from the treecode closet", J. Comput.
+// Phys. 111, 1994), applied to a group of targets as Bonsai applies it: accept the cell when the
+// distance from the group's box to the cell's centre of mass exceeds b_max / theta, b_max bounding
+// the distance from that centre to any of the cell's bodies (here: to the farthest corner of the
+// cell's cube, CellMoments says why). Barnes and Hut's s / d < theta, with d
+// measured to the centre of mass, accepts a large cell whose centre of mass lies near its edge
+// from a target inside or beside the cell, with unbounded error; measuring from b_max cannot: for
+// theta <= 1 a cell that holds one of the group's bodies is never accepted (that body is within
+// b_max of the centre). Compared as squares times theta^2, so that theta = 0 accepts nothing.
+bool accepts(const Box& group, const CellMoments& cell, TreeFloat64 theta_squared) {
+  return theta_squared * squared_distance_to_box(group, cell.centre) > cell.b_max * cell.b_max;
+}
+
+struct BodyRange {
+  std::uint32_t begin, end;
+};
+
+// One walk's result, and its stack; kept per thread so the vectors are allocated once.
+struct InteractionLists {
+  std::vector<BodyRange> bodies;     // the bodies of opened leaves, as ranges of the sorted order
+  std::vector<std::uint32_t> cells;  // accepted cells
+  std::vector<std::uint32_t> stack;
+};
+
+// Adjacent leaves of the sorted order are merged into one range: fewer, longer inner loops.
+void append_range(std::vector<BodyRange>& ranges, const Cell& leaf) {
+  if (!ranges.empty() && ranges.back().end == leaf.begin) {
+    ranges.back().end = leaf.end;
+  } else {
+    ranges.push_back({leaf.begin, leaf.end});
+  }
+}
+
+// Depth first from the root, children in octant order, so that at theta = 0 the bodies come in
+// the sorted order.
+template <class T>
+void walk(const Octree<T>& tree, const Box& group, TreeFloat64 theta_squared,
+          InteractionLists& lists) {
+  lists.bodies.clear();
+  lists.cells.clear();
+  lists.stack.assign(1, 0);
+  while (!lists.stack.empty()) {
+    const std::uint32_t c = lists.stack.back();
+    lists.stack.pop_back();
+    const Cell& cell = tree.cells[c];
+    if (accepts(group, tree.moments[c], theta_squared)) {
+      lists.cells.push_back(c);
+    } else if (cell.is_leaf()) {
+      append_range(lists.bodies, cell);
+    } else {
+      for (std::uint32_t k = cell.child_count; k-- > 0;)
+        lists.stack.push_back(cell.first_child + k);
+    }
+  }
+}
+
+// Targets in SIMD batches of the baseline ISA (SSE2: 4 floats or 2 doubles), sources broadcast.
+// pair_acceleration's exact 1/sqrt on a batch is a correctly rounded square root and division,
+// so each lane computes exactly what the scalar loop would.
+template <class T>
+using TargetBatch = xsimd::batch<T>;
+
+// Loads the targets [first, first + lanes) of the sorted bodies; lanes past `end` repeat the last
+// target (their results are not stored).
+template <class T>
+void load_targets(std::span<const Body<T>> bodies, std::uint32_t first, std::uint32_t end,
+                  TargetBatch<T>& x, TargetBatch<T>& y, TargetBatch<T>& z) {
+  constexpr std::size_t kLanes = TargetBatch<T>::size;
+  alignas(kSimdAlignment) T lane_x[kLanes], lane_y[kLanes], lane_z[kLanes];
+  for (std::size_t lane = 0; lane < kLanes; ++lane) {
+    const Body<T>& b = bodies[std::min<std::size_t>(first + lane, end - 1)];
+    lane_x[lane] = b.x;
+    lane_y[lane] = b.y;
+    lane_z[lane] = b.z;
+  }
+  x = TargetBatch<T>::load_aligned(lane_x);
+  y = TargetBatch<T>::load_aligned(lane_y);
+  z = TargetBatch<T>::load_aligned(lane_z);
+}
+
+// Every target of `group` against the lists, each target's sum in T in the lists' order (bodies,
+// then cells), written at its input index.
+template <class T>
+InteractionCounts evaluate_group(const Octree<T>& tree, const Cell& group,
+                                 const InteractionLists& lists,
+                                 std::span<const CellMultipole<T>> multipoles, T softening_squared,
+                                 std::span<Vec3<T>> accelerations) {
+  using Batch = TargetBatch<T>;
+  constexpr std::size_t kLanes = Batch::size;
+  const Batch eps2(softening_squared);
+  const std::span<const Body<T>> sources(tree.sorted_bodies);
+  std::uint64_t listed_bodies = 0;
+  for (const BodyRange& range : lists.bodies) listed_bodies += range.end - range.begin;
+  for (std::uint32_t first = group.begin; first < group.end; first += kLanes) {
+    Batch xi, yi, zi;
+    load_targets(sources, first, group.end, xi, yi, zi);
+    Batch ax(T(0)), ay(T(0)), az(T(0));
+    for (const BodyRange& range : lists.bodies) {
+      for (const Body<T>& s : sources.subspan(range.begin, range.end - range.begin)) {
+        const PairAcceleration<Batch> a = pair_acceleration<Batch>(
+            xi, yi, zi, Batch(s.x), Batch(s.y), Batch(s.z), Batch(s.m), eps2);
+        ax += a.x;
+        ay += a.y;
+        az += a.z;
+      }
+    }
+    for (const std::uint32_t c : lists.cells) {
+      accumulate_cell(xi, yi, zi, multipoles[c], eps2, ax, ay, az);
+    }
+    alignas(kSimdAlignment) T out_x[kLanes], out_y[kLanes], out_z[kLanes];
+    ax.store_aligned(out_x);
+    ay.store_aligned(out_y);
+    az.store_aligned(out_z);
+    for (std::size_t lane = 0; lane < kLanes && first + lane < group.end; ++lane) {
+      accelerations[tree.input_index[first + lane]] = {out_x[lane], out_y[lane], out_z[lane]};
+    }
+  }
+  const std::uint64_t targets = group.body_count();
+  return {.body_body = targets * listed_bodies, .body_cell = targets * lists.cells.size()};
+}
+
+template <class T>
+InteractionCounts traverse(const Octree<T>& tree, std::span<const CellMultipole<T>> multipoles,
+                           T softening_squared, TreeFloat64 theta_squared,
+                           std::span<Vec3<T>> accelerations) {
+  tbb::enumerable_thread_specific<InteractionLists> scratch;
+  tbb::combinable<InteractionCounts> counts;
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tree.groups.size()),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      InteractionLists& lists = scratch.local();
+                      InteractionCounts& local = counts.local();
+                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                        const std::uint32_t group = tree.groups[i];
+                        walk(tree, tree.moments[group].box, theta_squared, lists);
+                        const InteractionCounts counted =
+                            evaluate_group(tree, tree.cells[group], lists, multipoles,
+                                           softening_squared, accelerations);
+                        local.body_body += counted.body_body;
+                        local.body_cell += counted.body_cell;
+                      }
+                    });
+  return counts.combine([](const InteractionCounts& a, const InteractionCounts& b) {
+    return InteractionCounts{a.body_body + b.body_body, a.body_cell + b.body_cell};
+  });
+}
+
+template <class T>
+std::vector<CellMultipole<T>> round_multipoles(const Octree<T>& tree,
+                                               TreeFloat64 softening_squared) {
+  std::vector<CellMultipole<T>> multipoles(tree.moments.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, multipoles.size()),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      for (std::size_t c = range.begin(); c != range.end(); ++c) {
+                        multipoles[c] = round_multipole<T>(tree.moments[c], softening_squared);
+                      }
+                    });
+  return multipoles;
+}
+
+void check_arguments(double softening, double theta, const TreeSettings& settings) {
+  if (!(theta >= 0 && theta <= 1)) {
+    throw std::invalid_argument("evaluate_tree: theta must be in [0, 1]");
+  }
+  if (!(softening >= kSmallestSoftening) || !std::isfinite(softening)) {
+    throw std::invalid_argument(
+        fmt::format("evaluate_tree: the softening must be finite and at least {}, not {}",
+                    kSmallestSoftening, softening));
+  }
+  if (settings.leaf_capacity == 0 || settings.group_capacity == 0) {
+    throw std::invalid_argument("evaluate_tree: the leaf and group capacities must be at least 1");
+  }
+}
+
+}  // namespace
+
+template <class T>
+TreeForces<T> evaluate_tree(std::span<const Body<T>> bodies, double softening, double theta,
+                            const TreeSettings& settings) {
+  check_arguments(softening, theta, settings);
+  TreeForces<T> result;
+  result.accelerations.resize(bodies.size());
+  if (bodies.empty()) return result;
+  const Octree<T> tree = build_octree(bodies, settings, result.seconds.build);
+  const TreeFloat64 softening_squared = softening * softening;
+  const SteadyClock::time_point rounding_start = SteadyClock::now();
+  const std::vector<CellMultipole<T>> multipoles = round_multipoles(tree, softening_squared);
+  result.seconds.build.moments += seconds_since(rounding_start);
+  const SteadyClock::time_point traversal_start = SteadyClock::now();
+  result.interactions = traverse<T>(tree, multipoles, static_cast<T>(softening_squared),
+                                    theta * theta, result.accelerations);
+  result.seconds.traversal = seconds_since(traversal_start);
+  result.shape = {.cells = tree.cells.size(),
+                  .leaves = tree.leaves.size(),
+                  .groups = tree.groups.size(),
+                  .depth = tree.depth()};
+  return result;
+}
+
+template TreeForces<float> evaluate_tree<float>(std::span<const Body<float>>, double, double,
+                                                const TreeSettings&);
+template TreeForces<double> evaluate_tree<double>(std::span<const Body<double>>, double, double,
+                                                  const TreeSettings&);
+
+}  // namespace nbody::cpu::tree
