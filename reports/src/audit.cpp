@@ -476,6 +476,18 @@ AuditRule same_scale(const ResultsDocument& doc, const Headline& headline,
 
 // A rule about force-evaluation figures, in a simulation's audit: its evidence says where it is
 // audited instead, so that every evidence line is true of the run.
+// Rule 9: algorithms meet at equal measured accuracy. Every formulation of this suite so far
+// computes all N^2 pairs (all-pairs or symmetric), so none is compared across algorithms; an
+// approximate algorithm (a tree) makes the rule apply, and its check belongs here.
+AuditRule same_accuracy_across_algorithms(const ResultsDocument& doc) {
+  AuditRule rule{.number = 9, .title = "Same accuracy across algorithms"};
+  return with_verdict(rule, RuleVerdict::not_applicable,
+                      doc.implementations.empty()
+                          ? "no formulation recorded"
+                          : "one algorithm: every formulation computes all N² pairs (all-pairs or "
+                            "symmetric), so no two algorithms are compared");
+}
+
 AuditRule for_runs_only(int number, const char* title) {
   return {.number = number,
           .title = title,
@@ -541,7 +553,8 @@ FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
                    for_runs_only(5, "Same statistics"),
                    for_runs_only(6, "Same ceilings"),
                    full_disclosure(doc),
-                   for_runs_only(8, "Same scale")};
+                   for_runs_only(8, "Same scale"),
+                   same_accuracy_across_algorithms(doc)};
   } else {
     audit.rules = {same_problem(doc),
                    same_precision_and_accuracy(doc, headline, sides),
@@ -550,7 +563,8 @@ FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
                    same_statistics(doc, sides, audit.disturbed_measurements),
                    same_ceilings(doc),
                    full_disclosure(doc),
-                   same_scale(doc, headline, sides)};
+                   same_scale(doc, headline, sides),
+                   same_accuracy_across_algorithms(doc)};
   }
   audit.verdict = verdict_line(audit, headline, sides);
   return audit;

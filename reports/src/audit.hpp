@@ -8,7 +8,7 @@
 
 namespace nbody::reports {
 
-// A run's eight rules, or a simulation's (whose force-evaluation rules say where they are audited
+// A run's nine rules, or a simulation's (whose force-evaluation rules say where they are audited
 // instead); `simulations` are the document's integration rows.
 FairnessAudit make_audit(const ResultsDocument& document, const Headline& headline,
                          const MeasuredSides& sides,

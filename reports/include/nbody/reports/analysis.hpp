@@ -171,7 +171,7 @@ struct AuditRule {
 };
 
 struct FairnessAudit {
-  std::vector<AuditRule> rules;  // FAIRNESS.md's eight, in order
+  std::vector<AuditRule> rules;  // FAIRNESS.md's nine, in order
   std::string verdict;           // one line: "all 7 applicable rules kept", or which are not
   // Measurements taken while the CPU was contended or the GPU's clock was held down, named.
   std::vector<RateFigure> disturbed_measurements;
