@@ -1,9 +1,6 @@
 // nbody-fair's command line, run as a user runs it: what each command writes and says, bad input
 // refused in one line with exit code 2, interrupted runs keeping what they measured.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,8 +17,6 @@
 #include "nbody_fair_tool.hpp"
 #include "plausible_results.hpp"
 
-extern char** environ;
-
 namespace nbody {
 namespace {
 
@@ -31,30 +26,13 @@ using testing::plausible_results;
 using testing::read_and_remove;
 using testing::run_tool;
 using testing::scratch;
+using testing::wait_exit_code;
 
-pid_t spawn(const std::vector<std::string>& args, const fs::path& stderr_file,
+// nbody-fair started, not waited for (an interrupt test signals it midway).
+pid_t spawn(std::vector<std::string> args, const fs::path& stderr_file,
             const fs::path& stdout_file = "/dev/null") {
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(NBODY_FAIR_EXE));
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, NBODY_FAIR_EXE, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  EXPECT_EQ(rc, 0);
-  return pid;
-}
-
-int wait_exit_code(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  args.insert(args.begin(), NBODY_FAIR_EXE);
+  return testing::spawn_program(args, stdout_file.string(), stderr_file.string());
 }
 
 std::size_t count_lines(const std::string& text) {

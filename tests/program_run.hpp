@@ -31,28 +31,39 @@ inline std::string read_and_remove(const std::filesystem::path& file) {
   return text;
 }
 
-// Runs argv_words (the program found on PATH unless a path) and waits for it; an exit by signal
-// reads as 128 + the signal.
-inline CommandResult run_program(const std::vector<std::string>& argv_words) {
-  const std::string stem =
-      (std::filesystem::temp_directory_path() / "nbody-fair-program-").string() +
-      std::to_string(::getpid());
-  const std::string out_file = stem + "-stdout", err_file = stem + "-stderr";
+// Starts argv_words (the program found on PATH unless a path) with its standard output and error
+// in these files; returns its process id.
+inline pid_t spawn_program(const std::vector<std::string>& argv_words,
+                           const std::string& stdout_file, const std::string& stderr_file) {
   std::vector<char*> argv;
   for (const std::string& a : argv_words) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+  posix_spawn_file_actions_addopen(&actions, 1, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+  posix_spawn_file_actions_addopen(&actions, 2, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
   pid_t pid = 0;
   EXPECT_EQ(posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
   posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+// Its exit code; an exit by signal reads as 128 + the signal.
+inline int wait_exit_code(pid_t pid) {
   int status = 0;
   waitpid(pid, &status, 0);
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Runs argv_words and waits for it.
+inline CommandResult run_program(const std::vector<std::string>& argv_words) {
+  const std::string stem =
+      (std::filesystem::temp_directory_path() / "nbody-fair-program-").string() +
+      std::to_string(::getpid());
+  const std::string out_file = stem + "-stdout", err_file = stem + "-stderr";
+  const int code = wait_exit_code(spawn_program(argv_words, out_file, err_file));
   const std::string err = read_and_remove(err_file);
   return {code, err, read_and_remove(out_file)};
 }
