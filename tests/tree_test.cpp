@@ -1,12 +1,14 @@
 // The CPU Barnes-Hut evaluator (nbody/cpu/tree/octree.hpp) against the float64 reference on fresh
 // inputs, the ones that hurt trees among them: theta = 0 is the all-pairs sum to rounding; the
 // error grows with theta and stays within the bounds of docs/tolerances.md, "Tree codes"; the
-// interactions counted never exceed N^2; coincident bodies give no NaN. Also the pieces: Morton
-// keys, the octree's invariants, and the order of the multipole expansion.
+// interactions counted never exceed N^2; coincident bodies give no NaN. Theta = 0 and the bounds
+// are checked at every ISA of the walk's interactions this CPU has. Also the pieces: Morton keys,
+// the octree's invariants, and the order of the multipole expansion.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -17,7 +19,9 @@
 
 #include "nbody/accuracy.hpp"
 #include "nbody/cpu/cpu_run.hpp"
+#include "nbody/cpu/simd_runs.hpp"
 #include "nbody/cpu/tree/octree.hpp"
+#include "nbody/errors.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/reference.hpp"
 
@@ -151,21 +155,42 @@ std::string describe(Input input, std::size_t n, double theta, const AccuracyMet
 // group's 64 bodies is one group, all of it direct).
 const TreeSettings kSettings[] = {{}, {.leaf_capacity = 1, .group_capacity = 1}};
 
+// Every ISA of the walk's interactions this CPU has, as TreeSettings::isa spells them: each is
+// checked against the same bounds.
+std::vector<std::string> machine_isas() {
+  std::vector<std::string> isas;
+  const std::optional<simd::Isa> widest = simd::widest_isa();
+  for (const simd::Isa isa : simd::kAllIsas) {
+    if (widest && static_cast<int>(isa) <= static_cast<int>(*widest)) {
+      isas.emplace_back(simd::isa_name(isa));
+    }
+  }
+  return isas;
+}
+
+TreeSettings with_isa(TreeSettings settings, const std::string& isa) {
+  settings.isa = isa;
+  return settings;
+}
+
 template <class T>
 void expect_all_pairs_at_theta_zero(std::uint64_t seed, const Tolerance& tolerance) {
-  for (const TreeSettings& settings : kSettings) {
-    for (const Input input : kInputs) {
-      for (const std::size_t n : kSizes) {
-        const std::vector<Body<double>> seen = as_seen_in<T>(make_input(input, n, seed));
-        const Evaluation<T> e =
-            evaluate_against_reference<T>(seen, 0.0, reference_of(seen), settings);
-        const std::string what = describe(input, n, 0, e.metrics) + " leaf capacity " +
-                                 std::to_string(settings.leaf_capacity);
-        EXPECT_TRUE(tolerance.accepts(e.metrics, n))
-            << what << " (bounds " << tolerance.relative_l2_bound(n) << ", "
-            << tolerance.max_relative_bound(n) << ")";
-        EXPECT_EQ(e.forces.interactions.body_body, std::uint64_t{n} * n) << what;
-        EXPECT_EQ(e.forces.interactions.body_cell, 0u) << what;
+  for (const Input input : kInputs) {
+    for (const std::size_t n : kSizes) {
+      const std::vector<Body<double>> seen = as_seen_in<T>(make_input(input, n, seed));
+      const std::vector<Vec3<double>> reference = reference_of(seen);
+      for (const std::string& isa : machine_isas()) {
+        for (const TreeSettings& settings : kSettings) {
+          const Evaluation<T> e =
+              evaluate_against_reference<T>(seen, 0.0, reference, with_isa(settings, isa));
+          const std::string what = describe(input, n, 0, e.metrics) + " leaf capacity " +
+                                   std::to_string(settings.leaf_capacity) + " isa " + isa;
+          EXPECT_TRUE(tolerance.accepts(e.metrics, n))
+              << what << " (bounds " << tolerance.relative_l2_bound(n) << ", "
+              << tolerance.max_relative_bound(n) << ")";
+          EXPECT_EQ(e.forces.interactions.body_body, std::uint64_t{n} * n) << what;
+          EXPECT_EQ(e.forces.interactions.body_cell, 0u) << what;
+        }
       }
     }
   }
@@ -207,17 +232,20 @@ TEST(TreeCode, ErrorStaysWithinItsBoundAtEveryTheta) {
     for (const std::size_t n : kSizes) {
       const std::vector<Body<double>> seen = as_seen_in<float>(make_input(input, n, seed));
       const std::vector<Vec3<double>> reference = reference_of(seen);
-      for (const ThetaBound& bound : kThetaBounds) {
-        const Evaluation<float> e = evaluate_against_reference<float>(seen, bound.theta, reference);
-        const std::string what = describe(input, n, bound.theta, e.metrics);
-        if (input == Input::duplicates) {
-          EXPECT_LE(e.metrics.relative_l2, bound.duplicates_relative_l2) << what;
-        } else {
-          EXPECT_LE(e.metrics.relative_l2, bound.relative_l2) << what;
-          EXPECT_LE(e.metrics.p99_relative, bound.p99_relative) << what;
+      for (const std::string& isa : machine_isas()) {
+        for (const ThetaBound& bound : kThetaBounds) {
+          const Evaluation<float> e =
+              evaluate_against_reference<float>(seen, bound.theta, reference, {.isa = isa});
+          const std::string what = describe(input, n, bound.theta, e.metrics) + " isa " + isa;
+          if (input == Input::duplicates) {
+            EXPECT_LE(e.metrics.relative_l2, bound.duplicates_relative_l2) << what;
+          } else {
+            EXPECT_LE(e.metrics.relative_l2, bound.relative_l2) << what;
+            EXPECT_LE(e.metrics.p99_relative, bound.p99_relative) << what;
+          }
+          EXPECT_TRUE(std::isfinite(e.metrics.max_relative)) << what;
+          EXPECT_LE(e.forces.interactions.total(), std::uint64_t{n} * n) << what;
         }
-        EXPECT_TRUE(std::isfinite(e.metrics.max_relative)) << what;
-        EXPECT_LE(e.forces.interactions.total(), std::uint64_t{n} * n) << what;
       }
     }
   }
@@ -290,6 +318,10 @@ TEST(TreeCode, RefusesBadArguments) {
                std::invalid_argument);
   EXPECT_THROW(evaluate_tree<float>(bodies, kSoftening, 0.5, {.group_capacity = 0}),
                std::invalid_argument);
+  EXPECT_THROW(evaluate_tree<float>(bodies, kSoftening, 0.5, {.isa = "neon"}), UsageError);
+  if (simd::widest_isa() != simd::Isa::avx512f) {
+    EXPECT_THROW(evaluate_tree<float>(bodies, kSoftening, 0.5, {.isa = "avx512f"}), UsageError);
+  }
   EXPECT_TRUE(
       evaluate_tree<float>(std::span<const Body<float>>{}, kSoftening, 0.5).accelerations.empty());
 }

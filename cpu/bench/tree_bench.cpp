@@ -26,6 +26,7 @@
 
 #include "nbody/accuracy.hpp"
 #include "nbody/bodies.hpp"
+#include "nbody/cpu/simd_runs.hpp"
 #include "nbody/cpu/tree/octree.hpp"
 #include "nbody/cpu/tree/precision.hpp"
 #include "nbody/errors.hpp"
@@ -53,6 +54,7 @@ struct Options {
   std::uint64_t seed = 1;
   double softening = 0.01;
   std::string json_path;  // empty: no JSON
+  std::string isa;        // of the walk's interactions; empty: the widest this CPU has
 };
 
 // One (N, theta): the medians over the timed repetitions.
@@ -119,6 +121,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--seed", options.seed, "seed of the initial condition");
   app.add_option("--softening", options.softening, "softening length");
   app.add_option("--json", options.json_path, "also write the rows to this JSON file");
+  app.add_option("--isa", options.isa,
+                 "ISA of the walk's interactions: sse4.2, avx2 or avx512f (default: the widest)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -143,6 +147,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
     fmt::print(stderr, "tree_bench: {}{}\n", named ? "" : "--sizes: ", message);
     return kExitUsage;
   }
+  try {
+    nbody::cpu::simd::resolve_isa(options.isa);
+  } catch (const nbody::UsageError& e) {
+    fmt::print(stderr, "tree_bench: {}\n", e.what());
+    return kExitUsage;
+  }
   return std::nullopt;
 }
 
@@ -164,8 +174,10 @@ template <class T>
 Row measure(std::span<const nbody::Body<T>> bodies, double theta, const ReferenceSample& sample,
             const Options& options) {
   Row row{.n = bodies.size(), .theta = theta};
+  const tree::TreeSettings settings{.isa = options.isa};
   {
-    const tree::TreeForces<T> warm_up = tree::evaluate_tree<T>(bodies, options.softening, theta);
+    const tree::TreeForces<T> warm_up =
+        tree::evaluate_tree<T>(bodies, options.softening, theta, settings);
     row.interactions = warm_up.interactions;
     row.shape = warm_up.shape;
     if (!sample.targets.empty()) {
@@ -178,7 +190,8 @@ Row measure(std::span<const nbody::Body<T>> bodies, double theta, const Referenc
   std::vector<double> total, wall, build, keys, sort, cells, moments, traversal;
   for (int rep = 0; rep < options.reps; ++rep) {
     const nbody::SteadyClock::time_point start = nbody::SteadyClock::now();
-    const tree::TreeForces<T> forces = tree::evaluate_tree<T>(bodies, options.softening, theta);
+    const tree::TreeForces<T> forces =
+        tree::evaluate_tree<T>(bodies, options.softening, theta, settings);
     wall.push_back(nbody::seconds_since(start));
     const tree::TreeSeconds& seconds = forces.seconds;
     total.push_back(seconds.build.total() + seconds.traversal);
@@ -202,6 +215,16 @@ Row measure(std::span<const nbody::Body<T>> bodies, double theta, const Referenc
   return row;
 }
 
+// The ISA of the walk's interactions, as the header and the JSON name it: "avx2 (AVX2+FMA, 8
+// lanes)".
+std::string walk_isa(const Options& options) {
+  const nbody::cpu::simd::Isa isa = nbody::cpu::simd::resolve_isa(options.isa);
+  const nbody::Precision precision =
+      options.precision == "f64" ? nbody::Precision::f64 : nbody::Precision::f32;
+  return fmt::format("{} ({})", nbody::cpu::simd::isa_name(isa),
+                     nbody::cpu::simd::isa_description(isa, precision));
+}
+
 void print_header(const Options& options, int threads) {
   fmt::print("# tree_bench: logical CPUs {} (oneTBB may use {}), threads used {}\n",
              std::thread::hardware_concurrency(), tbb::info::default_concurrency(), threads);
@@ -209,6 +232,7 @@ void print_header(const Options& options, int threads) {
              nbody::to_string(options.ic), options.precision, options.seed, options.softening,
              options.reps);
   fmt::print("# float64 parts: {}\n", tree::kTreeFloat64Parts);
+  fmt::print("# walk ISA: {}\n", walk_isa(options));
   if (options.check_bodies == 0) {
     fmt::print("# accuracy: not checked (--check-bodies 0)\n");
   } else {
@@ -289,7 +313,8 @@ nlohmann::json document_to_json(const Options& options, int threads, const std::
             {"seed", options.seed},
             {"softening", options.softening},
             {"reps", options.reps},
-            {"check_bodies", options.check_bodies}}},
+            {"check_bodies", options.check_bodies},
+            {"walk_isa", walk_isa(options)}}},
           {"float64_parts", tree::kTreeFloat64Parts},
           {"rows", json_rows}};
 }

@@ -1,17 +1,20 @@
 // The tree walk and the force evaluation: one walk per group of targets (a cell of up to
 // TreeSettings::group_capacity bodies, as Bonsai's groups), then every target of the group against
-// the walk's interaction lists.
+// the walk's interaction lists, evaluated at the ISA TreeSettings::isa names (empty: the widest
+// this CPU has) by the kernels of nbody/cpu/tree/interaction_kernels.hpp.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/combinable.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
-#include <xsimd/xsimd.hpp>
 
+#include "nbody/cpu/simd_runs.hpp"
+#include "nbody/cpu/tree/interaction_kernels.hpp"
 #include "nbody/cpu/tree/octree.hpp"
 #include "nbody/physics.hpp"
 #include "nbody/steady_clock.hpp"
@@ -42,10 +45,6 @@ TreeFloat64 squared_distance_to_box(const Box& box, const Vec3<TreeFloat64>& poi
 bool accepts(const Box& group, const CellMoments& cell, TreeFloat64 theta_squared) {
   return theta_squared * squared_distance_to_box(group, cell.centre) > cell.b_max * cell.b_max;
 }
-
-struct BodyRange {
-  std::uint32_t begin, end;
-};
 
 // One walk's result, and its stack; kept per thread so the vectors are allocated once.
 struct InteractionLists {
@@ -86,74 +85,55 @@ void walk(const Octree<T>& tree, const Box& group, TreeFloat64 theta_squared,
   }
 }
 
-// Targets in SIMD batches of the baseline ISA (SSE2: 4 floats or 2 doubles), sources broadcast.
-// pair_acceleration's exact 1/sqrt on a batch is a correctly rounded square root and division,
-// so each lane computes exactly what the scalar loop would.
+// The group kernel of TreeSettings::isa (empty: the widest this CPU has) in T. Throws UsageError
+// for an unknown ISA or one this CPU lacks, as --isa does.
 template <class T>
-using TargetBatch = xsimd::batch<T>;
-
-// Loads the targets [first, first + lanes) of the sorted bodies; lanes past `end` repeat the last
-// target (their results are not stored).
-template <class T>
-void load_targets(std::span<const Body<T>> bodies, std::uint32_t first, std::uint32_t end,
-                  TargetBatch<T>& x, TargetBatch<T>& y, TargetBatch<T>& z) {
-  constexpr std::size_t kLanes = TargetBatch<T>::size;
-  alignas(kSimdAlignment) T lane_x[kLanes], lane_y[kLanes], lane_z[kLanes];
-  for (std::size_t lane = 0; lane < kLanes; ++lane) {
-    const Body<T>& b = bodies[std::min<std::size_t>(first + lane, end - 1)];
-    lane_x[lane] = b.x;
-    lane_y[lane] = b.y;
-    lane_z[lane] = b.z;
+GroupKernel<T> group_kernel(const std::string& isa) {
+  GroupKernels kernels{};
+  switch (simd::resolve_isa(isa)) {
+    case simd::Isa::sse4_2:
+      kernels = group_kernels_sse4_2();
+      break;
+    case simd::Isa::avx2:
+      kernels = group_kernels_avx2();
+      break;
+    case simd::Isa::avx512f:
+      kernels = group_kernels_avx512f();
+      break;
   }
-  x = TargetBatch<T>::load_aligned(lane_x);
-  y = TargetBatch<T>::load_aligned(lane_y);
-  z = TargetBatch<T>::load_aligned(lane_z);
+  if constexpr (std::is_same_v<T, float>) {
+    return kernels.f32;
+  } else {
+    return kernels.f64;
+  }
 }
 
-// Every target of `group` against the lists, each target's sum in T in the lists' order (bodies,
-// then cells), written at its input index.
+// Every target of `group` against the lists, by the ISA's kernel; returns what it evaluated.
 template <class T>
 InteractionCounts evaluate_group(const Octree<T>& tree, const Cell& group,
                                  const InteractionLists& lists,
                                  std::span<const CellMultipole<T>> multipoles, T softening_squared,
-                                 std::span<Vec3<T>> accelerations) {
-  using Batch = TargetBatch<T>;
-  constexpr std::size_t kLanes = Batch::size;
-  const Batch eps2(softening_squared);
-  const std::span<const Body<T>> sources(tree.sorted_bodies);
+                                 GroupKernel<T> kernel, std::span<Vec3<T>> accelerations) {
+  kernel({.sources = tree.sorted_bodies.data(),
+          .input_index = tree.input_index.data(),
+          .target_begin = group.begin,
+          .target_end = group.end,
+          .ranges = lists.bodies.data(),
+          .range_count = lists.bodies.size(),
+          .cells = lists.cells.data(),
+          .cell_count = lists.cells.size(),
+          .multipoles = multipoles.data(),
+          .softening_squared = softening_squared,
+          .accelerations = accelerations.data()});
   std::uint64_t listed_bodies = 0;
   for (const BodyRange& range : lists.bodies) listed_bodies += range.end - range.begin;
-  for (std::uint32_t first = group.begin; first < group.end; first += kLanes) {
-    Batch xi, yi, zi;
-    load_targets(sources, first, group.end, xi, yi, zi);
-    Batch ax(T(0)), ay(T(0)), az(T(0));
-    for (const BodyRange& range : lists.bodies) {
-      for (const Body<T>& s : sources.subspan(range.begin, range.end - range.begin)) {
-        const PairAcceleration<Batch> a = pair_acceleration<Batch>(
-            xi, yi, zi, Batch(s.x), Batch(s.y), Batch(s.z), Batch(s.m), eps2);
-        ax += a.x;
-        ay += a.y;
-        az += a.z;
-      }
-    }
-    for (const std::uint32_t c : lists.cells) {
-      accumulate_cell(xi, yi, zi, multipoles[c], eps2, ax, ay, az);
-    }
-    alignas(kSimdAlignment) T out_x[kLanes], out_y[kLanes], out_z[kLanes];
-    ax.store_aligned(out_x);
-    ay.store_aligned(out_y);
-    az.store_aligned(out_z);
-    for (std::size_t lane = 0; lane < kLanes && first + lane < group.end; ++lane) {
-      accelerations[tree.input_index[first + lane]] = {out_x[lane], out_y[lane], out_z[lane]};
-    }
-  }
   const std::uint64_t targets = group.body_count();
   return {.body_body = targets * listed_bodies, .body_cell = targets * lists.cells.size()};
 }
 
 template <class T>
 InteractionCounts traverse(const Octree<T>& tree, std::span<const CellMultipole<T>> multipoles,
-                           T softening_squared, TreeFloat64 theta_squared,
+                           T softening_squared, TreeFloat64 theta_squared, GroupKernel<T> kernel,
                            std::span<Vec3<T>> accelerations) {
   tbb::enumerable_thread_specific<InteractionLists> scratch;
   tbb::combinable<InteractionCounts> counts;
@@ -166,7 +146,7 @@ InteractionCounts traverse(const Octree<T>& tree, std::span<const CellMultipole<
                         walk(tree, tree.moments[group].box, theta_squared, lists);
                         const InteractionCounts counted =
                             evaluate_group(tree, tree.cells[group], lists, multipoles,
-                                           softening_squared, accelerations);
+                                           softening_squared, kernel, accelerations);
                         local.body_body += counted.body_body;
                         local.body_cell += counted.body_cell;
                       }
@@ -209,6 +189,7 @@ template <class T>
 TreeForces<T> evaluate_tree(std::span<const Body<T>> bodies, double softening, double theta,
                             const TreeSettings& settings) {
   check_arguments(softening, theta, settings);
+  const GroupKernel<T> kernel = group_kernel<T>(settings.isa);
   TreeForces<T> result;
   result.accelerations.resize(bodies.size());
   if (bodies.empty()) return result;
@@ -219,7 +200,7 @@ TreeForces<T> evaluate_tree(std::span<const Body<T>> bodies, double softening, d
   result.seconds.build.moments += seconds_since(rounding_start);
   const SteadyClock::time_point traversal_start = SteadyClock::now();
   result.interactions = traverse<T>(tree, multipoles, static_cast<T>(softening_squared),
-                                    theta * theta, result.accelerations);
+                                    theta * theta, kernel, result.accelerations);
   result.seconds.traversal = seconds_since(traversal_start);
   result.shape = {.cells = tree.cells.size(),
                   .leaves = tree.leaves.size(),

@@ -189,6 +189,13 @@ CellMultipole<T> round_multipole(const CellMoments& cell, TreeFloat64 softening_
           cell.body_radius > 0};
 }
 
+// A pair_acceleration policy whose 1/sqrt was already computed, of the very argument it is given.
+template <class V>
+struct KnownInvSqrt {
+  V inv_sqrt;
+  NBODY_FORCE_INLINE V operator()(const V& /*x*/) const { return inv_sqrt; }
+};
+
 // Adds the acceleration a cell exerts on the target at (xi, yi, zi): the monopole through
 // pair_acceleration (the suite's softened kernel, with the cell's mass at its centre of mass), plus
 // the second-order term of the Taylor expansion of the same softened potential about the centre of
@@ -198,22 +205,23 @@ CellMultipole<T> round_multipole(const CellMoments& cell, TreeFloat64 softening_
 // unsoftened one (Q r / r^5 - 5/2 (r.Q.r) r / r^7) and is needed here: the criterion accepts
 // small cells of a dense core at distances comparable to eps, where the unsoftened term (growing as
 // 1/r^4) would exceed the softened monopole it corrects. Far away (|r| >> eps) the two agree.
-// V is T, or a SIMD batch of T holding several targets.
-template <class V, class T>
+// V is T, or a SIMD batch of T holding several targets; InvSqrt is pair_acceleration's policy.
+template <class V, class T, class InvSqrt = ExactInvSqrt>
 NBODY_FORCE_INLINE void accumulate_cell(const V& xi, const V& yi, const V& zi,
                                         const CellMultipole<T>& cell, const V& softening_squared,
-                                        V& ax, V& ay, V& az) {
+                                        V& ax, V& ay, V& az, InvSqrt inv_sqrt = {}) {
   const V cx(cell.x), cy(cell.y), cz(cell.z);
-  const PairAcceleration<V> monopole =
-      pair_acceleration<V>(xi, yi, zi, cx, cy, cz, V(cell.mass), softening_squared);
+  const V rx = xi - cx, ry = yi - cy, rz = zi - cz;
+  const V d2 = softening_squared + rx * rx + ry * ry + rz * rz;
+  const V inv_d = inv_sqrt(d2);
+  // The monopole's |d|^2 + eps^2 is this D (its d = -r squares to the same values): one square
+  // root and division serve both terms, where they are the most expensive instructions of each.
+  const PairAcceleration<V> monopole = pair_acceleration<V>(
+      xi, yi, zi, cx, cy, cz, V(cell.mass), softening_squared, KnownInvSqrt<V>{inv_d});
   ax += monopole.x;
   ay += monopole.y;
   az += monopole.z;
   if (!cell.has_quadrupole) return;
-  using std::sqrt;
-  const V rx = xi - cx, ry = yi - cy, rz = zi - cz;
-  const V d2 = softening_squared + rx * rx + ry * ry + rz * rz;
-  const V inv_d = V(T(1)) / sqrt(d2);
   const V inv_d2 = inv_d * inv_d;
   const V qrx = V(cell.qxx) * rx + V(cell.qxy) * ry + V(cell.qxz) * rz;
   const V qry = V(cell.qxy) * rx + V(cell.qyy) * ry + V(cell.qyz) * rz;

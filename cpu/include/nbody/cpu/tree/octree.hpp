@@ -48,7 +48,8 @@ struct TreeForces {
 // b_max / theta. theta = 0 opens every cell: the all-pairs sum, in another order. The softening is
 // taken in float64 and eps^2 rounded to T, as the all-pairs formulations do. Throws
 // std::invalid_argument for theta outside [0, 1], a softening below kSmallestSoftening or a
-// leaf or group capacity of 0.
+// leaf or group capacity of 0, and nbody::UsageError for a TreeSettings::isa that is unknown or
+// wider than this CPU's (or for a CPU without SSE4.2), as --isa does.
 template <class T>
 TreeForces<T> evaluate_tree(std::span<const Body<T>> bodies, double softening, double theta,
                             const TreeSettings& settings = {});

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "nbody/bodies.hpp"
@@ -23,6 +24,9 @@ struct TreeSettings {
   // this many bodies, or a leaf holding more. Larger groups walk less often and fill the SIMD lanes
   // better, but their lists are longer (the criterion is met from the group's box).
   std::size_t group_capacity = 64;
+  // The ISA of the walk's interactions, as ExecutionOptions::isa spells it ("sse4.2", "avx2",
+  // "avx512f"); empty: the widest this CPU has, as the all-pairs SIMD formulations choose it.
+  std::string isa;
 };
 
 struct Cell {

@@ -1,0 +1,31 @@
+// The walk's interactions in AVX-512F: 16 float32 or 8 float64 lanes, FMA. Compiled with
+// -mavx512f (cpu/CMakeLists.txt) and called only once resolve_isa has seen AVX-512F.
+#include <immintrin.h>
+
+#include "nbody/cpu/tree/interaction_kernels_impl.hpp"
+
+namespace nbody::cpu::tree {
+namespace {
+
+using Arch = xsimd::avx512f;
+
+// xsimd 8.1's sqrt for avx512f is the unmasked _mm512_sqrt_p*, which trips GCC 12's
+// -Wmaybe-uninitialized (GCC PR 105593): the zero-masked form with every lane set.
+struct Sqrt {
+  NBODY_FORCE_INLINE xsimd::batch<float, Arch> operator()(
+      const xsimd::batch<float, Arch>& x) const {
+    return _mm512_maskz_sqrt_ps(0xffff, x);
+  }
+  NBODY_FORCE_INLINE xsimd::batch<double, Arch> operator()(
+      const xsimd::batch<double, Arch>& x) const {
+    return _mm512_maskz_sqrt_pd(0xff, x);
+  }
+};
+
+}  // namespace
+
+GroupKernels group_kernels_avx512f() {
+  return make_group_kernels<Arch, Sqrt>();
+}
+
+}  // namespace nbody::cpu::tree
