@@ -199,7 +199,6 @@ TEST(CommandLine, RunsAndSimulationsThatFailedExitOne) {
   fs::remove_all(dir);
 }
 
-// Bad input: one line on stderr, exit code 2, and no files left behind.
 // `bench` runs what the registry has under Google Benchmark, with its flags passed through; tuning
 // variants only with --variants.
 TEST(CommandLine, BenchTimesRegisteredFormulationsWithGoogleBenchmarkFlags) {
