@@ -1,0 +1,266 @@
+#pragma once
+// The arithmetic of a Barnes-Hut tree cell, for host and device alike (FAIRNESS.md rule 1: one
+// physics function for every kernel): the moments of a cell (accumulated in float64), the
+// multipole rounded to the bodies' precision, and the interaction of a target body with a cell
+// accepted by the opening criterion: the softened monopole of the suite's pair_acceleration plus
+// the softened quadrupole correction. The CPU tree (nbody/cpu/tree/) and the GPU tree
+// (nbody/gpu/tree/) both call these functions; with floating-point contraction off in both (GCC's
+// ISO C++ default; nvcc's -fmad=false where the GPU accumulates moments) they round alike, so both
+// trees hold the same moments to the bit.
+#include <cmath>
+#include <cstddef>
+
+#include "nbody/bodies.hpp"
+#include "nbody/host_device.hpp"
+#include "nbody/morton_keys.hpp"
+#include "nbody/physics.hpp"
+
+namespace nbody {
+
+// Q = sum m (3 d d^T - |d|^2 I) over the cell's bodies, d the offset from the centre of mass.
+struct TracelessQuadrupole {
+  double xx = 0, yy = 0, zz = 0, xy = 0, xz = 0, yz = 0;
+};
+
+// An axis-aligned box; for a cell, the tightest one around its bodies.
+struct Box {
+  Vec3<double> low{0, 0, 0};
+  Vec3<double> high{0, 0, 0};
+};
+
+struct CellMoments {
+  double mass = 0;
+  Vec3<double> centre{0, 0, 0};  // of mass; the bodies' mean where the mass is zero
+  TracelessQuadrupole quadrupole;
+  // sum m |d|^2: the trace the traceless quadrupole drops, which the softened expansion needs.
+  double second_moment_trace = 0;
+  // An upper bound of the distance from `centre` to any body of the cell (exact for a leaf): 0
+  // where all its bodies coincide, and then the monopole is exact.
+  double body_radius = 0;
+  // The b_max of the opening criterion: the distance from `centre` to the farthest corner of the
+  // cell's cube, or body_radius where that is larger (a body rounded onto a face). Measured to the
+  // cube rather than to the bodies, theta is calibrated as Barnes and Hut's (a cell of side s with
+  // its centre of mass in the middle opens within about 0.87 s / theta) and a sparse cell, whose
+  // few bodies sit close together, is not accepted from nearer than a full one; at equal measured
+  // accuracy both radii cost the same interactions (docs/tolerances.md, "Tree codes").
+  double b_max = 0;
+  Box box;  // the tightest box around the bodies
+};
+
+// std::min and std::max, comparison for comparison, callable from device code.
+NBODY_HOST_DEVICE inline double smaller_of(double a, double b) {
+  return b < a ? b : a;
+}
+NBODY_HOST_DEVICE inline double larger_of(double a, double b) {
+  return a < b ? b : a;
+}
+
+NBODY_HOST_DEVICE inline Box box_of(const BoundingCube& cube) {
+  return {{cube.x, cube.y, cube.z}, {cube.x + cube.size, cube.y + cube.size, cube.z + cube.size}};
+}
+
+NBODY_HOST_DEVICE inline double distance(const Vec3<double>& a, const Vec3<double>& b) {
+  using std::sqrt;
+  const double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
+  return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+// The distance from `point` to the farthest corner of `box`.
+NBODY_HOST_DEVICE inline double farthest_corner_distance(const Box& box,
+                                                         const Vec3<double>& point) {
+  using std::sqrt;
+  const double dx = larger_of(point.x - box.low.x, box.high.x - point.x);
+  const double dy = larger_of(point.y - box.low.y, box.high.y - point.y);
+  const double dz = larger_of(point.z - box.low.z, box.high.z - point.z);
+  return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+// weighted / mass (the mean of the points summed in `sum` where the mass is zero), kept inside the
+// box of the bodies, where the centre of mass lies: rounding could otherwise move it off the one
+// point of coincident bodies, leaving them a radius and a quadrupole of rounding errors.
+NBODY_HOST_DEVICE inline Vec3<double> centre_of_mass(const Box& box, const Vec3<double>& weighted,
+                                                     double mass, const Vec3<double>& sum,
+                                                     std::size_t points) {
+  const double count = static_cast<double>(points);
+  const Vec3<double> mean =
+      mass > 0 ? Vec3<double>{weighted.x / mass, weighted.y / mass, weighted.z / mass}
+               : Vec3<double>{sum.x / count, sum.y / count, sum.z / count};
+  const auto clamp = [](double v, double low, double high) {
+    return v < low ? low : (high < v ? high : v);
+  };
+  return {clamp(mean.x, box.low.x, box.high.x), clamp(mean.y, box.low.y, box.high.y),
+          clamp(mean.z, box.low.z, box.high.z)};
+}
+
+NBODY_HOST_DEVICE inline void widen_box(Box& box, const Box& other) {
+  box.low = {smaller_of(box.low.x, other.low.x), smaller_of(box.low.y, other.low.y),
+             smaller_of(box.low.z, other.low.z)};
+  box.high = {larger_of(box.high.x, other.high.x), larger_of(box.high.y, other.high.y),
+              larger_of(box.high.z, other.high.z)};
+}
+
+// Adds m (3 d d^T - |d|^2 I) to q.
+NBODY_HOST_DEVICE inline void add_point_quadrupole(TracelessQuadrupole& q, double m, double dx,
+                                                   double dy, double dz, double d2) {
+  q.xx += m * (3 * dx * dx - d2);
+  q.yy += m * (3 * dy * dy - d2);
+  q.zz += m * (3 * dz * dz - d2);
+  q.xy += m * 3 * dx * dy;
+  q.xz += m * 3 * dx * dz;
+  q.yz += m * 3 * dy * dz;
+}
+
+// The moments of one leaf, from its `count` (at least one) bodies, in two passes (the centre,
+// then the offsets from it), so that no large raw second moment is ever differenced. `cube` is the
+// box of the cell's cube.
+template <class T>
+NBODY_HOST_DEVICE CellMoments moments_of_bodies(const Body<T>* bodies, std::size_t count,
+                                                const Box& cube) {
+  using std::sqrt;
+  CellMoments cell;
+  Vec3<double> weighted{0, 0, 0}, sum{0, 0, 0};
+  cell.box.low = cell.box.high = {bodies[0].x, bodies[0].y, bodies[0].z};
+  for (std::size_t k = 0; k < count; ++k) {
+    const double m = bodies[k].m, x = bodies[k].x, y = bodies[k].y, z = bodies[k].z;
+    cell.mass += m;
+    weighted = {weighted.x + m * x, weighted.y + m * y, weighted.z + m * z};
+    sum = {sum.x + x, sum.y + y, sum.z + z};
+    widen_box(cell.box, Box{{x, y, z}, {x, y, z}});
+  }
+  cell.centre = centre_of_mass(cell.box, weighted, cell.mass, sum, count);
+  double radius_squared = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    const double m = bodies[k].m;
+    const double dx = bodies[k].x - cell.centre.x, dy = bodies[k].y - cell.centre.y,
+                 dz = bodies[k].z - cell.centre.z;
+    const double r2 = dx * dx + dy * dy + dz * dz;
+    add_point_quadrupole(cell.quadrupole, m, dx, dy, dz, r2);
+    cell.second_moment_trace += m * r2;
+    radius_squared = larger_of(radius_squared, r2);
+  }
+  cell.body_radius = sqrt(radius_squared);
+  cell.b_max = larger_of(cell.body_radius, farthest_corner_distance(cube, cell.centre));
+  return cell;
+}
+
+// The moments of a cell from its `count` (at least one) children's (the upward pass): masses and
+// centres add, the quadrupoles and traces shift to the new centre by the parallel-axis theorem.
+// body_radius is the smaller of two bounds that both contain every body: the farthest corner of
+// the cell's tight box, and the farthest child's reach, |centre_c - centre| + body_radius_c.
+NBODY_HOST_DEVICE inline CellMoments moments_of_children(const CellMoments* children,
+                                                         std::size_t count, const Box& cube) {
+  using std::sqrt;
+  CellMoments cell;
+  Vec3<double> weighted{0, 0, 0}, sum{0, 0, 0};
+  cell.box = children[0].box;
+  for (std::size_t k = 0; k < count; ++k) {
+    const CellMoments& c = children[k];
+    cell.mass += c.mass;
+    weighted = {weighted.x + c.mass * c.centre.x, weighted.y + c.mass * c.centre.y,
+                weighted.z + c.mass * c.centre.z};
+    sum = {sum.x + c.centre.x, sum.y + c.centre.y, sum.z + c.centre.z};
+    widen_box(cell.box, c.box);
+  }
+  cell.centre = centre_of_mass(cell.box, weighted, cell.mass, sum, count);
+  double reach = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    const CellMoments& c = children[k];
+    const double dx = c.centre.x - cell.centre.x, dy = c.centre.y - cell.centre.y,
+                 dz = c.centre.z - cell.centre.z;
+    const double d2 = dx * dx + dy * dy + dz * dz;
+    const double m = c.mass;
+    TracelessQuadrupole& q = cell.quadrupole;
+    q.xx += c.quadrupole.xx + m * (3 * dx * dx - d2);
+    q.yy += c.quadrupole.yy + m * (3 * dy * dy - d2);
+    q.zz += c.quadrupole.zz + m * (3 * dz * dz - d2);
+    q.xy += c.quadrupole.xy + m * 3 * dx * dy;
+    q.xz += c.quadrupole.xz + m * 3 * dx * dz;
+    q.yz += c.quadrupole.yz + m * 3 * dy * dz;
+    cell.second_moment_trace += c.second_moment_trace + m * d2;
+    reach = larger_of(reach, sqrt(d2) + c.body_radius);
+  }
+  cell.body_radius = smaller_of(reach, farthest_corner_distance(cell.box, cell.centre));
+  cell.b_max = larger_of(cell.body_radius, farthest_corner_distance(cube, cell.centre));
+  return cell;
+}
+
+// A cell's moments rounded to the bodies' precision T, as the traversal reads them.
+// softened_trace = eps^2 sum m |d|^2, the one term of the softened expansion the traceless
+// quadrupole leaves out. has_quadrupole is false where every body sits at the centre:
+// the monopole is then exact, and skipping the rest keeps 0 x (1/r^7 overflowed) from ever
+// producing a NaN at tiny softening. Aligned as four T, so that a GPU reads it in 16- or 32-byte
+// loads.
+template <class T>
+struct alignas(4 * sizeof(T)) CellMultipole {
+  T x, y, z, mass;
+  T qxx, qyy, qzz, qxy, qxz, qyz;
+  T softened_trace;
+  bool has_quadrupole;
+};
+
+template <class T>
+NBODY_HOST_DEVICE CellMultipole<T> round_multipole(const CellMoments& cell,
+                                                   double softening_squared) {
+  const TracelessQuadrupole& q = cell.quadrupole;
+  return {static_cast<T>(cell.centre.x),
+          static_cast<T>(cell.centre.y),
+          static_cast<T>(cell.centre.z),
+          static_cast<T>(cell.mass),
+          static_cast<T>(q.xx),
+          static_cast<T>(q.yy),
+          static_cast<T>(q.zz),
+          static_cast<T>(q.xy),
+          static_cast<T>(q.xz),
+          static_cast<T>(q.yz),
+          static_cast<T>(softening_squared * cell.second_moment_trace),
+          cell.body_radius > 0};
+}
+
+// A pair_acceleration policy whose 1/sqrt was already computed, of the very argument it is given.
+template <class V>
+struct KnownInvSqrt {
+  V inv_sqrt;
+  NBODY_HOST_DEVICE NBODY_FORCE_INLINE V operator()(const V& /*x*/) const { return inv_sqrt; }
+};
+
+// Adds the acceleration a cell exerts on the target at (xi, yi, zi): the monopole through
+// pair_acceleration (the suite's softened kernel, with the cell's mass at its centre of mass), plus
+// the second-order term of the Taylor expansion of the same softened potential about the centre of
+// mass. With r = target - centre and D = |r|^2 + eps^2 that term is
+//   a_2 = Q r / D^(5/2) - 5/2 (r.Q.r) r / D^(7/2) + 5/2 eps^2 tr(S) r / D^(7/2),
+// Q the traceless quadrupole and tr(S) = sum m |d|^2. The softened form costs no more than the
+// unsoftened one (Q r / r^5 - 5/2 (r.Q.r) r / r^7) and is needed here: the criterion accepts
+// small cells of a dense core at distances comparable to eps, where the unsoftened term (growing as
+// 1/r^4) would exceed the softened monopole it corrects. Far away (|r| >> eps) the two agree.
+// V is T, or a SIMD batch of T holding several targets; InvSqrt is pair_acceleration's policy.
+template <class V, class T, class InvSqrt = ExactInvSqrt>
+NBODY_HOST_DEVICE NBODY_FORCE_INLINE void accumulate_cell(const V& xi, const V& yi, const V& zi,
+                                                          const CellMultipole<T>& cell,
+                                                          const V& softening_squared, V& ax, V& ay,
+                                                          V& az, InvSqrt inv_sqrt = {}) {
+  const V cx(cell.x), cy(cell.y), cz(cell.z);
+  const V rx = xi - cx, ry = yi - cy, rz = zi - cz;
+  const V d2 = softening_squared + rx * rx + ry * ry + rz * rz;
+  const V inv_d = inv_sqrt(d2);
+  // The monopole's |d|^2 + eps^2 is this D (its d = -r squares to the same values): one square
+  // root and division serve both terms, where they are the most expensive instructions of each.
+  const PairAcceleration<V> monopole = pair_acceleration<V>(
+      xi, yi, zi, cx, cy, cz, V(cell.mass), softening_squared, KnownInvSqrt<V>{inv_d});
+  ax += monopole.x;
+  ay += monopole.y;
+  az += monopole.z;
+  if (!cell.has_quadrupole) return;
+  const V inv_d2 = inv_d * inv_d;
+  const V qrx = V(cell.qxx) * rx + V(cell.qxy) * ry + V(cell.qxz) * rz;
+  const V qry = V(cell.qxy) * rx + V(cell.qyy) * ry + V(cell.qyz) * rz;
+  const V qrz = V(cell.qxz) * rx + V(cell.qyz) * ry + V(cell.qzz) * rz;
+  const V rqr = rx * qrx + ry * qry + rz * qrz;
+  // Products left to right, each factor of 1/D applied to a term already of order b^2: no
+  // intermediate overflows in float32 where eps and the distance are tiny.
+  const V radial = V(T(2.5)) * (V(cell.softened_trace) - rqr) * inv_d2 * inv_d2 * inv_d2 * inv_d;
+  ax += qrx * inv_d2 * inv_d2 * inv_d + rx * radial;
+  ay += qry * inv_d2 * inv_d2 * inv_d + ry * radial;
+  az += qrz * inv_d2 * inv_d2 * inv_d + rz * radial;
+}
+
+}  // namespace nbody
