@@ -1,0 +1,299 @@
+// gpu_tree_bench: times the GPU Barnes-Hut core (nbody::gpu::tree::GpuTreeEvaluator) alone, per N
+// and theta, with its phases apart (device seconds from CUDA events), its interactions per body,
+// and its accuracy against the float64 reference on a sample of targets, as cpu/bench/tree_bench
+// does for the CPU core.
+//
+//   gpu_tree_bench --ic plummer --sizes 64K,256K,1M --theta 0.3,0.5,0.7 --precision f32 --reps 5
+//
+// Every figure of a row is a median over the timed repetitions (the minimum too for the total);
+// one evaluation before them warms the device (its buffers grow to the tree there) and gives the
+// accelerations compared with the reference (every repetition computes the same ones).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "nbody/accuracy.hpp"
+#include "nbody/bodies.hpp"
+#include "nbody/errors.hpp"
+#include "nbody/files.hpp"
+#include "nbody/gpu/tree/gpu_tree.hpp"
+#include "nbody/initial_conditions.hpp"
+#include "nbody/physics.hpp"
+#include "nbody/reference.hpp"
+#include "nbody/sizes.hpp"
+#include "nbody/steady_clock.hpp"
+
+namespace {
+
+namespace tree = nbody::gpu::tree;
+
+constexpr int kExitUsage = 2;
+
+struct Options {
+  nbody::InitialCondition ic = nbody::InitialCondition::plummer;
+  std::vector<std::size_t> sizes;
+  std::vector<double> thetas = {0.3, 0.5, 0.7};
+  std::string precision = "f32";
+  int reps = 5;
+  std::size_t check_bodies = 4096;
+  std::uint64_t seed = 1;
+  double softening = 0.01;
+  int device = 0;
+  std::size_t leaf_capacity = 16;
+  std::size_t group_capacity = 64;
+  std::string json_path;  // empty: no JSON
+};
+
+// One (N, theta): the medians over the timed repetitions.
+struct Row {
+  std::size_t n = 0;
+  double theta = 0;
+  double total_median = 0;  // every phase, device seconds
+  double total_min = 0;
+  double wall_median = 0;               // around the call, host clock
+  tree::GpuTreeSeconds seconds_median;  // each phase's own median
+  tree::GpuInteractionCounts interactions;
+  tree::GpuTreeShape shape;
+  std::optional<nbody::AccuracyMetrics> accuracy;  // absent with --check-bodies 0
+};
+
+struct ReferenceSample {
+  std::vector<nbody::Body<double>> seen;  // the input as the tree sees it, exactly, in float64
+  std::vector<std::uint32_t> targets;
+  std::vector<nbody::Vec3<double>> accelerations;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  if (values.size() % 2 == 1) return values[middle];
+  return 0.5 * (values[middle - 1] + values[middle]);
+}
+
+void validate(const Options& options) {
+  for (const double theta : options.thetas) {
+    if (!(theta >= 0 && theta <= 1)) {
+      throw nbody::UsageError(fmt::format("--theta: {} is outside [0, 1]", theta));
+    }
+  }
+  if (options.reps < 1) throw nbody::UsageError("--reps: at least 1 timed repetition");
+  if (!(options.softening >= nbody::kSmallestSoftening)) {
+    throw nbody::UsageError(
+        fmt::format("--softening: at least {} (kSmallestSoftening)", nbody::kSmallestSoftening));
+  }
+}
+
+std::optional<int> parse_options(int argc, char** argv, Options& options) {
+  CLI::App app{"Times the GPU Barnes-Hut core per N and theta"};
+  std::string ic = "plummer";
+  std::string sizes = "64K,256K,1M";
+  app.add_option("--ic", ic, "initial condition: plummer or uniform");
+  app.add_option("--sizes", sizes, "body counts, e.g. 64K,256K,1M");
+  app.add_option("--theta", options.thetas, "opening parameters in [0, 1]")->delimiter(',');
+  app.add_option("--precision", options.precision, "the bodies' precision: f32 or f64")
+      ->check(CLI::IsMember({"f32", "f64"}));
+  app.add_option("--reps", options.reps, "timed evaluations after one warm-up");
+  app.add_option("--check-bodies", options.check_bodies,
+                 "targets compared with the float64 reference, evenly spread (0: none)");
+  app.add_option("--seed", options.seed, "seed of the initial condition");
+  app.add_option("--softening", options.softening, "softening length");
+  app.add_option("--device", options.device, "CUDA device ordinal");
+  app.add_option("--leaf-capacity", options.leaf_capacity, "bodies a leaf holds at most")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--group-capacity", options.group_capacity,
+                 "targets that share a walk, at most (larger leaves excepted)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--json", options.json_path, "also write the rows to this JSON file");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "gpu_tree_bench: {}\n", e.what());
+    return kExitUsage;
+  }
+  try {
+    options.ic = nbody::parse_initial_condition(ic);
+    options.sizes = nbody::parse_sizes(sizes);
+    validate(options);
+  } catch (const nbody::UsageError& e) {
+    fmt::print(stderr, "gpu_tree_bench: {}\n", e.what());
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+// The reference of the input rounded to the tree's precision: the error measured is the tree's.
+template <class T>
+ReferenceSample make_reference_sample(const std::vector<nbody::Body<double>>& bodies,
+                                      const Options& options) {
+  ReferenceSample sample;
+  sample.seen = nbody::convert_precision<double, T>(nbody::convert_precision<T, double>(bodies));
+  if (options.check_bodies == 0) return sample;
+  sample.targets = nbody::validation_targets(sample.seen.size(), options.check_bodies);
+  sample.accelerations =
+      nbody::reference_accelerations(sample.seen, options.softening, sample.targets);
+  return sample;
+}
+
+template <class T>
+Row measure(tree::GpuTreeEvaluator<T>& evaluator, double theta, const ReferenceSample& sample,
+            const Options& options) {
+  Row row{.n = evaluator.size(), .theta = theta};
+  const tree::GpuTreeResult warm_up = evaluator.evaluate(theta, options.softening);
+  row.interactions = warm_up.interactions;
+  row.shape = warm_up.shape;
+  if (!sample.targets.empty()) {
+    row.accuracy = nbody::compare_with_reference(evaluator.accelerations(), sample.accelerations,
+                                                 sample.targets, sample.seen);
+  }
+  std::vector<double> total, wall, keys, sort, build, moments, traversal;
+  for (int rep = 0; rep < options.reps; ++rep) {
+    const nbody::SteadyClock::time_point start = nbody::SteadyClock::now();
+    const tree::GpuTreeResult result = evaluator.evaluate(theta, options.softening);
+    wall.push_back(nbody::seconds_since(start));
+    total.push_back(result.seconds.total());
+    keys.push_back(result.seconds.keys);
+    sort.push_back(result.seconds.sort);
+    build.push_back(result.seconds.build);
+    moments.push_back(result.seconds.moments);
+    traversal.push_back(result.seconds.traversal);
+  }
+  row.total_median = median(total);
+  row.total_min = *std::min_element(total.begin(), total.end());
+  row.wall_median = median(wall);
+  row.seconds_median = {.keys = median(keys),
+                        .sort = median(sort),
+                        .build = median(build),
+                        .moments = median(moments),
+                        .traversal = median(traversal)};
+  return row;
+}
+
+void print_header(const Options& options) {
+  fmt::print("# gpu_tree_bench: device {}, leaf capacity {}, group capacity {}\n", options.device,
+             options.leaf_capacity, options.group_capacity);
+  fmt::print("# ic {}, precision {}, seed {}, softening {}, reps {} (medians; after 1 warm-up)\n",
+             nbody::to_string(options.ic), options.precision, options.seed, options.softening,
+             options.reps);
+  fmt::print("# float64 parts: {}\n", tree::kGpuTreeFloat64Parts);
+  fmt::print("# accuracy: float64 reference on up to {} evenly spread targets (all N sources)\n",
+             options.check_bodies);
+  fmt::print(
+      "{:>8} {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} "
+      "{:>9} {:>9} {:>8} {:>6}\n",
+      "N", "theta", "total_s", "min_s", "wall_s", "keys_s", "sort_s", "cells_s", "moments_s",
+      "walk_s", "int/body", "bb/body", "bc/body", "rel_L2", "max_rel", "cells", "depth");
+}
+
+void print_row(const Row& row) {
+  const double n = static_cast<double>(row.n);
+  const std::string l2 = row.accuracy ? fmt::format("{:.2e}", row.accuracy->relative_l2) : "-";
+  const std::string max = row.accuracy ? fmt::format("{:.2e}", row.accuracy->max_relative) : "-";
+  const tree::GpuTreeSeconds& s = row.seconds_median;
+  fmt::print(
+      "{:>8} {:>5.2f} {:>10.4e} {:>10.4e} {:>10.4e} {:>10.4e} {:>10.4e} {:>10.4e} {:>10.4e} "
+      "{:>10.4e} {:>9.1f} {:>9.1f} {:>9.1f} {:>9} {:>9} {:>8} {:>6}\n",
+      nbody::format_size(row.n), row.theta, row.total_median, row.total_min, row.wall_median,
+      s.keys, s.sort, s.build, s.moments, s.traversal,
+      static_cast<double>(row.interactions.total()) / n,
+      static_cast<double>(row.interactions.body_body) / n,
+      static_cast<double>(row.interactions.body_cell) / n, l2, max, row.shape.cells,
+      row.shape.depth);
+  std::fflush(stdout);
+}
+
+nlohmann::json row_to_json(const Row& row) {
+  const tree::GpuTreeSeconds& s = row.seconds_median;
+  nlohmann::json json = {
+      {"n", row.n},
+      {"theta", row.theta},
+      {"total_seconds_median", row.total_median},
+      {"total_seconds_min", row.total_min},
+      {"wall_seconds_median", row.wall_median},
+      {"phase_seconds_median",
+       {{"keys", s.keys},
+        {"sort", s.sort},
+        {"build", s.build},
+        {"moments", s.moments},
+        {"traversal", s.traversal}}},
+      {"interactions",
+       {{"body_body", row.interactions.body_body}, {"body_cell", row.interactions.body_cell}}},
+      {"shape",
+       {{"cells", row.shape.cells},
+        {"leaves", row.shape.leaves},
+        {"groups", row.shape.groups},
+        {"depth", row.shape.depth}}},
+      {"accuracy", nullptr}};
+  if (row.accuracy) {
+    json["accuracy"] = {{"relative_l2", row.accuracy->relative_l2},
+                        {"max_relative", row.accuracy->max_relative},
+                        {"p99_relative", row.accuracy->p99_relative},
+                        {"median_relative", row.accuracy->median_relative},
+                        {"bodies_compared", row.accuracy->bodies_compared}};
+  }
+  return json;
+}
+
+template <class T>
+std::vector<Row> run_all(const Options& options) {
+  std::vector<Row> rows;
+  for (const std::size_t n : options.sizes) {
+    const nbody::Snapshot snapshot = nbody::make_initial_condition(options.ic, n, options.seed);
+    const ReferenceSample sample = make_reference_sample<T>(snapshot.bodies, options);
+    tree::GpuTreeEvaluator<T> evaluator(n, {.leaf_capacity = options.leaf_capacity,
+                                            .group_capacity = options.group_capacity,
+                                            .gpu_device = options.device});
+    evaluator.set_bodies(sample.seen);
+    for (const double theta : options.thetas) {
+      rows.push_back(measure<T>(evaluator, theta, sample, options));
+      print_row(rows.back());
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  if (const std::optional<int> exit_code = parse_options(argc, argv, options)) return *exit_code;
+  if (const auto reason = tree::gpu_tree_unavailable_reason(options.device)) {
+    fmt::print(stderr, "gpu_tree_bench: {}\n", *reason);
+    return 1;
+  }
+  print_header(options);
+  const std::vector<Row> rows =
+      options.precision == "f64" ? run_all<double>(options) : run_all<float>(options);
+  if (!options.json_path.empty()) {
+    nlohmann::json json_rows = nlohmann::json::array();
+    for (const Row& row : rows) json_rows.push_back(row_to_json(row));
+    const nlohmann::json document = {{"settings",
+                                      {{"ic", nbody::to_string(options.ic)},
+                                       {"precision", options.precision},
+                                       {"seed", options.seed},
+                                       {"softening", options.softening},
+                                       {"reps", options.reps},
+                                       {"check_bodies", options.check_bodies},
+                                       {"device", options.device},
+                                       {"leaf_capacity", options.leaf_capacity},
+                                       {"group_capacity", options.group_capacity}}},
+                                     {"float64_parts", tree::kGpuTreeFloat64Parts},
+                                     {"rows", json_rows}};
+    try {
+      nbody::write_file_atomically(options.json_path, document.dump(2) + "\n");
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "gpu_tree_bench: --json: {}\n", e.what());
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,106 @@
+#pragma once
+// The GPU Barnes-Hut core: every phase of a force evaluation on the device (bounding cube, Morton
+// keys, radix sort, cells level by level, the upward pass of the moments, one warp's walk per
+// group of targets). It builds the tree the CPU core builds (nbody/cpu/tree/octree.hpp: the same
+// keys, cells, groups and float64 moments, to the bit) and applies the same criterion, so it
+// counts the same interactions; the interactions run in T with the GPU's rsqrt
+// (nbody/gpu/device_math.cuh). Host-only: no CUDA type crosses this header.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nbody/bodies.hpp"
+
+namespace nbody::gpu::tree {
+
+// What the GPU tree computes in float64 whatever the bodies' precision (as the CPU tree's
+// nbody/cpu/tree/precision.hpp names it).
+inline constexpr std::string_view kGpuTreeFloat64Parts =
+    "bounding cube of the Morton keys, cell moments (mass, centre of mass, quadrupole, b_max) and "
+    "the opening criterion in float64; interactions and acceleration sums in the bodies' precision";
+
+struct GpuTreeSettings {
+  // A cell with more bodies than this is split, unless it is at the deepest level.
+  std::size_t leaf_capacity = 16;
+  // The targets that share one walk: the largest cells of at most this many bodies, or a leaf
+  // holding more.
+  std::size_t group_capacity = 64;
+  int gpu_device = 0;  // CUDA ordinal
+};
+
+// Device seconds of each phase, from CUDA events.
+struct GpuTreeSeconds {
+  double keys = 0;       // bounding cube and Morton keys
+  double sort = 0;       // radix sort of the keys, and gathering the bodies in that order
+  double build = 0;      // the cells level by level, and the target groups
+  double moments = 0;    // the upward pass, with the rounding of the moments to T
+  double traversal = 0;  // the walks and the interactions
+  double build_total() const { return keys + sort + build + moments; }
+  double total() const { return build_total() + traversal; }
+};
+
+// Counted on the device as the CPU tree counts them: per group, targets x listed bodies and
+// targets x accepted cells. At theta = 0: body_body = N^2 (j = i included), body_cell = 0.
+struct GpuInteractionCounts {
+  std::uint64_t body_body = 0;
+  std::uint64_t body_cell = 0;
+  std::uint64_t total() const { return body_body + body_cell; }
+};
+
+struct GpuTreeShape {
+  std::size_t cells = 0;
+  std::size_t leaves = 0;
+  std::size_t groups = 0;  // walks of the tree
+  int depth = 0;           // the deepest level (the root is level 0)
+};
+
+struct GpuTreeResult {
+  GpuTreeSeconds seconds;
+  GpuInteractionCounts interactions;
+  GpuTreeShape shape;
+};
+
+// Why the tree cannot run on CUDA device `ordinal`, or nothing where it can.
+std::optional<std::string> gpu_tree_unavailable_reason(int ordinal);
+
+// Owns the device buffers of one body count. Not thread-safe; move-only.
+template <class T>
+class GpuTreeEvaluator {
+ public:
+  // Throws std::invalid_argument for a leaf or group capacity of 0 or n >= 2^32 - 1, and
+  // nbody::gpu::CudaError where the device cannot be used.
+  GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& settings = {});
+  ~GpuTreeEvaluator();
+  GpuTreeEvaluator(GpuTreeEvaluator&&) noexcept;
+  GpuTreeEvaluator& operator=(GpuTreeEvaluator&&) noexcept;
+  GpuTreeEvaluator(const GpuTreeEvaluator&) = delete;
+  GpuTreeEvaluator& operator=(const GpuTreeEvaluator&) = delete;
+
+  std::size_t size() const;
+
+  // Rounds the bodies to T and uploads them (outside any timing). Throws std::invalid_argument
+  // unless bodies.size() == size().
+  void set_bodies(std::span<const Body<double>> bodies);
+
+  // The accelerations of every body from all of them, by the tree at opening parameter theta in
+  // [0, 1] (0: every cell opened, the all-pairs sum), every phase on the device. Throws
+  // std::invalid_argument for theta outside [0, 1] or a softening below kSmallestSoftening.
+  GpuTreeResult evaluate(double theta, double softening);
+
+  // The last evaluation's accelerations, in the input order, promoted from T.
+  std::vector<Vec3<double>> accelerations() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+extern template class GpuTreeEvaluator<float>;
+extern template class GpuTreeEvaluator<double>;
+
+}  // namespace nbody::gpu::tree

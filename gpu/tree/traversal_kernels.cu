@@ -1,0 +1,273 @@
+// The GPU tree's walk, as Bonsai walks it: one warp per group of targets (up to 64 at a time, two
+// per lane), the warp testing up to 32 cells at once against the Salmon-Warren criterion in
+// float64, its interaction lists gathered in shared memory and evaluated 32 sources at a time
+// with all lanes, each source broadcast from shared memory. Persistent warps take the groups from
+// a counter, a group of more than 64 targets as several walks. The interactions are the suite's
+// (physics.hpp's accumulate_interaction, multipole_physics.hpp's accumulate_cell) with the GPU's
+// rsqrt.
+#include <algorithm>
+
+#include "nbody/gpu/cuda_check.hpp"
+#include "nbody/gpu/device_math.cuh"
+#include "tree_kernels.cuh"
+
+namespace nbody::gpu::tree::detail {
+namespace {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kWarpSize = 32;
+constexpr int kTargetsPerLane = 2;
+static_assert(kTargetsPerWalk == kWarpSize * kTargetsPerLane);
+// Listed sources waiting for a batch of 32: a step lists up to 32 cells, and the bodies of up to
+// 32 opened leaves (written in windows where more).
+constexpr int kCellListCapacity = 2 * kWarpSize;
+constexpr int kBodyListCapacity = 8 * kWarpSize;
+
+template <class T>
+struct WarpScratch {
+  Body<T> bodies[kWarpSize];
+  CellMultipole<T> cells[kWarpSize];
+  std::uint32_t body_list[kBodyListCapacity];
+  std::uint32_t cell_list[kCellListCapacity];
+};
+
+template <class T>
+struct Targets {
+  T x[kTargetsPerLane], y[kTargetsPerLane], z[kTargetsPerLane];
+  T ax[kTargetsPerLane], ay[kTargetsPerLane], az[kTargetsPerLane];
+};
+
+__device__ __forceinline__ int warp_exclusive_scan(int value, int lane, int& total) {
+  int inclusive = value;
+  for (int offset = 1; offset < kWarpSize; offset <<= 1) {
+    const int below = __shfl_up_sync(kFullMask, inclusive, offset);
+    if (lane >= offset) inclusive += below;
+  }
+  total = __shfl_sync(kFullMask, inclusive, kWarpSize - 1);
+  return inclusive - value;
+}
+
+// std::max({low - p, 0, p - high}) as the CPU's squared_distance_to_box takes it.
+__device__ __forceinline__ double box_gap(double low, double high, double p) {
+  double largest = low - p;
+  if (largest < 0.0) largest = 0.0;
+  const double above = p - high;
+  if (largest < above) largest = above;
+  return largest;
+}
+
+// The CPU's accepts (cpu/tree/traversal.cpp), operation for operation and never fused, so that
+// both trees accept the same cells: theta^2 |group box to centre|^2 > b_max^2.
+__device__ __forceinline__ bool accepts(const Box& group, const CellCriterion& cell,
+                                        double theta_squared) {
+  const double dx = box_gap(group.low.x, group.high.x, cell.x);
+  const double dy = box_gap(group.low.y, group.high.y, cell.y);
+  const double dz = box_gap(group.low.z, group.high.z, cell.z);
+  const double d2 = __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
+  return __dmul_rn(theta_squared, d2) > __dmul_rn(cell.b_max, cell.b_max);
+}
+
+template <class T>
+__device__ __forceinline__ void evaluate_bodies(WarpScratch<T>& scratch, const std::uint32_t* list,
+                                                int count, const Body<T>* sorted,
+                                                T softening_squared, int lane, Targets<T>& t) {
+  if (lane < count) scratch.bodies[lane] = sorted[list[lane]];
+  __syncwarp();
+  for (int j = 0; j < count; ++j) {
+    const Body<T> s = scratch.bodies[j];
+#pragma unroll
+    for (int k = 0; k < kTargetsPerLane; ++k) {
+      accumulate_interaction<T, DeviceInvSqrt>(t.x[k], t.y[k], t.z[k], s.x, s.y, s.z, s.m,
+                                               softening_squared, t.ax[k], t.ay[k], t.az[k]);
+    }
+  }
+  __syncwarp();
+}
+
+template <class T>
+__device__ __forceinline__ void evaluate_cells(WarpScratch<T>& scratch, int count,
+                                               const CellMultipole<T>* multipoles,
+                                               T softening_squared, int lane, Targets<T>& t) {
+  if (lane < count) scratch.cells[lane] = multipoles[scratch.cell_list[lane]];
+  __syncwarp();
+  for (int j = 0; j < count; ++j) {
+    const CellMultipole<T> cell = scratch.cells[j];
+#pragma unroll
+    for (int k = 0; k < kTargetsPerLane; ++k) {
+      accumulate_cell<T, T, DeviceInvSqrt>(t.x[k], t.y[k], t.z[k], cell, softening_squared, t.ax[k],
+                                           t.ay[k], t.az[k]);
+    }
+  }
+  __syncwarp();
+}
+
+// Moves list[from, from + count) (count < 32) to the front.
+__device__ __forceinline__ void move_to_front(std::uint32_t* list, int from, int count, int lane) {
+  const std::uint32_t value = lane < count ? list[from + lane] : 0;
+  __syncwarp();
+  if (lane < count) list[lane] = value;
+  __syncwarp();
+}
+
+// One walk's state: the lists' fill and what they listed.
+struct WalkLists {
+  int body_fill = 0;
+  int cell_fill = 0;
+  unsigned long long listed_bodies = 0;
+  unsigned long long listed_cells = 0;
+};
+
+// Appends each lane's bodies [begin, begin + count) to the body list, evaluating every full batch
+// of 32; the rest (under 32) stays listed.
+template <class T>
+__device__ __forceinline__ void append_bodies(WarpScratch<T>& scratch, std::uint32_t begin,
+                                              int count, const TraversalArgs<T>& args, int lane,
+                                              Targets<T>& t, WalkLists& lists) {
+  int total = 0;
+  const int offset = warp_exclusive_scan(count, lane, total);
+  lists.listed_bodies += static_cast<unsigned>(total);
+  for (int written = 0; written < total;) {
+    const int window = min(kBodyListCapacity - lists.body_fill, total - written);
+    const int from = max(offset, written);
+    const int to = min(offset + count, written + window);
+    for (int v = from; v < to; ++v) {
+      scratch.body_list[lists.body_fill + v - written] = begin + static_cast<unsigned>(v - offset);
+    }
+    lists.body_fill += window;
+    written += window;
+    __syncwarp();
+    const int batches = lists.body_fill / kWarpSize;
+    for (int b = 0; b < batches; ++b) {
+      evaluate_bodies(scratch, scratch.body_list + b * kWarpSize, kWarpSize, args.sorted,
+                      args.softening_squared, lane, t);
+    }
+    if (batches > 0) {
+      lists.body_fill -= batches * kWarpSize;
+      move_to_front(scratch.body_list, batches * kWarpSize, lists.body_fill, lane);
+    }
+  }
+}
+
+// One walk from the root for the group's box, evaluating the lists as they fill.
+template <class T>
+__device__ __forceinline__ WalkLists walk(WarpScratch<T>& scratch, const Box& group,
+                                          std::uint32_t* stack, const TraversalArgs<T>& args,
+                                          int lane, Targets<T>& t) {
+  WalkLists lists;
+  int stack_size = 1;
+  if (lane == 0) stack[0] = 0;
+  __syncwarp();
+  const unsigned lanes_below = (1u << lane) - 1;
+  while (stack_size > 0) {
+    const int take = min(kWarpSize, stack_size);
+    stack_size -= take;
+    const bool active = lane < take;
+    const std::uint32_t c = active ? stack[stack_size + lane] : 0;
+    __syncwarp();
+    GpuCell cell{};
+    bool accepted = false;
+    if (active) {
+      cell = args.cells[c];
+      accepted = accepts(group, args.criterion[c], args.theta_squared);
+    }
+    const unsigned accepted_mask = __ballot_sync(kFullMask, accepted);
+    if (accepted) scratch.cell_list[lists.cell_fill + __popc(accepted_mask & lanes_below)] = c;
+    lists.cell_fill += __popc(accepted_mask);
+    lists.listed_cells += static_cast<unsigned>(__popc(accepted_mask));
+    const bool opened = active && !accepted;
+    int children = opened ? cell.child_count : 0;
+    int children_total = 0;
+    const int child_offset = warp_exclusive_scan(children, lane, children_total);
+    if (stack_size + children_total > static_cast<int>(kTraversalStackCapacity)) {
+      if (lane == 0) atomicAdd(&args.counters->stack_overflow, 1u);
+      children = children_total = 0;
+    }
+    for (int k = 0; k < children; ++k) stack[stack_size + child_offset + k] = cell.first_child + k;
+    stack_size += children_total;
+    const bool opened_leaf = opened && cell.child_count == 0;
+    append_bodies(scratch, cell.begin, opened_leaf ? static_cast<int>(cell.end - cell.begin) : 0,
+                  args, lane, t, lists);
+    __syncwarp();
+    if (lists.cell_fill >= kWarpSize) {
+      evaluate_cells(scratch, kWarpSize, args.multipoles, args.softening_squared, lane, t);
+      lists.cell_fill -= kWarpSize;
+      move_to_front(scratch.cell_list, kWarpSize, lists.cell_fill, lane);
+    }
+  }
+  evaluate_cells(scratch, lists.cell_fill, args.multipoles, args.softening_squared, lane, t);
+  evaluate_bodies(scratch, scratch.body_list, lists.body_fill, args.sorted, args.softening_squared,
+                  lane, t);
+  return lists;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kTraversalWarpsPerBlock* kWarpSize)
+    traversal_kernel(TraversalArgs<T> args) {
+  __shared__ WarpScratch<T> block_scratch[kTraversalWarpsPerBlock];
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp_in_block = threadIdx.x / kWarpSize;
+  WarpScratch<T>& scratch = block_scratch[warp_in_block];
+  const std::size_t warp = std::size_t{blockIdx.x} * kTraversalWarpsPerBlock + warp_in_block;
+  std::uint32_t* stack = args.stacks + warp * kTraversalStackCapacity;
+  const unsigned walk_count = args.counters->walks;
+  unsigned long long body_body = 0, body_cell = 0;
+  for (;;) {
+    unsigned w = 0;
+    if (lane == 0) w = atomicAdd(&args.counters->next_walk, 1u);
+    w = __shfl_sync(kFullMask, w, 0);
+    if (w >= walk_count) break;
+    const WalkItem item = args.walks[w];
+    const auto first = static_cast<std::uint32_t>(item >> 32);
+    const auto group_cell = static_cast<std::uint32_t>(item);
+    const std::uint32_t end = min(first + kTargetsPerWalk, args.cells[group_cell].end);
+    const Box box = args.moments[group_cell].box;
+    Targets<T> t;
+#pragma unroll
+    for (int k = 0; k < kTargetsPerLane; ++k) {
+      const std::uint32_t target = first + k * kWarpSize + lane;
+      // A lane past the walk's end computes for its first target and stores nothing.
+      const Body<T> b = args.sorted[target < end ? target : first];
+      t.x[k] = b.x;
+      t.y[k] = b.y;
+      t.z[k] = b.z;
+      t.ax[k] = t.ay[k] = t.az[k] = T(0);
+    }
+    const WalkLists lists = walk(scratch, box, stack, args, lane, t);
+    body_body += (end - first) * lists.listed_bodies;
+    body_cell += (end - first) * lists.listed_cells;
+#pragma unroll
+    for (int k = 0; k < kTargetsPerLane; ++k) {
+      const std::uint32_t target = first + k * kWarpSize + lane;
+      if (target < end) args.accelerations[args.input_index[target]] = {t.ax[k], t.ay[k], t.az[k]};
+    }
+  }
+  if (lane == 0) {
+    atomicAdd(&args.counters->body_body, body_body);
+    atomicAdd(&args.counters->body_cell, body_cell);
+  }
+}
+
+}  // namespace
+
+template <class T>
+int traversal_blocks(int device) {
+  int per_sm = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, traversal_kernel<T>,
+                                                           kTraversalWarpsPerBlock * kWarpSize, 0));
+  int sm_count = 0;
+  check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  return std::max(1, per_sm) * sm_count;
+}
+
+template <class T>
+void enqueue_traversal(const TraversalArgs<T>& args, int blocks, cudaStream_t stream) {
+  traversal_kernel<T><<<blocks, kTraversalWarpsPerBlock * kWarpSize, 0, stream>>>(args);
+  check_launch();
+}
+
+template int traversal_blocks<float>(int);
+template int traversal_blocks<double>(int);
+template void enqueue_traversal<float>(const TraversalArgs<float>&, int, cudaStream_t);
+template void enqueue_traversal<double>(const TraversalArgs<double>&, int, cudaStream_t);
+
+}  // namespace nbody::gpu::tree::detail
