@@ -31,10 +31,12 @@ struct WarpScratch {
   std::uint32_t cell_list[kCellListCapacity];
 };
 
-template <class T>
+// A lane's targets: kSlots of them (1 where the walk has at most 32, so that no lane computes a
+// second target that is not there; groups of up to 64 are often that small).
+template <class T, int kSlots>
 struct Targets {
-  T x[kTargetsPerLane], y[kTargetsPerLane], z[kTargetsPerLane];
-  T ax[kTargetsPerLane], ay[kTargetsPerLane], az[kTargetsPerLane];
+  T x[kSlots], y[kSlots], z[kSlots];
+  T ax[kSlots], ay[kSlots], az[kSlots];
 };
 
 __device__ __forceinline__ int warp_exclusive_scan(int value, int lane, int& total) {
@@ -67,16 +69,17 @@ __device__ __forceinline__ bool accepts(const Box& group, const CellCriterion& c
   return __dmul_rn(theta_squared, d2) > __dmul_rn(cell.b_max, cell.b_max);
 }
 
-template <class T>
+template <class T, int kSlots>
 __device__ __forceinline__ void evaluate_bodies(WarpScratch<T>& scratch, const std::uint32_t* list,
                                                 int count, const Body<T>* sorted,
-                                                T softening_squared, int lane, Targets<T>& t) {
+                                                T softening_squared, int lane,
+                                                Targets<T, kSlots>& t) {
   if (lane < count) scratch.bodies[lane] = sorted[list[lane]];
   __syncwarp();
   for (int j = 0; j < count; ++j) {
     const Body<T> s = scratch.bodies[j];
 #pragma unroll
-    for (int k = 0; k < kTargetsPerLane; ++k) {
+    for (int k = 0; k < kSlots; ++k) {
       accumulate_interaction<T, DeviceInvSqrt>(t.x[k], t.y[k], t.z[k], s.x, s.y, s.z, s.m,
                                                softening_squared, t.ax[k], t.ay[k], t.az[k]);
     }
@@ -84,16 +87,17 @@ __device__ __forceinline__ void evaluate_bodies(WarpScratch<T>& scratch, const s
   __syncwarp();
 }
 
-template <class T>
+template <class T, int kSlots>
 __device__ __forceinline__ void evaluate_cells(WarpScratch<T>& scratch, int count,
                                                const CellMultipole<T>* multipoles,
-                                               T softening_squared, int lane, Targets<T>& t) {
+                                               T softening_squared, int lane,
+                                               Targets<T, kSlots>& t) {
   if (lane < count) scratch.cells[lane] = multipoles[scratch.cell_list[lane]];
   __syncwarp();
   for (int j = 0; j < count; ++j) {
     const CellMultipole<T> cell = scratch.cells[j];
 #pragma unroll
-    for (int k = 0; k < kTargetsPerLane; ++k) {
+    for (int k = 0; k < kSlots; ++k) {
       accumulate_cell<T, T, DeviceInvSqrt>(t.x[k], t.y[k], t.z[k], cell, softening_squared, t.ax[k],
                                            t.ay[k], t.az[k]);
     }
@@ -119,10 +123,10 @@ struct WalkLists {
 
 // Appends each lane's bodies [begin, begin + count) to the body list, evaluating every full batch
 // of 32; the rest (under 32) stays listed.
-template <class T>
+template <class T, int kSlots>
 __device__ __forceinline__ void append_bodies(WarpScratch<T>& scratch, std::uint32_t begin,
                                               int count, const TraversalArgs<T>& args, int lane,
-                                              Targets<T>& t, WalkLists& lists) {
+                                              Targets<T, kSlots>& t, WalkLists& lists) {
   int total = 0;
   const int offset = warp_exclusive_scan(count, lane, total);
   lists.listed_bodies += static_cast<unsigned>(total);
@@ -149,10 +153,10 @@ __device__ __forceinline__ void append_bodies(WarpScratch<T>& scratch, std::uint
 }
 
 // One walk from the root for the group's box, evaluating the lists as they fill.
-template <class T>
+template <class T, int kSlots>
 __device__ __forceinline__ WalkLists walk(WarpScratch<T>& scratch, const Box& group,
                                           std::uint32_t* stack, const TraversalArgs<T>& args,
-                                          int lane, Targets<T>& t) {
+                                          int lane, Targets<T, kSlots>& t) {
   WalkLists lists;
   int stack_size = 1;
   if (lane == 0) stack[0] = 0;
@@ -200,6 +204,32 @@ __device__ __forceinline__ WalkLists walk(WarpScratch<T>& scratch, const Box& gr
   return lists;
 }
 
+// The walk of the targets [first, end) (at most 32 kSlots), their accelerations stored.
+template <class T, int kSlots>
+__device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const Box& box,
+                                                  std::uint32_t first, std::uint32_t end,
+                                                  std::uint32_t* stack,
+                                                  const TraversalArgs<T>& args, int lane) {
+  Targets<T, kSlots> t;
+#pragma unroll
+  for (int k = 0; k < kSlots; ++k) {
+    const std::uint32_t target = first + k * kWarpSize + lane;
+    // A lane past the walk's end computes for its first target and stores nothing.
+    const Body<T> b = args.sorted[target < end ? target : first];
+    t.x[k] = b.x;
+    t.y[k] = b.y;
+    t.z[k] = b.z;
+    t.ax[k] = t.ay[k] = t.az[k] = T(0);
+  }
+  const WalkLists lists = walk(scratch, box, stack, args, lane, t);
+#pragma unroll
+  for (int k = 0; k < kSlots; ++k) {
+    const std::uint32_t target = first + k * kWarpSize + lane;
+    if (target < end) args.accelerations[args.input_index[target]] = {t.ax[k], t.ay[k], t.az[k]};
+  }
+  return lists;
+}
+
 template <class T>
 __global__ void __launch_bounds__(kTraversalWarpsPerBlock* kWarpSize)
     traversal_kernel(TraversalArgs<T> args) {
@@ -221,25 +251,12 @@ __global__ void __launch_bounds__(kTraversalWarpsPerBlock* kWarpSize)
     const auto group_cell = static_cast<std::uint32_t>(item);
     const std::uint32_t end = min(first + kTargetsPerWalk, args.cells[group_cell].end);
     const Box box = args.moments[group_cell].box;
-    Targets<T> t;
-#pragma unroll
-    for (int k = 0; k < kTargetsPerLane; ++k) {
-      const std::uint32_t target = first + k * kWarpSize + lane;
-      // A lane past the walk's end computes for its first target and stores nothing.
-      const Body<T> b = args.sorted[target < end ? target : first];
-      t.x[k] = b.x;
-      t.y[k] = b.y;
-      t.z[k] = b.z;
-      t.ax[k] = t.ay[k] = t.az[k] = T(0);
-    }
-    const WalkLists lists = walk(scratch, box, stack, args, lane, t);
+    const WalkLists lists =
+        end - first <= kWarpSize
+            ? walk_targets<T, 1>(scratch, box, first, end, stack, args, lane)
+            : walk_targets<T, kTargetsPerLane>(scratch, box, first, end, stack, args, lane);
     body_body += (end - first) * lists.listed_bodies;
     body_cell += (end - first) * lists.listed_cells;
-#pragma unroll
-    for (int k = 0; k < kTargetsPerLane; ++k) {
-      const std::uint32_t target = first + k * kWarpSize + lane;
-      if (target < end) args.accelerations[args.input_index[target]] = {t.ax[k], t.ay[k], t.az[k]};
-    }
   }
   if (lane == 0) {
     atomicAdd(&args.counters->body_body, body_body);
