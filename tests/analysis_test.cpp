@@ -1,6 +1,10 @@
 // The analysis layer on hand-made results: the headline and its intervals, the ladders, the
 // roofline's ceilings, the repetitions, each rule of the fairness audit kept and broken, and a
 // simulate run's series (energy error against time, the step's split, the speedups).
+#include <algorithm>
+#include <map>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "nbody/errors.hpp"
@@ -9,6 +13,7 @@
 #include "nbody/reports/html_report.hpp"
 #include "nbody/reports/markdown_report.hpp"
 #include "simulation_document.hpp"
+#include "tree_results.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -698,6 +703,187 @@ TEST(CombinedSides, RunsOfDifferentProblemsOrWithoutTheirSideAreRefused) {
                 [](const ResultRecord& r) { return r.implementation.starts_with("gpu"); });
   EXPECT_NE(refusal(no_gpu).find("--gpu-from: b measured no gpu formulation"), std::string::npos)
       << refusal(no_gpu);
+}
+
+// ---- trees beside all-pairs (FAIRNESS rule 9), on tree_results.hpp's run ----
+
+bool has(const std::string& text, std::string_view what) {
+  return text.find(what) != std::string::npos;
+}
+
+const BarHeadlineRow& bar_row(const Analysis& a, std::size_t bar, std::size_t n) {
+  const auto it = std::find_if(a.algorithms.rows.begin(), a.algorithms.rows.end(),
+                               [&](const BarHeadlineRow& r) { return r.bar == bar && r.n == n; });
+  EXPECT_NE(it, a.algorithms.rows.end()) << "bar " << bar << " N " << n;
+  return *it;
+}
+
+const Crossover& crossover(const Analysis& a, DeviceKind device, std::size_t bar) {
+  const auto it =
+      std::find_if(a.algorithms.crossovers.begin(), a.algorithms.crossovers.end(),
+                   [&](const Crossover& c) { return c.device == device && c.bar == bar; });
+  EXPECT_NE(it, a.algorithms.crossovers.end());
+  return *it;
+}
+
+TEST(Trees, AreLeftOutOfEveryAllPairsAnalysis) {
+  const Analysis a = analyze(testing::all_pairs_and_trees());
+  // The headline: sizes where an all-pairs formulation ran, never a tree (the faster one at
+  // 16384 included), and no row at 65536 where only trees ran.
+  ASSERT_EQ(a.headline.rows.size(), 3u);
+  for (const HeadlineRow& row : a.headline.rows) {
+    EXPECT_EQ(row.best_cpu->implementation, "cpu.tbb");
+    EXPECT_EQ(row.best_gpu->implementation, "gpu.tuned");
+  }
+  for (const Ladder& l : a.ladders) {
+    EXPECT_EQ(l.steps.size(), 2u);
+    for (const LadderStep& step : l.steps) EXPECT_FALSE(has(step.implementation, "tree"));
+  }
+  for (const AccuracyPoint& p : a.accuracy) EXPECT_FALSE(has(p.implementation, "tree"));
+  for (const RepetitionSamples& r : a.repetitions) EXPECT_FALSE(has(r.implementation, "tree"));
+  for (const EndToEndRow& r : a.end_to_end) EXPECT_FALSE(has(r.implementation, "tree"));
+  const std::string md = markdown_of(testing::all_pairs_and_trees());
+  EXPECT_FALSE(has(md, " 0 int/s")) << md;
+  EXPECT_FALSE(has(md, "| cpu.tree[theta=0.5] | 1024 | ok")) << "a tree in the rates' table";
+  EXPECT_TRUE(has(md, "Tree formulations (Barnes–Hut) are credited no interactions"));
+}
+
+TEST(Trees, TableHasTimeBuildAndInteractionsPerBody) {
+  const Analysis a = analyze(testing::all_pairs_and_trees());
+  ASSERT_EQ(a.algorithms.trees.size(), 12u);
+  const TreeRow& t = a.algorithms.trees.front();
+  EXPECT_EQ(t.implementation, "cpu.tree[theta=0.5]");
+  EXPECT_EQ(t.theta, 0.5);
+  EXPECT_EQ(t.n, 1024u);
+  EXPECT_DOUBLE_EQ(*t.median_s, 1e-4);
+  EXPECT_DOUBLE_EQ(*t.bodies_per_second, 1024 / 1e-4);
+  EXPECT_DOUBLE_EQ(*t.build_share, 0.2);
+  EXPECT_DOUBLE_EQ(*t.body_body_per_body, 100);
+  EXPECT_DOUBLE_EQ(*t.body_cell_per_body, 50);
+  EXPECT_DOUBLE_EQ(*t.relative_l2, 3e-3);
+  const std::string md = markdown_of(testing::all_pairs_and_trees());
+  EXPECT_TRUE(has(md, "## Tree codes")) << md;
+  EXPECT_TRUE(has(md, "| cpu.tree[theta=0.5] | 0.5 | 1024 | cpu | f32 | 100 µs ")) << md;
+}
+
+TEST(Trees, EachBarHasTheFastestOfEachDeviceThatMeetsIt) {
+  const Analysis a = analyze(testing::all_pairs_and_trees());
+  ASSERT_EQ(a.algorithms.bars.size(), 4u);
+  // Relative L2 <= 1e-2 at 16384: the wide trees on both sides; CPU time over GPU time.
+  const BarHeadlineRow& loose = bar_row(a, 0, 16384);
+  ASSERT_TRUE(loose.cpu && loose.gpu && loose.gpu_over_cpu);
+  EXPECT_EQ(loose.cpu->implementation, "cpu.tree[theta=0.5]");
+  EXPECT_EQ(loose.gpu->implementation, "gpu.tree[theta=0.5]");
+  EXPECT_DOUBLE_EQ(loose.gpu_over_cpu->value, 15);
+  EXPECT_NEAR(loose.gpu_over_cpu->low, 15 * 0.9 / 1.1, 1e-9);
+  EXPECT_NEAR(loose.gpu_over_cpu->high, 15 * 1.1 / 0.9, 1e-9);
+  // The float32 all-pairs class asks both errors: the narrow tree's L2 meets it at 16384, its
+  // maximum does not, so all-pairs is fastest there.
+  EXPECT_EQ(bar_row(a, 3, 16384).cpu->implementation, "cpu.tbb");
+  // At 65536 only trees ran: the narrow tree meets 1e-4 on the CPU; nothing of the GPU does.
+  const BarHeadlineRow& tight = bar_row(a, 2, 65536);
+  ASSERT_TRUE(tight.cpu);
+  EXPECT_EQ(tight.cpu->implementation, "cpu.tree[theta=0.2]");
+  EXPECT_FALSE(tight.gpu);
+  EXPECT_TRUE(tight.gpu_measured);
+  EXPECT_FALSE(tight.gpu_over_cpu);
+  const std::string md = markdown_of(testing::all_pairs_and_trees());
+  EXPECT_TRUE(has(md, "## Across algorithms at equal accuracy")) << md;
+  EXPECT_TRUE(has(md, "nothing of the GPU meets it")) << md;
+}
+
+TEST(Trees, CrossoverIsWhereATreeWinsAtEveryLargerComparedSize) {
+  const Analysis a = analyze(testing::all_pairs_and_trees());
+  const Crossover& cpu_loose = crossover(a, DeviceKind::cpu, 0);
+  EXPECT_EQ(cpu_loose.compared_sizes, (std::vector<std::size_t>{1024, 4096, 16384}));
+  EXPECT_EQ(cpu_loose.tree_from, 4096u);
+  EXPECT_EQ(crossover(a, DeviceKind::cpu, 1).tree_from, 16384u);
+  // At 65536 the narrow tree meets the float32 class, but no all-pairs ran there to compare.
+  EXPECT_FALSE(crossover(a, DeviceKind::cpu, 3).tree_from);
+  EXPECT_EQ(crossover(a, DeviceKind::gpu, 0).tree_from, 16384u);
+  EXPECT_FALSE(crossover(a, DeviceKind::gpu, 1).tree_from);
+  const std::string md = markdown_of(testing::all_pairs_and_trees());
+  EXPECT_TRUE(has(md, "CPU, relative L2 ≤ 1e-2: a tree overtakes all-pairs at N = 4096")) << md;
+  EXPECT_TRUE(has(md,
+                  "GPU, relative L2 ≤ 1e-3: no crossover within the measured sizes (up to "
+                  "N = 16384"))
+      << md;
+}
+
+TEST(Trees, ParetoFrontMarksTheFormulationsNoneBeats) {
+  const Analysis a = analyze(testing::all_pairs_and_trees());
+  const auto front = std::find_if(
+      a.algorithms.fronts.begin(), a.algorithms.fronts.end(),
+      [](const ParetoFront& f) { return f.device == DeviceKind::cpu && f.n == 16384; });
+  ASSERT_NE(front, a.algorithms.fronts.end());
+  ASSERT_EQ(front->points.size(), 4u);
+  std::map<std::string, bool> on_front;
+  for (const ParetoPoint& p : front->points) on_front[p.figure.implementation] = p.on_front;
+  EXPECT_TRUE(on_front.at("cpu.tbb"));
+  EXPECT_TRUE(on_front.at("cpu.tree[theta=0.2]"));
+  EXPECT_TRUE(on_front.at("cpu.tree[theta=0.5]"));
+  EXPECT_FALSE(on_front.at("cpu.aos"));  // as accurate as cpu.tbb, and slower
+  // By error, most accurate first.
+  EXPECT_LE(front->points.front().figure.relative_l2, front->points.back().figure.relative_l2);
+}
+
+TEST(Trees, RuleNineKeptNotKeptAndNotApplicable) {
+  {
+    const Analysis a = analyze(testing::all_pairs_and_trees());
+    for (int number = 1; number <= 7; ++number) {
+      EXPECT_EQ(rule(a, number).verdict, RuleVerdict::kept)
+          << number << ": " << rule(a, number).evidence;
+    }
+    EXPECT_EQ(rule(a, 9).verdict, RuleVerdict::kept) << rule(a, 9).evidence;
+    EXPECT_TRUE(rule(a, 9).evidence.starts_with("12 tree measurements (θ = 0.2, 0.5)"))
+        << rule(a, 9).evidence;
+    EXPECT_TRUE(has(rule(a, 9).evidence, "4 accuracy bars × 4 sizes")) << rule(a, 9).evidence;
+    EXPECT_TRUE(has(rule(a, 9).evidence, "4 of 8 crossovers found")) << rule(a, 9).evidence;
+    EXPECT_EQ(a.audit.verdict, "all 8 applicable rules kept");
+  }
+  const auto broken = [](auto spoil) {
+    ResultsDocument doc = testing::all_pairs_and_trees();
+    spoil(doc.results[2]);  // cpu.tree[theta=0.5] at 1024
+    return analyze(doc);
+  };
+  const Analysis rated =
+      broken([](ResultRecord& r) { r.kernel_rate = RateFigures{.interactions_per_second = 1e12}; });
+  EXPECT_EQ(rule(rated, 9).verdict, RuleVerdict::not_kept);
+  EXPECT_TRUE(has(rule(rated, 9).evidence, "credited interactions or given a rate"));
+  // A tree with a rate is still no figure of the all-pairs headline.
+  EXPECT_EQ(rated.headline.rows.front().best_cpu->implementation, "cpu.tbb");
+  EXPECT_EQ(
+      rule(broken([](ResultRecord& r) { r.interactions_credited = 1024.0 * 1024; }), 9).verdict,
+      RuleVerdict::not_kept);
+  const Analysis unmeasured = broken([](ResultRecord& r) { r.accuracy.reset(); });
+  EXPECT_EQ(rule(unmeasured, 9).verdict, RuleVerdict::not_kept);
+  EXPECT_TRUE(has(rule(unmeasured, 9).evidence, "no accuracy measured"));
+  const Analysis other_input = broken([](ResultRecord& r) { r.input_hash = "another"; });
+  EXPECT_EQ(rule(other_input, 9).verdict, RuleVerdict::not_kept);
+  EXPECT_TRUE(has(rule(other_input, 9).evidence, "another input"));
+  EXPECT_TRUE(other_input.audit.verdict.starts_with("6 of 8 applicable rules kept"))
+      << other_input.audit.verdict;  // rule 1 sees the same input hash differ
+  // No tree: one algorithm, nothing to compare.
+  EXPECT_EQ(rule(analyze(document()), 9).verdict, RuleVerdict::not_applicable);
+  EXPECT_FALSE(analyze(document()).algorithms.any_tree());
+  EXPECT_FALSE(has(markdown_of(document()), "Across algorithms"));
+}
+
+TEST(Trees, SimulationShowsTheTreeBuildWithinTheForceTime) {
+  ResultsDocument doc = testing::simulation_document();
+  SimulationRecord& sim = doc.simulations.front();  // cpu.tbb's, taken for a tree's here
+  ImplementationRecord& tree = doc.implementations.at(1);
+  ASSERT_EQ(tree.name, sim.implementation);
+  tree.algorithm = Algorithm::barnes_hut;
+  tree.theta = 0.5;
+  sim.per_step.tree_build_s = sim.per_step.force_s / 4;
+  const Analysis a = analyze(doc);
+  const IntegrationRow& row = a.integration.front();
+  ASSERT_TRUE(row.shares);
+  EXPECT_NEAR(row.shares->tree_build * 3, row.shares->force, 1e-12);
+  EXPECT_TRUE(has(markdown_of(doc), "(tree build ")) << markdown_of(doc);
+  EXPECT_EQ(rule(a, 9).verdict, RuleVerdict::not_applicable);
+  EXPECT_TRUE(has(rule(a, 9).evidence, "audited in the reports of `nbody-fair run`"));
 }
 
 // The reports branch on the document's kind, read from the command results.json keeps.

@@ -9,6 +9,7 @@
 #include "nbody/reports/csv_report.hpp"
 #include "nbody/results.hpp"
 #include "simulation_document.hpp"
+#include "tree_results.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -102,9 +103,11 @@ TEST(Csv, OneRowPerRecordWithTheColumnsPeoplePlot) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 3u) << text;
   const std::vector<std::string>& header = rows[0];
-  EXPECT_EQ(header.size(), 33u);
+  EXPECT_EQ(header.size(), 38u);
   EXPECT_EQ(header.front(), "implementation");
-  EXPECT_EQ(header.back(), "disturbances");
+  // The columns before version 9 keep their places; the trees' come last.
+  EXPECT_EQ(header[32], "disturbances");
+  EXPECT_EQ(header.back(), "build_s");
   for (const auto& row : rows) EXPECT_EQ(row.size(), header.size()) << text;
   const auto& ok = rows[1];
   EXPECT_EQ(ok[column(header, "communication_median_s")], "");  // one process: no all-gather
@@ -127,6 +130,30 @@ TEST(Csv, OneRowPerRecordWithTheColumnsPeoplePlot) {
   EXPECT_EQ(ok[column(header, "end_to_end_median_s")], "");            // CPU: no copies
   EXPECT_EQ(ok[column(header, "disturbed")], "true");
   EXPECT_EQ(ok[column(header, "disturbances")], "other processes took 40% of the CPUs; steal, 12%");
+}
+
+// A tree's row: its algorithm and angle, the interactions it evaluated, its build; no rate.
+TEST(Csv, TreeRowHasItsAlgorithmThetaWorkAndBuild) {
+  const ResultsDocument doc = testing::all_pairs_and_trees();
+  const auto rows = parse_csv(csv_of(doc));
+  const std::vector<std::string>& header = rows[0];
+  const auto tree = std::find_if(rows.begin(), rows.end(), [](const auto& row) {
+    return row[0] == "cpu.tree[theta=0.5]" && row[6] == "1024";
+  });
+  ASSERT_NE(tree, rows.end());
+  EXPECT_EQ((*tree)[column(header, "algorithm")], "barnes_hut");
+  EXPECT_EQ((*tree)[column(header, "theta")], "0.5");
+  EXPECT_EQ((*tree)[column(header, "body_body")], "102400");
+  EXPECT_EQ((*tree)[column(header, "body_cell")], "51200");
+  EXPECT_EQ((*tree)[column(header, "build_s")], "2e-05");
+  EXPECT_EQ((*tree)[column(header, "median_s")], "0.0001");
+  EXPECT_EQ((*tree)[column(header, "interactions_per_second")], "");
+  const auto all_pairs =
+      std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row[0] == "cpu.tbb"; });
+  ASSERT_NE(all_pairs, rows.end());
+  EXPECT_EQ((*all_pairs)[column(header, "algorithm")], "all_pairs");
+  EXPECT_EQ((*all_pairs)[column(header, "theta")], "");
+  EXPECT_EQ((*all_pairs)[column(header, "build_s")], "");
 }
 
 TEST(Csv, QuotesCommasQuotesAndLineBreaks) {
@@ -160,7 +187,7 @@ TEST(Csv, SkippedRowHasEmptyCellsWhereNothingWasMeasured) {
 TEST(Csv, EmptyDocumentIsTheHeaderAlone) {
   const std::string text = csv_of(ResultsDocument{});
   EXPECT_EQ(parse_csv(text).size(), 1u);
-  EXPECT_TRUE(text.ends_with("disturbances\r\n"));
+  EXPECT_TRUE(text.ends_with("build_s\r\n"));
 }
 
 TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {
@@ -169,9 +196,10 @@ TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 1 + doc.simulations.size()) << text;
   const std::vector<std::string>& header = rows[0];
-  EXPECT_EQ(header.size(), 26u);
+  EXPECT_EQ(header.size(), 29u);
   EXPECT_EQ(header.front(), "implementation");
-  EXPECT_EQ(header.back(), "divergence_velocity");
+  EXPECT_EQ(header[25], "divergence_velocity");
+  EXPECT_EQ(header.back(), "tree_build_s");
   EXPECT_EQ(std::find(header.begin(), header.end(), "median_s"), header.end());  // a run's
   for (const auto& row : rows) EXPECT_EQ(row.size(), header.size()) << text;
 
@@ -225,7 +253,8 @@ TEST(Csv, SkippedSimulationHasEmptyFigures) {
   EXPECT_EQ(skipped[column(header, "reason")],
             "128 steps predicted to take 14 s, over the --max-seconds budget of 8 s");
   for (std::size_t i = column(header, "steps"); i < header.size(); ++i) {
-    if (header[i] == "dt") continue;  // a setting, known before any step
+    // A setting and the implementation's algorithm and angle, known before any step.
+    if (header[i] == "dt" || header[i] == "algorithm" || header[i] == "theta") continue;
     EXPECT_EQ(skipped[i], "") << header[i];
   }
 }
@@ -235,7 +264,7 @@ TEST(Csv, SimulateRunWithoutSimulationsIsItsHeaderAlone) {
   doc.settings.command = "simulate";
   const std::string text = csv_of(doc);
   EXPECT_EQ(parse_csv(text).size(), 1u);
-  EXPECT_TRUE(text.ends_with("divergence_velocity\r\n"));
+  EXPECT_TRUE(text.ends_with("tree_build_s\r\n"));
 }
 
 }  // namespace

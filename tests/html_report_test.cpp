@@ -10,6 +10,7 @@
 #include "nbody/reports/analysis.hpp"
 #include "nbody/reports/html_report.hpp"
 #include "simulation_document.hpp"
+#include "tree_results.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -83,6 +84,32 @@ nlohmann::json report_data(const std::string& page) {
   if (from == std::string::npos) return {};
   const std::size_t start = from + open.size();
   return nlohmann::json::parse(page.substr(start, page.find("</script>", start) - start));
+}
+
+// Trees beside all-pairs: the headline at each accuracy bar, the tree table, and at each N an
+// accuracy-against-time chart whose data has every ok formulation, each device's front marked.
+TEST(HtmlReport, TreesHaveTheirSectionsAndAnAccuracyAgainstTimeChartPerN) {
+  const ResultsDocument doc = testing::all_pairs_and_trees();
+  const std::string page = render_html(doc, analyze(doc), {"var Chart;", ""});
+  EXPECT_NE(page.find("<h2>Across algorithms at equal accuracy</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<h3>Tree codes</h3>"), std::string::npos);
+  EXPECT_NE(page.find("a tree overtakes all-pairs at N = 4096"), std::string::npos);
+  EXPECT_EQ(count(page, "data-kind=\"accuracyTime\""), 4u);  // N = 1024, 4096, 16384, 65536
+  const nlohmann::json data = report_data(page);
+  ASSERT_EQ(data["accuracy_time"].size(), 4u);
+  const nlohmann::json& largest = data["accuracy_time"].back();
+  EXPECT_EQ(largest["n"], 65536);
+  ASSERT_EQ(largest["devices"].size(), 2u);
+  EXPECT_EQ(largest["devices"][0]["points"].size(), 2u);  // the CPU's two trees
+  // No tree among the rates' series.
+  for (const auto& group : data["throughput"]) {
+    for (const auto& series : group["series"]) {
+      EXPECT_EQ(series["name"].get<std::string>().find("tree"), std::string::npos);
+    }
+  }
+  // Without a tree, none of it.
+  const ResultsDocument one_algorithm = testing::simulation_document();
+  EXPECT_EQ(simulation_page(one_algorithm).find("<h2>Across algorithms"), std::string::npos);
 }
 
 TEST(HtmlReport, SimulationPageHasItsChartsAndTheirData) {

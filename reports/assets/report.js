@@ -349,6 +349,73 @@
       } } } } } });
   };
 
+  // Error against time per evaluation at one N: every algorithm on one plane (FAIRNESS rule 9),
+  // each device's Pareto front as a line; a log axis cannot show an error of 0, so such a point
+  // is named under the chart instead.
+  builders.accuracyTime = function (canvas, index) {
+    var chart = data.accuracy_time[index], datasets = [], xs = [], ys = [], unplaced = [];
+    var shapes = { "all-pairs": "circle", tree: "triangle" };
+    chart.devices.forEach(function (d) {
+      var c = d.device === "gpu" ? "#d9480f" : "#1f5fbf", device = d.device.toUpperCase();
+      var drawn = d.points.filter(function (p) {
+        if (p.x > 0 && p.y > 0) { xs.push(p.x); ys.push(p.y); return true; }
+        unplaced.push(p.name + " (" + device + ")");
+        return false;
+      });
+      ["all-pairs", "tree"].forEach(function (algorithm) {
+        var pts = drawn.filter(function (p) { return p.algorithm === algorithm; });
+        if (!pts.length) return;
+        datasets.push({ label: device + " " + algorithm, data: pts.map(function (p) {
+            return { x: p.x, y: p.y, p: p, device: device }; }),
+          borderColor: c, backgroundColor: c + "99", pointStyle: shapes[algorithm],
+          pointRadius: algorithm === "tree" ? 6 : 4.5, pointHoverRadius: 8, borderWidth: 1.5,
+          clip: 10 });
+      });
+      var front = drawn.filter(function (p) { return p.front; });
+      if (front.length) {
+        datasets.push({ type: "line", label: device + " Pareto front", front: true,
+          data: front.map(function (p) { return { x: p.x, y: p.y, p: p, device: device }; }),
+          borderColor: c, backgroundColor: c, borderWidth: 1.5, borderDash: [6, 3],
+          pointRadius: 0, pointHitRadius: 0, pointStyle: "line", stepped: false });
+      }
+    });
+    var xb = decades(xs), yb = decades(ys);
+    [1e-2, 1e-3, 1e-4].forEach(function (bar) {
+      if (bar < xb.min || bar > xb.max) return;
+      datasets.push({ type: "line", label: "accuracy bars 1e-2, 1e-3, 1e-4", bar: true,
+        data: [{ x: bar, y: yb.min }, { x: bar, y: yb.max }], borderColor: "#adb5bd",
+        backgroundColor: "#adb5bd", borderWidth: 1, borderDash: [2, 3], pointRadius: 0,
+        pointHitRadius: 0, pointStyle: "line" });
+    });
+    growPlot(canvas, Math.ceil(datasets.length / 3), 20, 360);
+    if (unplaced.length) {
+      var note = document.createElement("p");
+      note.className = "note";
+      note.textContent = "Not drawn (an error of 0 has no place on a log axis): " + unplaced.join(", ");
+      canvas.parentNode.insertAdjacentElement("afterend", note);
+    }
+    return new Chart(canvas, { type: "scatter", data: { datasets: datasets }, options: {
+      scales: {
+        x: axis("logarithmic", "relative L2 error", { min: xb.min, max: xb.max,
+          ticks: { maxRotation: 0, callback: exponentTicks(xb.min, xb.max) } }),
+        y: axis("logarithmic", "seconds per evaluation", { min: yb.min, max: yb.max,
+          ticks: { callback: function (v) {
+            var l = Math.log10(v);
+            return Math.abs(l - Math.round(l)) < 1e-6 ? duration(v) : ""; } } }) },
+      plugins: {
+        legend: { labels: { usePointStyle: true, filter: function (item, legend) {
+          var ds = legend.datasets[item.datasetIndex];
+          return !ds.bar || legend.datasets.indexOf(ds) === legend.datasets.findIndex(function (d) { return d.bar; });
+        } } },
+        tooltip: { filter: function (item) { return !item.dataset.front && !item.dataset.bar; },
+          callbacks: { title: noTitle, label: function (c) {
+            var p = c.raw.p;
+            return p.name + " (" + c.raw.device + ", " + p.algorithm + ", " + p.precision + "): " +
+              duration(p.y) + " per evaluation, L2 " + p.x.toExponential(2) + ", max " +
+              p.max.toExponential(2) + (p.front ? ", on the Pareto front" : "");
+          } } } } } });
+  };
+
   builders.fractions = function (canvas) {
     var rows = data.fractions;
     growPlot(canvas, rows.length, 30, 260);
@@ -488,8 +555,8 @@
       } } } } } });
   };
 
-  var phaseColours = { force: "#4263eb", integration: "#12b886", other: "#adb5bd",
-    diagnostics: "#f59f00", snapshots: "#d6336c" };
+  var phaseColours = { force: "#4263eb", "tree build": "#9775fa", integration: "#12b886",
+    other: "#adb5bd", diagnostics: "#f59f00", snapshots: "#d6336c" };
   builders.split = function (canvas, index) {
     var split = data.splits[index], rows = split.rows;
     growPlot(canvas, rows.length, 24, 220);

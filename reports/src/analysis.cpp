@@ -1,5 +1,6 @@
 #include "nbody/reports/analysis.hpp"
 
+#include "algorithms.hpp"
 #include "analysis_parts.hpp"
 #include "audit.hpp"
 #include "conservation_check.hpp"
@@ -16,6 +17,10 @@ namespace nbody::reports {
 
 bool timed_ok(const ResultRecord& r) {
   return r.status == Status::ok && r.kernel && r.kernel_rate;
+}
+
+bool timed_all_pairs(const ResultsDocument& doc, const ResultRecord& r) {
+  return timed_ok(r) && !is_tree_result(doc, r);
 }
 
 RateFigure rate_figure(const ResultsDocument& doc, const ResultRecord& r) {
@@ -89,7 +94,9 @@ Headline make_headline(const ResultsDocument& doc) {
       HeadlineRow row{.precision = precision, .n = n};
       for (const ResultRecord& r : doc.results) {
         const ImplementationRecord* impl = find_implementation(doc, r.implementation);
-        if (r.n != n || !impl || !timed_ok(r) || impl->precision != precision) continue;
+        if (r.n != n || !impl || !timed_ok(r) || impl->precision != precision || is_tree(*impl)) {
+          continue;
+        }
         const bool gpu = impl->device == DeviceKind::gpu;
         if (impl->accuracy_class == AccuracyClass::full && impl->role != Role::tuning_variant) {
           std::optional<RateFigure>& best = gpu ? row.best_gpu : row.best_cpu;
@@ -121,7 +128,7 @@ std::vector<Ladder> make_ladders(const ResultsDocument& doc) {
     for (const Precision precision : precisions_of(doc)) {
       std::vector<const ImplementationRecord*> rungs;
       for (const ImplementationRecord& i : doc.implementations) {
-        if (i.device == device && i.precision == precision &&
+        if (i.device == device && i.precision == precision && !is_tree(i) &&
             i.accuracy_class == AccuracyClass::full && i.role != Role::tuning_variant) {
           rungs.push_back(&i);
         }
@@ -214,7 +221,10 @@ std::vector<Roofline> make_rooflines(const ResultsDocument& doc) {
     }
     for (const ResultRecord& r : doc.results) {
       const ImplementationRecord* impl = find_implementation(doc, r.implementation);
-      if (!impl || impl->device != device || !r.counters || !r.counters->available()) continue;
+      if (!impl || impl->device != device || is_tree(*impl) || !r.counters ||
+          !r.counters->available()) {
+        continue;
+      }
       const DerivedFigures& d = r.counters->derived;
       if (!d.gflops_counted) continue;
       RooflinePoint point{.implementation = r.implementation,
@@ -239,7 +249,7 @@ std::vector<Roofline> make_rooflines(const ResultsDocument& doc) {
 std::vector<PeakFractions> make_peak_fractions(const ResultsDocument& doc) {
   std::vector<PeakFractions> fractions;
   for (const ResultRecord& r : doc.results) {
-    if (!r.counters) continue;
+    if (!r.counters || is_tree_result(doc, r)) continue;
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     PeakFractions f{.implementation = r.implementation,
                     .device = impl ? impl->device : DeviceKind::cpu,
@@ -314,8 +324,8 @@ namespace {
 constexpr double kStepRoundingFloor_s = 1e-12;
 
 StepSplit without_rounding(StepSplit p) {
-  for (double* part :
-       {&p.step_s, &p.force_s, &p.integration_s, &p.other_s, &p.diagnostics_s, &p.snapshots_s}) {
+  for (double* part : {&p.step_s, &p.force_s, &p.tree_build_s, &p.integration_s, &p.other_s,
+                       &p.diagnostics_s, &p.snapshots_s}) {
     if (std::abs(*part) < kStepRoundingFloor_s) *part = 0;
   }
   return p;
@@ -324,16 +334,18 @@ StepSplit without_rounding(StepSplit p) {
 std::optional<StepShares> step_shares(const StepSplit& p) {
   // Negative parts (timing noise around zero) take no share.
   const auto part = [](double s) { return std::isfinite(s) && s > 0 ? s : 0.0; };
-  StepShares shares{.force = part(p.force_s),
+  const double tree_build = std::min(part(p.tree_build_s), part(p.force_s));
+  StepShares shares{.force = part(p.force_s) - tree_build,
+                    .tree_build = tree_build,
                     .integration = part(p.integration_s),
                     .other = part(p.other_s),
                     .diagnostics = part(p.diagnostics_s),
                     .snapshots = part(p.snapshots_s)};
-  shares.total_s =
-      shares.force + shares.integration + shares.other + shares.diagnostics + shares.snapshots;
+  shares.total_s = shares.force + shares.tree_build + shares.integration + shares.other +
+                   shares.diagnostics + shares.snapshots;
   if (!(shares.total_s > 0)) return std::nullopt;
-  for (double* share : {&shares.force, &shares.integration, &shares.other, &shares.diagnostics,
-                        &shares.snapshots}) {
+  for (double* share : {&shares.force, &shares.tree_build, &shares.integration, &shares.other,
+                        &shares.diagnostics, &shares.snapshots}) {
     *share /= shares.total_s;
   }
   return shares;
@@ -427,7 +439,8 @@ std::vector<AccuracyPoint> make_accuracy(const ResultsDocument& doc) {
   std::vector<AccuracyPoint> points;
   for (const ResultRecord& r : doc.results) {
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
-    if (!r.accuracy || !impl) continue;
+    // A tree's accuracy stands in the tree table, beside its time (rule 9).
+    if (!r.accuracy || !impl || is_tree(*impl)) continue;
     points.push_back({.implementation = r.implementation,
                       .n = r.n,
                       .device = impl->device,
@@ -448,7 +461,7 @@ std::vector<AccuracyPoint> make_accuracy(const ResultsDocument& doc) {
 std::vector<EndToEndRow> make_end_to_end(const ResultsDocument& doc) {
   std::vector<EndToEndRow> rows;
   for (const ResultRecord& r : doc.results) {
-    if (!timed_ok(r) || !r.end_to_end) continue;
+    if (!timed_all_pairs(doc, r) || !r.end_to_end) continue;
     rows.push_back({.implementation = r.implementation,
                     .n = r.n,
                     .kernel_s = r.kernel->median_s,
@@ -461,7 +474,7 @@ std::vector<EndToEndRow> make_end_to_end(const ResultsDocument& doc) {
 std::vector<RepetitionSamples> make_repetitions(const ResultsDocument& doc) {
   std::map<std::string, const ResultRecord*> largest;
   for (const ResultRecord& r : doc.results) {
-    if (!timed_ok(r)) continue;
+    if (!timed_all_pairs(doc, r)) continue;
     const ResultRecord*& best = largest[r.implementation];
     if (!best || r.n > best->n) best = &r;
   }
@@ -492,7 +505,8 @@ Analysis analyze(const ResultsDocument& doc) {
   a.summary = make_summary(doc);
   a.headline = make_headline(doc);
   a.sides = measured_sides(doc);
-  a.audit = make_audit(doc, a.headline, a.sides, a.integration);
+  a.algorithms = compare_algorithms(doc);
+  a.audit = make_audit(doc, a.headline, a.sides, a.algorithms, a.integration);
   a.ladders = make_ladders(doc);
   a.rooflines = make_rooflines(doc);
   a.peak_fractions = make_peak_fractions(doc);

@@ -8,6 +8,9 @@ namespace nbody::reports {
 // Measured ok with a kernel time and rate.
 bool timed_ok(const ResultRecord& record);
 
+// Timed ok, and of an all-pairs formulation: what interactions per second rank (a tree has none).
+bool timed_all_pairs(const ResultsDocument& document, const ResultRecord& record);
+
 // A timed record's kernel rate with its interval, disturbances and scale.
 RateFigure rate_figure(const ResultsDocument& document, const ResultRecord& record);
 

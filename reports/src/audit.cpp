@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "algorithms.hpp"
 #include "analysis_parts.hpp"
 #include "conservation_check.hpp"
 #include "nbody/reports/combined_sides.hpp"
@@ -221,9 +222,15 @@ AuditRule same_effort(const ResultsDocument& doc, const Headline& headline,
 AuditRule same_accounting(const ResultsDocument& doc, const MeasuredSides& sides) {
   AuditRule rule{.number = 4, .title = "Same accounting"};
   std::vector<std::string> wrong, symmetric, missing_end_to_end;
+  bool trees = false;
   for (const ResultRecord& r : doc.results) {
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     if (!impl) continue;
+    // A tree is credited no interactions: rule 9 checks its accounting.
+    if (is_tree(*impl)) {
+      trees = true;
+      continue;
+    }
     const double n = static_cast<double>(r.n);
     if (r.interactions_credited != n * n) wrong.push_back(r.implementation);
     if (impl->pairs == PairScheme::symmetric &&
@@ -244,13 +251,15 @@ AuditRule same_accounting(const ResultsDocument& doc, const MeasuredSides& sides
   return with_verdict(
       rule, RuleVerdict::kept,
       fmt::format(
-          "N² interactions credited to every measurement{}; FLOP/s at 20 per interaction and as "
-          "counted, labelled{}",
+          "N² interactions credited to every {}measurement{}; FLOP/s at 20 per interaction and as "
+          "counted, labelled{}{}",
+          trees ? "all-pairs " : "",
           symmetric.empty()
               ? std::string()
               : fmt::format(" (symmetric kernels {} evaluate N(N−1)/2 pairs and say so)",
                             names(symmetric)),
-          sides.gpu ? "; GPU time kernel-only and end-to-end" : ""));
+          sides.gpu ? "; GPU time kernel-only and end-to-end" : "",
+          trees ? "; tree formulations credited none (rule 9: time at equal accuracy)" : ""));
 }
 
 AuditRule same_statistics(const ResultsDocument& doc, const MeasuredSides& sides,
@@ -259,14 +268,19 @@ AuditRule same_statistics(const ResultsDocument& doc, const MeasuredSides& sides
   std::size_t timed = 0, noisy = 0, without_conditions = 0;
   int fewest_repetitions = 0;
   for (const ResultRecord& r : doc.results) {
-    if (!timed_ok(r)) continue;
+    // Trees are timed by the same runner, by time alone (they have no rate).
+    const bool tree = is_tree_result(doc, r);
+    if (tree ? !(r.status == Status::ok && r.kernel) : !timed_ok(r)) continue;
     ++timed;
     if (r.kernel->noisy) ++noisy;
     if (!r.kernel->conditions) ++without_conditions;
     if (fewest_repetitions == 0 || r.kernel->repetitions < fewest_repetitions) {
       fewest_repetitions = r.kernel->repetitions;
     }
-    const RateFigure figure = rate_figure(doc, r);
+    const RateFigure figure = tree ? RateFigure{.implementation = r.implementation,
+                                                .n = r.n,
+                                                .disturbance = describe_disturbance(r)}
+                                   : rate_figure(doc, r);
     if (figure.disturbed()) disturbed.push_back(figure);
   }
   if (timed == 0) {
@@ -474,18 +488,78 @@ AuditRule same_scale(const ResultsDocument& doc, const Headline& headline,
                 paired.front()));
 }
 
-// A rule about force-evaluation figures, in a simulation's audit: its evidence says where it is
-// audited instead, so that every evidence line is true of the run.
-// Rule 9: algorithms meet at equal measured accuracy. Every formulation of this suite so far
-// computes all N^2 pairs (all-pairs or symmetric), so none is compared across algorithms; an
-// approximate algorithm (a tree) makes the rule apply, and its check belongs here.
-AuditRule same_accuracy_across_algorithms(const ResultsDocument& doc) {
+// The input hash a tree's measurement must share: that of the all-pairs measurements of its
+// precision at its N, else (none ran there) the run's input of its precision.
+std::string expected_input_hash(const ResultsDocument& doc, const ResultRecord& tree,
+                                Precision precision) {
+  for (const ResultRecord& r : doc.results) {
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    if (impl && !is_tree(*impl) && impl->precision == precision && r.n == tree.n &&
+        r.initial_condition == tree.initial_condition && r.status != Status::skipped &&
+        !r.input_hash.empty()) {
+      return r.input_hash;
+    }
+  }
+  const auto input = std::find_if(doc.inputs.begin(), doc.inputs.end(), [&tree](const auto& in) {
+    return in.n == tree.n && in.initial_condition == tree.initial_condition;
+  });
+  if (input == doc.inputs.end()) return {};
+  return precision == Precision::f32 ? input->hash_f32 : input->hash_f64;
+}
+
+// What breaks rule 9 in one tree measurement: credited interactions or a rate (ranked by
+// interactions), or no measured accuracy against the reference on the all-pairs' input.
+std::string tree_fault(const ResultsDocument& doc, const ResultRecord& r,
+                       const ImplementationRecord& impl) {
+  if (r.interactions_credited != 0 || r.kernel_rate || r.end_to_end_rate) {
+    return "credited interactions or given a rate";
+  }
+  if (r.status != Status::ok) return {};  // failed: shown failed, compared with nothing
+  if (!r.accuracy) return "no accuracy measured against the float64 reference";
+  if (r.input_hash != expected_input_hash(doc, r, impl.precision)) {
+    return "measured on another input than the all-pairs formulations";
+  }
+  return {};
+}
+
+// Rule 9: algorithms meet at equal measured accuracy. Applicable where a tree ran; kept where every
+// tree is credited no interactions and was measured against the reference on the all-pairs' input,
+// and the report compares the algorithms per accuracy bar.
+AuditRule same_accuracy_across_algorithms(const ResultsDocument& doc,
+                                          const AlgorithmComparison& algorithms) {
   AuditRule rule{.number = 9, .title = "Same accuracy across algorithms"};
-  return with_verdict(rule, RuleVerdict::not_applicable,
-                      doc.implementations.empty()
-                          ? "no formulation recorded"
-                          : "one algorithm: every formulation computes all N² pairs (all-pairs or "
-                            "symmetric), so no two algorithms are compared");
+  if (!algorithms.any_tree()) {
+    return with_verdict(rule, RuleVerdict::not_applicable,
+                        doc.implementations.empty()
+                            ? "no formulation recorded"
+                            : "one algorithm: every formulation measured computes all N² pairs "
+                              "(all-pairs or symmetric), so no two algorithms are compared");
+  }
+  std::vector<std::string> faults;
+  std::set<double> thetas;
+  for (const ResultRecord& r : doc.results) {
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    if (!impl || !is_tree(*impl) || r.status == Status::skipped) continue;
+    if (impl->theta) thetas.insert(*impl->theta);
+    if (const std::string fault = tree_fault(doc, r, *impl); !fault.empty()) {
+      faults.push_back(fmt::format("{} at N = {}: {}", r.implementation, r.n, fault));
+    }
+  }
+  if (!faults.empty()) {
+    return with_verdict(rule, RuleVerdict::not_kept, names(faults, 2));
+  }
+  std::set<std::size_t> sizes;
+  for (const BarHeadlineRow& row : algorithms.rows) sizes.insert(row.n);
+  const auto found = std::count_if(algorithms.crossovers.begin(), algorithms.crossovers.end(),
+                                   [](const Crossover& c) { return c.tree_from.has_value(); });
+  return with_verdict(
+      rule, RuleVerdict::kept,
+      fmt::format(
+          "{} tree measurement{} (θ = {}) credited no interactions and measured against the "
+          "float64 reference on the all-pairs' input; compared by time at {} accuracy "
+          "bars × {} sizes, never at equal θ; {} of {} crossovers found",
+          algorithms.trees.size(), algorithms.trees.size() == 1 ? "" : "s", fmt::join(thetas, ", "),
+          algorithms.bars.size(), sizes.size(), found, algorithms.crossovers.size()));
 }
 
 AuditRule for_runs_only(int number, const char* title) {
@@ -495,6 +569,21 @@ AuditRule for_runs_only(int number, const char* title) {
           .evidence =
               "a simulation's figures are whole steps, not force evaluations: this rule "
               "is audited in the reports of `nbody-fair run`"};
+}
+
+// Rule 9 of a simulation: trees simulated beside all-pairs are compared by step, not at equal
+// accuracy of one force evaluation, which a run measures.
+AuditRule simulation_algorithms(const ResultsDocument& doc) {
+  const bool trees = std::any_of(
+      doc.simulations.begin(), doc.simulations.end(), [&doc](const SimulationRecord& r) {
+        const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+        return impl && is_tree(*impl);
+      });
+  if (trees) return for_runs_only(9, "Same accuracy across algorithms");
+  return {.number = 9,
+          .title = "Same accuracy across algorithms",
+          .verdict = RuleVerdict::not_applicable,
+          .evidence = "one algorithm: every formulation simulated computes all N² pairs"};
 }
 
 // One line: how many applicable rules were kept, which were not or cannot tell, and what a
@@ -542,7 +631,7 @@ std::string verdict_line(const FairnessAudit& audit, const Headline& headline,
 }  // namespace
 
 FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
-                         const MeasuredSides& sides,
+                         const MeasuredSides& sides, const AlgorithmComparison& algorithms,
                          const std::vector<IntegrationRow>& simulations) {
   FairnessAudit audit;
   if (kind_of(doc.settings) == DocumentKind::simulate) {
@@ -554,7 +643,7 @@ FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
                    for_runs_only(6, "Same ceilings"),
                    full_disclosure(doc),
                    for_runs_only(8, "Same scale"),
-                   same_accuracy_across_algorithms(doc)};
+                   simulation_algorithms(doc)};
   } else {
     audit.rules = {same_problem(doc),
                    same_precision_and_accuracy(doc, headline, sides),
@@ -564,7 +653,7 @@ FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
                    same_ceilings(doc),
                    full_disclosure(doc),
                    same_scale(doc, headline, sides),
-                   same_accuracy_across_algorithms(doc)};
+                   same_accuracy_across_algorithms(doc, algorithms)};
   }
   audit.verdict = verdict_line(audit, headline, sides);
   return audit;

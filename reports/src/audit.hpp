@@ -9,9 +9,10 @@
 namespace nbody::reports {
 
 // A run's nine rules, or a simulation's (whose force-evaluation rules say where they are audited
-// instead); `simulations` are the document's integration rows.
+// instead); `algorithms` is what the report shows of trees against all-pairs, `simulations` the
+// document's integration rows.
 FairnessAudit make_audit(const ResultsDocument& document, const Headline& headline,
-                         const MeasuredSides& sides,
+                         const MeasuredSides& sides, const AlgorithmComparison& algorithms,
                          const std::vector<IntegrationRow>& simulations);
 
 }  // namespace nbody::reports

@@ -10,6 +10,8 @@
 namespace nbody::reports {
 namespace {
 
+// Version 9's tree columns (algorithm to build_s) come last, so existing readers keep their
+// positions.
 constexpr const char* kColumns[] = {"implementation",
                                     "device",
                                     "precision",
@@ -42,7 +44,12 @@ constexpr const char* kColumns[] = {"implementation",
                                     "fraction_of_interaction_mix_ceiling",
                                     "dram_bytes_per_second",
                                     "disturbed",
-                                    "disturbances"};
+                                    "disturbances",
+                                    "algorithm",
+                                    "theta",
+                                    "body_body",
+                                    "body_cell",
+                                    "build_s"};
 
 // simulate: one row per simulations[] record.
 constexpr const char* kSimulationColumns[] = {"implementation",
@@ -70,7 +77,10 @@ constexpr const char* kSimulationColumns[] = {"implementation",
                                               "final_relative_energy_error",
                                               "divergence_steps",
                                               "divergence_position",
-                                              "divergence_velocity"};
+                                              "divergence_velocity",
+                                              "algorithm",
+                                              "theta",
+                                              "tree_build_s"};
 
 std::string csv_field(std::string_view field) {
   if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
@@ -155,7 +165,10 @@ std::string render_simulation_csv(const ResultsDocument& doc) {
         r.conservation.empty() ? "" : number(r.conservation.back().relative_energy_error),
         d ? std::to_string(d->steps) : "",
         d ? number(d->position) : "",
-        d ? number(d->velocity) : ""};
+        d ? number(d->velocity) : "",
+        property(&ImplementationRecord::algorithm),
+        impl ? number(impl->theta) : "",
+        figure(p.tree_build_s)};
     append_row(out, cells);
   }
   return out;
@@ -202,7 +215,11 @@ std::string render_csv(const ResultsDocument& doc, const Analysis& /*analysis*/)
         figure(&DerivedFigures::dram_bytes_per_second),
         // Unknown (empty) where no timing recorded its conditions: skipped, or before version 3.
         has_conditions(r) ? boolean(!disturbances.empty()) : "",
-        fmt::format("{}", fmt::join(disturbances, "; "))};
+        fmt::format("{}", fmt::join(disturbances, "; ")),
+        property(&ImplementationRecord::algorithm), impl ? number(impl->theta) : "",
+        r.tree_work ? std::to_string(r.tree_work->body_body) : "",
+        r.tree_work ? std::to_string(r.tree_work->body_cell) : "",
+        r.tree_work && r.tree_work->build ? number(r.tree_work->build->median_s) : ""};
     append_row(out, cells);
   }
   return out;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "html_algorithms.hpp"
 #include "html_page.hpp"
 #include "nbody/files.hpp"
 #include "nbody/reports/ceilings_table.hpp"
@@ -31,9 +32,7 @@ std::string si(double value, const std::string& unit) {
 }
 
 std::string seconds(double s) {
-  if (s < 1e-3) return fmt::format("{:.3g} µs", s * 1e6);
-  if (s < 1) return fmt::format("{:.3g} ms", s * 1e3);
-  return fmt::format("{:.3g} s", s);
+  return format_seconds(s);
 }
 
 std::string percent(const std::optional<double>& fraction) {
@@ -90,7 +89,7 @@ json throughput_data(const ResultsDocument& doc) {
   for (const Precision precision : {Precision::f32, Precision::f64}) {
     json series = json::array();
     for (const ImplementationRecord& impl : doc.implementations) {
-      if (impl.precision != precision) continue;
+      if (impl.precision != precision || is_tree(impl)) continue;  // a tree has no rate
       json points = json::array();
       for (const ResultRecord& r : doc.results) {
         if (r.implementation == impl.name && r.status == Status::ok && r.kernel && r.kernel_rate) {
@@ -325,10 +324,17 @@ std::vector<ChartCard> plan_charts(const ResultsDocument& doc, const Analysis& a
                       static_cast<int>(i), absent});
   }
   charts.push_back({"chart-accuracy", "accuracy", "Accuracy against speed",
-                    "Relative L2 error against the float64 reference. Circles: full accuracy; "
-                    "triangles: approximate class.",
+                    std::string("Relative L2 error against the float64 reference. Circles: full "
+                                "accuracy; triangles: approximate class.") +
+                        (a.algorithms.any_tree() ? " All-pairs only (a tree has no interactions "
+                                                   "per second): trees are in the accuracy "
+                                                   "against time charts."
+                                                 : ""),
                     0,
                     data["accuracy"].empty() ? "no measurement was both validated and timed" : ""});
+  for (ChartCard& card : accuracy_time_charts(data["accuracy_time"])) {
+    charts.push_back(std::move(card));
+  }
   charts.push_back({"chart-fractions", "fractions", "Fraction of own bound and of measured peak",
                     "Above 100% is not a result: the ceiling read low (see the counters table).", 0,
                     data["fractions"].empty() ? counters_reason(doc, a) : ""});
@@ -407,8 +413,8 @@ json energy_data(const Analysis& a) {
 // Per N, each timed simulation's step split as shares (the analysis's), with the signed seconds
 // for the tooltips; the phases no simulation at that N spent time in are left out of the legend.
 json split_data(const Analysis& a) {
-  static constexpr const char* kPhases[] = {"force", "integration", "other", "diagnostics",
-                                            "snapshots"};
+  static constexpr const char* kPhases[] = {"force", "tree build",  "integration",
+                                            "other", "diagnostics", "snapshots"};
   json charts = json::array();
   for (const std::size_t n : simulation_sizes(a)) {
     json rows = json::array();
@@ -417,8 +423,14 @@ json split_data(const Analysis& a) {
       if (r.n != n || r.status == Status::skipped || !r.shares) continue;
       const StepShares& sh = *r.shares;
       const StepSplit& p = r.per_step;
-      const double shares[] = {sh.force, sh.integration, sh.other, sh.diagnostics, sh.snapshots};
-      const double seconds[] = {p.force_s, p.integration_s, p.other_s, p.diagnostics_s,
+      const double shares[] = {sh.force, sh.tree_build,  sh.integration,
+                               sh.other, sh.diagnostics, sh.snapshots};
+      // The force part less the tree's build, which is a phase of its own where a tree ran.
+      const double seconds[] = {p.force_s - p.tree_build_s,
+                                p.tree_build_s,
+                                p.integration_s,
+                                p.other_s,
+                                p.diagnostics_s,
                                 p.snapshots_s};
       json row = simulation_series(r);
       row["total_s"] = sh.total_s;
@@ -524,6 +536,9 @@ std::string headline_section(const Analysis& a) {
   out +=
       "<p>Full accuracy only; kernel time; interactions per second (int/s), N² per force "
       "evaluation. Ratios with their interval; a ratio needs both sides measured at that N.</p>\n";
+  if (const std::string where = trees_elsewhere_sentence(a.algorithms); !where.empty()) {
+    out += "<p>" + html_escape(where) + "</p>\n";
+  }
   Table t({"precision", "N", "best CPU", "best GPU", "GPU/CPU (best)", "naive CPU", "naive GPU",
            "GPU/CPU (naive)"},
           "headline");
@@ -558,8 +573,8 @@ std::string results_section(const ResultsDocument& doc, bool approximate) {
   for (const ResultRecord& r : doc.results) {
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     if (!impl || (impl->accuracy_class == AccuracyClass::approximate) != approximate ||
-        r.status == Status::skipped) {
-      continue;
+        r.status == Status::skipped || is_tree(*impl)) {
+      continue;  // a tree has no rate: its figures are under "Tree codes"
     }
     std::string status = r.status == Status::ok ? "ok"
                                                 : fmt::format("<b>{}</b>: {}", to_string(r.status),
@@ -750,8 +765,10 @@ std::string implementations_section(const ResultsDocument& doc) {
         "data-label=\"available\">{}</td></tr>\n<tr class=\"opt\"><td colspan=\"6\">{}</td></tr>\n",
         html_escape(i.name), to_string(i.device), to_string(i.layout), to_string(i.precision),
         to_string(i.accuracy_class), to_string(i.role),
-        i.pairs == PairScheme::symmetric ? "N(N−1)/2, N² credited" : "N²", i.threads,
-        i.available ? "yes" : "no: " + html_escape(i.unavailable_reason),
+        is_tree(i) ? "tree at θ = " + theta_text(i.theta) + ", none credited"
+        : i.pairs == PairScheme::symmetric ? "N(N−1)/2, N² credited"
+                                           : "N²",
+        i.threads, i.available ? "yes" : "no: " + html_escape(i.unavailable_reason),
         i.optimizations.empty() ? std::string("no optimizations listed")
                                 : html_escape(fmt::format("{}", fmt::join(i.optimizations, "; "))));
   }
@@ -918,8 +935,11 @@ std::string simulation_sections(const Analysis& a) {
         r.status == Status::failed
             ? " <span class=\"warn\">failed: " + html_escape(r.reason) + "</span>"
             : "",
-        r.n, r.steps, r.steps_per_second, micro(p.step_s), micro(p.force_s), micro(p.integration_s),
-        micro(p.other_s), micro(p.diagnostics_s), micro(p.snapshots_s),
+        r.n, r.steps, r.steps_per_second, micro(p.step_s),
+        p.tree_build_s > 0 ? fmt::format("{} <small>(tree build {})</small>", micro(p.force_s),
+                                         micro(p.tree_build_s))
+                           : micro(p.force_s),
+        micro(p.integration_s), micro(p.other_s), micro(p.diagnostics_s), micro(p.snapshots_s),
         r.application_step_s > 0 ? fmt::format("{:.1f}%", 100 * p.force_s / r.application_step_s)
                                  : "—",
         r.max_relative_energy_error,
@@ -1016,13 +1036,11 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   if (kind_of(doc.settings) == DocumentKind::simulate) {
     return render_simulation_html(doc, a, chartjs);
   }
-  json data = {{"throughput", throughput_data(doc)},
-               {"ratios", ratio_data(a)},
-               {"ladders", json::array()},
-               {"rooflines", json::array()},
-               {"accuracy", accuracy_data(a)},
-               {"fractions", fraction_data(a)},
-               {"repetitions", repetition_data(a, doc)}};
+  json data = {
+      {"throughput", throughput_data(doc)}, {"ratios", ratio_data(a)},
+      {"ladders", json::array()},           {"rooflines", json::array()},
+      {"accuracy", accuracy_data(a)},       {"accuracy_time", accuracy_time_data(a.algorithms)},
+      {"fractions", fraction_data(a)},      {"repetitions", repetition_data(a, doc)}};
   for (const Ladder& l : a.ladders) data["ladders"].push_back(ladder_data(l));
   for (const Roofline& r : a.rooflines) data["rooflines"].push_back(roofline_data(r));
   const std::vector<ChartCard> charts = plan_charts(doc, a, data);
@@ -1047,11 +1065,16 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   out += "</header>\n";
   out += audit_section(a);
   out += headline_section(a);
+  out += across_algorithms_html(a.algorithms);
 
   out += charts_section(charts, chartjs);
 
   out += "<section id=\"tables\"><h2>Tables</h2>\n";
+  out += tree_codes_html(a.algorithms);
   out += results_section(doc, false);
+  if (const std::string where = trees_elsewhere_sentence(a.algorithms); !where.empty()) {
+    out += "<p>" + html_escape(where) + "</p>\n";
+  }
   if (std::any_of(doc.implementations.begin(), doc.implementations.end(),
                   [](const ImplementationRecord& i) {
                     return i.accuracy_class == AccuracyClass::approximate;

@@ -88,9 +88,18 @@ void audit_section(std::string& out, const FairnessAudit& audit) {
                  audit.disturbed_measurements);
 }
 
-void headline_section(std::string& out, const Headline& headline) {
+// Under an all-pairs analysis: where the trees are instead.
+void trees_elsewhere(std::string& out, const AlgorithmComparison& a) {
+  if (const std::string where = trees_elsewhere_sentence(a); !where.empty()) {
+    out += escape(where) + "\n\n";
+  }
+}
+
+void headline_section(std::string& out, const Headline& headline,
+                      const AlgorithmComparison& algorithms) {
   if (headline.rows.empty()) return;
   out += "## Headline: best against best, naive against naive\n\n";
+  trees_elsewhere(out, algorithms);
   out +=
       "Full-accuracy results only, float32 against float32 and float64 against float64; kernel "
       "time; interactions per second (int/s), N² per force evaluation. In brackets after each "
@@ -114,6 +123,84 @@ void headline_section(std::string& out, const Headline& headline) {
                  "⚠ These figures of the headline were measured while the machine was busy with "
                  "other work and may read low (re-measured, still disturbed):",
                  headline.disturbed_figures);
+}
+
+// A bar's fastest formulation of one device: time per evaluation, what it is, its errors.
+std::string time_cell(const std::optional<TimeFigure>& f, DeviceKind device, bool measured) {
+  if (!f) return "— (" + no_figure_text(device, measured) + ")";
+  return fmt::format("{} per evaluation, {} ({}; L2 {:.1e}, max {:.1e}){}", seconds(f->seconds),
+                     si(f->bodies_per_second(), "bodies/s"), escape(time_figure_label(*f)),
+                     f->relative_l2, f->max_relative, f->disturbance.empty() ? "" : " ⚠");
+}
+
+void across_algorithms_section(std::string& out, const AlgorithmComparison& a) {
+  if (!a.any_tree()) return;
+  out += "## Across algorithms at equal accuracy\n\n" + escape(across_algorithms_intro()) + "\n\n";
+  out +=
+      "| accuracy bar | N | fastest CPU | fastest GPU | GPU speed / CPU speed |\n"
+      "|---|---:|---|---|---|\n";
+  for (const BarHeadlineRow& row : a.rows) {
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", escape(a.bars.at(row.bar).label), row.n,
+                       time_cell(row.cpu, DeviceKind::cpu, row.cpu_measured),
+                       time_cell(row.gpu, DeviceKind::gpu, row.gpu_measured),
+                       ratio_cell(row.gpu_over_cpu));
+  }
+  out +=
+      "\n**Crossovers** (the smallest N from which the device's fastest formulation meeting the "
+      "bar is a tree there and at every larger N where both algorithms were measured):\n\n";
+  for (const Crossover& c : a.crossovers) out += "- " + escape(crossover_sentence(a, c)) + "\n";
+  out +=
+      "\n**Pareto fronts** (no formulation of the device at that N is as accurate and faster; "
+      "relative L2 error, time per evaluation; report.html draws every point):\n\n";
+  for (const ParetoFront& front : a.fronts) {
+    std::vector<std::string> points;
+    for (const ParetoPoint& p : front.points) {
+      if (!p.on_front) continue;
+      points.push_back(fmt::format("{} ({:.1e}, {})", p.figure.implementation, p.figure.relative_l2,
+                                   seconds(p.figure.seconds)));
+    }
+    out += fmt::format("- {}, N = {}: {}\n", front.device == DeviceKind::gpu ? "GPU" : "CPU",
+                       front.n, fmt::join(points, " → "));
+  }
+  out += "\n";
+}
+
+std::string optional_cell(const std::optional<double>& value, const char* format) {
+  return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
+}
+
+void tree_codes_section(std::string& out, const AlgorithmComparison& a) {
+  if (!a.any_tree()) return;
+  out += "## Tree codes\n\n" + escape(tree_codes_intro()) + "\n\n";
+  out +=
+      "| implementation | θ | N | device | precision | time / evaluation | CI of median "
+      "(coverage) | bodies/s | tree build (share) | body-body / body | body-cell / body | rel. L2 "
+      "error (bound) | max rel. error | accuracy |\n"
+      "|---|---:|---:|---|---|---:|---|---:|---|---:|---:|---:|---:|---|\n";
+  for (const TreeRow& t : a.trees) {
+    const std::string status =
+        t.status == Status::ok ? (t.passed ? "pass" : "**FAIL**")
+                               : fmt::format("**{}**: {}", to_string(t.status), escape(t.reason));
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        t.implementation, theta_text(t.theta), t.n, to_string(t.device), to_string(t.precision),
+        t.median_s ? seconds(*t.median_s) : "—", t.disturbance.empty() ? "" : " ⚠",
+        t.median_s ? fmt::format("{} – {} ({:.0f}%)", seconds(t.ci_low_s), seconds(t.ci_high_s),
+                                 100 * t.ci_confidence)
+                   : "—",
+        t.bodies_per_second ? si(*t.bodies_per_second) : "—",
+        t.build_s
+            ? fmt::format("{} ({})", seconds(*t.build_s),
+                          optional_cell(t.build_share ? std::optional<double>(100 * *t.build_share)
+                                                      : std::nullopt,
+                                        "{:.0f}%"))
+            : "—",
+        optional_cell(t.body_body_per_body, "{:.4g}"),
+        optional_cell(t.body_cell_per_body, "{:.4g}"),
+        t.relative_l2 ? fmt::format("{:.2e} ({:.1e})", *t.relative_l2, t.relative_l2_bound) : "—",
+        optional_cell(t.max_relative, "{:.2e}"), status);
+  }
+  out += "\n";
 }
 
 void ladders_section(std::string& out, const std::vector<Ladder>& ladders) {
@@ -162,8 +249,10 @@ void timing_table(std::string& out, const ResultsDocument& doc, bool approximate
       "(median) | CI of median (coverage) | cv |\n|---|---:|---|---:|---|---:|---|---:|\n";
   for (const ResultRecord& r : doc.results) {
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
-    if (!impl || (impl->accuracy_class == AccuracyClass::approximate) != approximate_class)
-      continue;
+    if (!impl || (impl->accuracy_class == AccuracyClass::approximate) != approximate_class ||
+        is_tree(*impl)) {
+      continue;  // a tree has no rate: its figures are under "Tree codes"
+    }
     if (r.status == Status::skipped) continue;  // listed, grouped, under "Skipped"
     std::string timing = "| — | — | — | — | — ";
     if (r.kernel && r.kernel_rate) {
@@ -357,7 +446,8 @@ void integration_table(std::string& out, const std::vector<IntegrationRow>& rows
       "leapfrog into its force kernel, else a CUDA graph (kick+drift, force, kick); for the "
       "first steps a graph of the force kernel alone is launched as often, integration is the "
       "step less that, and those shares are applied to the later steps' time; other = what "
-      "neither covers (zero here). Diagnostics (state copied back; the potential summed in "
+      "neither covers (zero here). A tree formulation's force time includes its tree's build, "
+      "shown in brackets. Diagnostics (state copied back; the potential summed in "
       "float64 on the GPU for GPU formulations, on the host for CPU ones) and snapshots on the "
       "wall clock, spread over all steps. Steps/s counts every cost.\n\n"
       "| implementation | N | steps | steps/s | step µs | force µs | integration µs | other µs | "
@@ -369,7 +459,10 @@ void integration_table(std::string& out, const std::vector<IntegrationRow>& rows
     out += fmt::format(
         "| {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2e} | {} |\n",
         r.implementation, r.status == Status::failed ? " (failed: " + escape(r.reason) + ")" : "",
-        r.n, r.steps, si(r.steps_per_second), micro(p.step_s), micro(p.force_s),
+        r.n, r.steps, si(r.steps_per_second), micro(p.step_s),
+        p.tree_build_s > 0
+            ? fmt::format("{} (tree build {})", micro(p.force_s), micro(p.tree_build_s))
+            : micro(p.force_s),
         micro(p.integration_s), micro(p.other_s), micro(p.diagnostics_s), micro(p.snapshots_s),
         percent_of(p.force_s, r.application_step_s), r.max_relative_energy_error,
         r.divergence ? fmt::format("{:.2e}, {:.2e}", r.divergence->position, r.divergence->velocity)
@@ -421,6 +514,22 @@ void application_speedup_table(std::string& out, const std::vector<ApplicationSp
                        r.cpu, r.gpu, r.kernel_speedup, r.application_speedup);
   }
   out += "\n";
+}
+
+void implementations_table(std::string& out, const ResultsDocument& doc) {
+  out +=
+      "## Implementations\n\n| name | device | layout | precision | accuracy class | pairs | "
+      "threads | available | optimizations |\n|---|---|---|---|---|---|---:|---|---|\n";
+  for (const ImplementationRecord& i : doc.implementations) {
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", i.name, to_string(i.device),
+                    to_string(i.layout), to_string(i.precision), to_string(i.accuracy_class),
+                    is_tree(i) ? fmt::format("tree at θ = {}, none credited", theta_text(i.theta))
+                    : i.pairs == PairScheme::symmetric ? "N(N−1)/2 evaluated, N² credited"
+                                                       : "N²",
+                    i.threads, i.available ? "yes" : "no: " + escape(i.unavailable_reason),
+                    escape(fmt::format("{}", fmt::join(i.optimizations, "; "))));
+  }
 }
 
 // What every report opens with: who generated it, from which runs, and what it cannot compare.
@@ -507,12 +616,17 @@ std::string render_markdown(const ResultsDocument& doc, const Analysis& analysis
     out += escape(decomposed) + "\n\n";
   }
   audit_section(out, analysis.audit);
-  if (kind_of(doc.settings) == DocumentKind::run) headline_section(out, analysis.headline);
+  if (kind_of(doc.settings) == DocumentKind::run) {
+    headline_section(out, analysis.headline, analysis.algorithms);
+    across_algorithms_section(out, analysis.algorithms);
+  }
   out +=
       "Charts of these figures (throughput against N, ratios, ladders, rooflines, accuracy "
       "against speed, repetitions) are in report.html beside this file.\n\n";
   ladders_section(out, analysis.ladders);
+  tree_codes_section(out, analysis.algorithms);
   timing_table(out, doc, false);
+  trees_elsewhere(out, analysis.algorithms);
   if (std::any_of(doc.implementations.begin(), doc.implementations.end(),
                   [](const ImplementationRecord& i) {
                     return i.accuracy_class == AccuracyClass::approximate;
@@ -526,17 +640,7 @@ std::string render_markdown(const ResultsDocument& doc, const Analysis& analysis
   time_table(out, doc);
   if (doc.ceilings) out += render_ceilings_table(doc.ceilings) + "\n";
 
-  out +=
-      "## Implementations\n\n| name | device | layout | precision | accuracy class | pairs | "
-      "threads | available | optimizations |\n|---|---|---|---|---|---|---:|---|---|\n";
-  for (const ImplementationRecord& i : doc.implementations) {
-    out +=
-        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", i.name, to_string(i.device),
-                    to_string(i.layout), to_string(i.precision), to_string(i.accuracy_class),
-                    i.pairs == PairScheme::symmetric ? "N(N−1)/2 evaluated, N² credited" : "N²",
-                    i.threads, i.available ? "yes" : "no: " + escape(i.unavailable_reason),
-                    escape(fmt::format("{}", fmt::join(i.optimizations, "; "))));
-  }
+  implementations_table(out, doc);
 
   const MachineRecord& m = doc.machine;
   out += fmt::format(
@@ -590,7 +694,8 @@ std::string render_summary(const ResultsDocument& doc, const Analysis& analysis)
     out += budget + "\n\n";
   }
   out += fmt::format("Fairness audit: {}.\n\n", analysis.audit.verdict);
-  headline_section(out, analysis.headline);
+  headline_section(out, analysis.headline, analysis.algorithms);
+  across_algorithms_section(out, analysis.algorithms);
   return out;
 }
 

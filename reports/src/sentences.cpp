@@ -92,3 +92,67 @@ std::string decomposition_sentence(const RunSettings& settings) {
 }
 
 }  // namespace nbody::reports
+
+namespace nbody::reports {
+
+std::string trees_elsewhere_sentence(const AlgorithmComparison& algorithms) {
+  if (!algorithms.any_tree()) return {};
+  return "Tree formulations (Barnes–Hut) are credited no interactions and are not in this part: "
+         "they are compared by time at equal measured accuracy under “Across algorithms at equal "
+         "accuracy” and tabulated under “Tree codes”.";
+}
+
+std::string across_algorithms_intro() {
+  return "FAIRNESS rule 9: all-pairs and tree formulations compared at equal measured accuracy "
+         "against the float64 reference on the same input, never at equal θ and never by "
+         "interactions. At each accuracy bar and N: the fastest formulation of each device "
+         "(kernel median time per force evaluation) among every result measured ok whose "
+         "measured errors meet the bar, whatever its algorithm, precision or accuracy class; and "
+         "GPU speed over CPU speed (CPU time ÷ GPU time), with its interval from the two medians' "
+         "confidence intervals. The float32 all-pairs class bar asks what a scalar float32 "
+         "all-pairs kernel is held to at that N: relative L2 ≤ 8u√N and max ≤ 96u√N (u = 2⁻²⁴), "
+         "both.";
+}
+
+std::string tree_codes_intro() {
+  return "Each tree measurement: its primary figure is its time per force evaluation (kernel "
+         "median, with the confidence interval of the median) and bodies per second (N over that "
+         "time); the tree's build, timed within each evaluation, is shown apart with its share; "
+         "the "
+         "interactions it really evaluated per body (body-body and body-cell) are secondary. "
+         "Errors against the float64 reference on the same input as the all-pairs formulations; "
+         "the bound includes the opening angle's truncation.";
+}
+
+std::string theta_text(const std::optional<double>& theta) {
+  return theta ? fmt::format("{}", *theta) : std::string("—");
+}
+
+std::string time_figure_label(const TimeFigure& f) {
+  return fmt::format("{} ({}, {})", f.implementation,
+                     f.algorithm == Algorithm::barnes_hut ? "tree" : "all-pairs",
+                     to_string(f.precision));
+}
+
+std::string no_figure_text(DeviceKind device, bool measured) {
+  const char* name = device == DeviceKind::gpu ? "GPU" : "CPU";
+  return measured ? fmt::format("nothing of the {} meets it", name)
+                  : fmt::format("{} not measured", name);
+}
+
+std::string crossover_sentence(const AlgorithmComparison& algorithms, const Crossover& c) {
+  const std::string head = fmt::format("{}, {}", c.device == DeviceKind::gpu ? "GPU" : "CPU",
+                                       algorithms.bars.at(c.bar).label);
+  if (c.compared_sizes.empty()) {
+    return head + ": no size where both a tree and an all-pairs formulation were measured";
+  }
+  const std::string compared = fmt::format("compared at N = {}", fmt::join(c.compared_sizes, ", "));
+  if (c.tree_from) {
+    return fmt::format("{}: a tree overtakes all-pairs at N = {} ({})", head, *c.tree_from,
+                       compared);
+  }
+  return fmt::format("{}: no crossover within the measured sizes (up to N = {}; {})", head,
+                     c.compared_sizes.back(), compared);
+}
+
+}  // namespace nbody::reports

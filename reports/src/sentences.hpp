@@ -2,6 +2,7 @@
 // The sentences the run and simulation reports share: every printer says the same words, in its
 // own markup (the Markdown report, the summary a terminal shows, the HTML page). Formatting only:
 // each reads what the analysis or the settings hold and decides nothing.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,28 @@ std::string sides_sentence(const MeasuredSides& sides);
 // For a run or simulation decomposed over MPI ranks (settings.ranks > 1): how, and what its kernel
 // and end-to-end figures (or a step's other time) then hold; empty in one process.
 std::string decomposition_sentence(const RunSettings& settings);
+
+// Where the trees are, said under every all-pairs analysis that leaves them out (they are credited
+// no interactions); empty where no tree ran.
+std::string trees_elsewhere_sentence(const AlgorithmComparison& algorithms);
+
+// What "Across algorithms at equal accuracy" compares, and how (FAIRNESS rule 9).
+std::string across_algorithms_intro();
+
+// What "Tree codes" tabulates.
+std::string tree_codes_intro();
+
+// "0.5", or "—" for a formulation bound to no opening angle.
+std::string theta_text(const std::optional<double>& theta);
+
+// "cpu.tree[theta=0.5] (tree, f32)": a figure at a bar, with what it is.
+std::string time_figure_label(const TimeFigure& figure);
+
+// Where a device has no figure at a bar: "nothing of the GPU meets it" or "GPU not measured".
+std::string no_figure_text(DeviceKind device, bool measured);
+
+// "CPU, relative L2 ≤ 1e-3: a tree overtakes all-pairs at N = 65536 (compared at N = 4096, 16384,
+// 65536)", or "… not within the measured sizes (up to N = 65536)".
+std::string crossover_sentence(const AlgorithmComparison& algorithms, const Crossover& crossover);
 
 }  // namespace nbody::reports

@@ -159,6 +159,106 @@ struct SkippedGroup {
   std::vector<std::size_t> sizes;
 };
 
+// ---- Across algorithms (FAIRNESS rule 9): trees beside all-pairs, at equal measured accuracy ----
+
+// A formulation that approximates the forces with a tree: compared by time at equal measured
+// accuracy, never by interactions (it is credited none).
+bool is_tree(const ImplementationRecord& implementation);
+
+// One tree measurement. Its primary figure is its time per evaluation (and bodies per second); the
+// build of the tree within it is shown apart, and the interactions it evaluated are secondary.
+struct TreeRow {
+  std::string implementation;
+  std::optional<double> theta;
+  std::size_t n = 0;
+  DeviceKind device = DeviceKind::cpu;
+  Precision precision = Precision::f32;
+  Status status = Status::ok;
+  std::string reason;              // why failed
+  std::optional<double> median_s;  // kernel time per evaluation; empty where not timed
+  double ci_low_s = 0, ci_high_s = 0, ci_confidence = 0;
+  std::optional<double> bodies_per_second;  // N over the median
+  std::optional<double> build_s;            // the tree's build within each evaluation (median)
+  std::optional<double> build_share;        // of the median evaluation
+  std::optional<double> body_body_per_body, body_cell_per_body;  // interactions evaluated
+  std::optional<double> relative_l2, max_relative;
+  double relative_l2_bound = 0;
+  bool passed = false;
+  std::string disturbance;  // why its timing may read slow; empty when undisturbed
+};
+
+// A bar of accuracy at which formulations of every algorithm meet: a relative L2 error of at most
+// `relative_l2`, or (float32_all_pairs) what a scalar float32 all-pairs kernel is held to at N,
+// relative L2 <= 8u sqrt(N) and max <= 96u sqrt(N), u = 2^-24, both of which must be met.
+struct AccuracyBar {
+  std::string label;
+  double relative_l2 = 0;
+  bool float32_all_pairs = false;
+  double relative_l2_bound(std::size_t n) const;
+  std::optional<double> max_relative_bound(std::size_t n) const;
+  bool met_by(double relative_l2, double max_relative, std::size_t n) const;
+};
+
+// The bars of rule 9's headline: relative L2 <= 1e-2, 1e-3, 1e-4, and the float32 all-pairs class.
+std::vector<AccuracyBar> accuracy_bars();
+
+// One formulation's time per evaluation at one N, with the accuracy it measured there.
+struct TimeFigure {
+  std::string implementation;
+  Algorithm algorithm = Algorithm::all_pairs;
+  std::optional<double> theta;
+  DeviceKind device = DeviceKind::cpu;
+  Precision precision = Precision::f32;
+  std::size_t n = 0;
+  double seconds = 0;            // kernel median
+  double low_s = 0, high_s = 0;  // the median's confidence interval
+  double relative_l2 = 0, max_relative = 0;
+  std::string disturbance;
+  double bodies_per_second() const { return seconds > 0 ? static_cast<double>(n) / seconds : 0; }
+};
+
+// At one bar and N: the fastest formulation of each device whose measured accuracy meets the bar,
+// whatever its algorithm or accuracy class, and GPU speed over CPU speed (CPU time over GPU time;
+// the interval from the two medians' intervals at their extremes, as RateRatio's).
+struct BarHeadlineRow {
+  std::size_t bar = 0;  // into AlgorithmComparison::bars
+  std::size_t n = 0;
+  bool cpu_measured = false, gpu_measured = false;  // the device timed anything with accuracy here
+  std::optional<TimeFigure> cpu, gpu;               // empty: nothing of that device meets the bar
+  std::optional<RateRatio> gpu_over_cpu;
+};
+
+struct ParetoPoint {
+  TimeFigure figure;
+  bool on_front = false;  // no formulation of its device at this N is as accurate and faster
+};
+
+// Every ok formulation of one device at one N as (measured relative L2, time per evaluation), by
+// error, the non-dominated ones marked.
+struct ParetoFront {
+  DeviceKind device = DeviceKind::cpu;
+  std::size_t n = 0;
+  std::vector<ParetoPoint> points;
+};
+
+// Where a device's fastest formulation meeting a bar turns into a tree for good: the smallest N of
+// `compared_sizes` from which it is a tree there and at every larger one of them.
+struct Crossover {
+  DeviceKind device = DeviceKind::cpu;
+  std::size_t bar = 0;
+  std::vector<std::size_t> compared_sizes;  // ascending: both algorithms measured ok on the device
+  std::optional<std::size_t> tree_from;     // empty: not within the compared sizes
+};
+
+struct AlgorithmComparison {
+  std::vector<TreeRow> trees;         // every tree measurement that ran, in the results' order
+  std::vector<AccuracyBar> bars;      // empty where no tree ran: one algorithm, nothing to compare
+  std::vector<BarHeadlineRow> rows;   // by bar, then N ascending
+  std::vector<ParetoFront> fronts;    // by N, then device
+  std::vector<Crossover> crossovers;  // by device, then bar
+  bool any_tree() const { return !trees.empty(); }
+};
+
 enum class RuleVerdict { kept, not_kept, cannot_tell, not_applicable };
 std::string_view to_string(RuleVerdict verdict);
 
@@ -199,7 +299,8 @@ struct EnergyErrorPoint {
 // at rounding level on the host, where they are noise) counts as zero, so the shares are each in
 // [0, 1] and add to 1.
 struct StepShares {
-  double force = 0;
+  double force = 0;       // the force evaluation less its tree's build
+  double tree_build = 0;  // tree formulations: the tree's build, within the force evaluation
   double integration = 0;
   double other = 0;
   double diagnostics = 0;
@@ -290,6 +391,8 @@ struct Analysis {
   std::vector<EndToEndRow> end_to_end;
   std::vector<RepetitionSamples> repetitions;
   std::vector<SkippedGroup> skipped;
+  // Trees and all-pairs at equal accuracy (rule 9); every analysis above is of all-pairs only.
+  AlgorithmComparison algorithms;
   std::vector<IntegrationRow> integration;               // simulate: one per simulation
   std::vector<ApplicationSpeedup> application_speedups;  // simulate: per precision and N
 };

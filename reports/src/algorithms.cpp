@@ -1,0 +1,264 @@
+#include "algorithms.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "nbody/accuracy.hpp"
+
+namespace nbody::reports {
+
+bool is_tree(const ImplementationRecord& implementation) {
+  return implementation.algorithm == Algorithm::barnes_hut;
+}
+
+bool is_tree_result(const ResultsDocument& doc, const ResultRecord& r) {
+  const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+  return impl && is_tree(*impl);
+}
+
+namespace {
+
+// What a scalar float32 all-pairs kernel is held to (docs/tolerances.md): the coefficients of
+// u sqrt(N) of its relative L2 and maximum relative errors.
+constexpr double kFloat32AllPairsRelativeL2 = 8;
+constexpr double kFloat32AllPairsMaxRelative = 96;
+
+double root_n(std::size_t n) {
+  return std::sqrt(std::max(1.0, static_cast<double>(n)));
+}
+
+}  // namespace
+
+double AccuracyBar::relative_l2_bound(std::size_t n) const {
+  return float32_all_pairs ? kFloat32AllPairsRelativeL2 * kFloat32UnitRoundoff * root_n(n)
+                           : relative_l2;
+}
+
+std::optional<double> AccuracyBar::max_relative_bound(std::size_t n) const {
+  if (!float32_all_pairs) return std::nullopt;
+  return kFloat32AllPairsMaxRelative * kFloat32UnitRoundoff * root_n(n);
+}
+
+bool AccuracyBar::met_by(double l2, double max_relative, std::size_t n) const {
+  if (!(l2 <= relative_l2_bound(n))) return false;
+  const std::optional<double> max_bound = max_relative_bound(n);
+  return !max_bound || max_relative <= *max_bound;
+}
+
+std::vector<AccuracyBar> accuracy_bars() {
+  return {{.label = "relative L2 ≤ 1e-2", .relative_l2 = 1e-2},
+          {.label = "relative L2 ≤ 1e-3", .relative_l2 = 1e-3},
+          {.label = "relative L2 ≤ 1e-4", .relative_l2 = 1e-4},
+          {.label = "float32 all-pairs class", .relative_l2 = 0, .float32_all_pairs = true}};
+}
+
+namespace {
+
+std::optional<double> per_body(std::uint64_t count, std::size_t n) {
+  return n > 0 ? std::optional<double>(static_cast<double>(count) / static_cast<double>(n))
+               : std::nullopt;
+}
+
+TreeRow tree_row(const ImplementationRecord& impl, const ResultRecord& r) {
+  TreeRow row{.implementation = r.implementation,
+              .theta = impl.theta,
+              .n = r.n,
+              .device = impl.device,
+              .precision = impl.precision,
+              .status = r.status,
+              .reason = r.reason,
+              .disturbance = describe_disturbance(r)};
+  if (r.kernel && r.kernel->median_s > 0) {
+    const TimingStatistics& t = *r.kernel;
+    row.median_s = t.median_s;
+    row.ci_low_s = t.ci_low_s;
+    row.ci_high_s = t.ci_high_s;
+    row.ci_confidence = t.ci_confidence;
+    row.bodies_per_second = static_cast<double>(r.n) / t.median_s;
+  }
+  if (r.tree_work) {
+    row.body_body_per_body = per_body(r.tree_work->body_body, r.n);
+    row.body_cell_per_body = per_body(r.tree_work->body_cell, r.n);
+    if (r.tree_work->build && r.tree_work->build->median_s > 0) {
+      row.build_s = r.tree_work->build->median_s;
+      if (row.median_s) row.build_share = *row.build_s / *row.median_s;
+    }
+  }
+  if (r.accuracy) {
+    row.relative_l2 = r.accuracy->metrics.relative_l2;
+    row.max_relative = r.accuracy->metrics.max_relative;
+    row.relative_l2_bound = r.accuracy->relative_l2_bound;
+    row.passed = r.accuracy->passed;
+  }
+  return row;
+}
+
+std::vector<TreeRow> tree_rows(const ResultsDocument& doc) {
+  std::vector<TreeRow> rows;
+  for (const ResultRecord& r : doc.results) {
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    // Skipped measurements ran nothing: they are listed, grouped, with the other skipped ones.
+    if (!impl || !is_tree(*impl) || r.status == Status::skipped) continue;
+    rows.push_back(tree_row(*impl, r));
+  }
+  return rows;
+}
+
+// Every measurement that can stand at a bar: timed ok, its accuracy measured and finite.
+std::vector<TimeFigure> time_figures(const ResultsDocument& doc) {
+  std::vector<TimeFigure> figures;
+  for (const ResultRecord& r : doc.results) {
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    if (!impl || r.status != Status::ok || !r.kernel || !(r.kernel->median_s > 0) || !r.accuracy) {
+      continue;
+    }
+    const AccuracyMetrics& m = r.accuracy->metrics;
+    if (!std::isfinite(m.relative_l2) || !std::isfinite(m.max_relative)) continue;
+    figures.push_back({.implementation = r.implementation,
+                       .algorithm = impl->algorithm,
+                       .theta = impl->theta,
+                       .device = impl->device,
+                       .precision = impl->precision,
+                       .n = r.n,
+                       .seconds = r.kernel->median_s,
+                       .low_s = r.kernel->ci_low_s,
+                       .high_s = r.kernel->ci_high_s,
+                       .relative_l2 = m.relative_l2,
+                       .max_relative = m.max_relative,
+                       .disturbance = describe_disturbance(r)});
+  }
+  return figures;
+}
+
+std::vector<std::size_t> ascending_sizes(const std::vector<TimeFigure>& figures) {
+  std::set<std::size_t> sizes;
+  for (const TimeFigure& f : figures) sizes.insert(f.n);
+  return {sizes.begin(), sizes.end()};
+}
+
+// The fastest figure of `device` at `n` meeting `bar`, or none.
+std::optional<TimeFigure> fastest_meeting(const std::vector<TimeFigure>& figures,
+                                          const AccuracyBar& bar, DeviceKind device,
+                                          std::size_t n) {
+  std::optional<TimeFigure> fastest;
+  for (const TimeFigure& f : figures) {
+    if (f.device != device || f.n != n || !bar.met_by(f.relative_l2, f.max_relative, n)) continue;
+    if (!fastest || f.seconds < fastest->seconds) fastest = f;
+  }
+  return fastest;
+}
+
+// GPU speed over CPU speed; the interval sets the slowest GPU against the fastest CPU and the
+// fastest GPU against the slowest CPU, as the all-pairs headline's RateRatio does.
+RateRatio gpu_over_cpu(const TimeFigure& gpu, const TimeFigure& cpu) {
+  return {.value = cpu.seconds / gpu.seconds,
+          .low = gpu.high_s > 0 ? cpu.low_s / gpu.high_s : 0,
+          .high = gpu.low_s > 0 ? cpu.high_s / gpu.low_s : 0};
+}
+
+std::vector<BarHeadlineRow> bar_rows(const std::vector<TimeFigure>& figures,
+                                     const std::vector<AccuracyBar>& bars) {
+  const auto measured = [&figures](DeviceKind device, std::size_t n) {
+    return std::any_of(figures.begin(), figures.end(),
+                       [&](const TimeFigure& f) { return f.device == device && f.n == n; });
+  };
+  std::vector<BarHeadlineRow> rows;
+  for (std::size_t bar = 0; bar < bars.size(); ++bar) {
+    for (const std::size_t n : ascending_sizes(figures)) {
+      BarHeadlineRow row{.bar = bar,
+                         .n = n,
+                         .cpu_measured = measured(DeviceKind::cpu, n),
+                         .gpu_measured = measured(DeviceKind::gpu, n)};
+      row.cpu = fastest_meeting(figures, bars[bar], DeviceKind::cpu, n);
+      row.gpu = fastest_meeting(figures, bars[bar], DeviceKind::gpu, n);
+      if (row.cpu && row.gpu) row.gpu_over_cpu = gpu_over_cpu(*row.gpu, *row.cpu);
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+bool dominates(const TimeFigure& a, const TimeFigure& b) {
+  return a.relative_l2 <= b.relative_l2 && a.seconds <= b.seconds &&
+         (a.relative_l2 < b.relative_l2 || a.seconds < b.seconds);
+}
+
+std::vector<ParetoFront> pareto_fronts(const std::vector<TimeFigure>& figures) {
+  std::vector<ParetoFront> fronts;
+  for (const std::size_t n : ascending_sizes(figures)) {
+    for (const DeviceKind device : {DeviceKind::cpu, DeviceKind::gpu}) {
+      ParetoFront front{.device = device, .n = n};
+      for (const TimeFigure& f : figures) {
+        if (f.device == device && f.n == n) front.points.push_back({.figure = f});
+      }
+      if (front.points.empty()) continue;
+      for (ParetoPoint& p : front.points) {
+        p.on_front =
+            std::none_of(front.points.begin(), front.points.end(),
+                         [&p](const ParetoPoint& q) { return dominates(q.figure, p.figure); });
+      }
+      std::stable_sort(front.points.begin(), front.points.end(),
+                       [](const ParetoPoint& a, const ParetoPoint& b) {
+                         return a.figure.relative_l2 < b.figure.relative_l2;
+                       });
+      fronts.push_back(std::move(front));
+    }
+  }
+  return fronts;
+}
+
+// The sizes where `device` measured both an all-pairs and a tree formulation ok, ascending.
+std::vector<std::size_t> sizes_with_both(const std::vector<TimeFigure>& figures,
+                                         DeviceKind device) {
+  std::map<std::size_t, std::set<Algorithm>> algorithms;
+  for (const TimeFigure& f : figures) {
+    if (f.device == device) algorithms[f.n].insert(f.algorithm);
+  }
+  std::vector<std::size_t> sizes;
+  for (const auto& [n, found] : algorithms) {
+    if (found.contains(Algorithm::all_pairs) && found.contains(Algorithm::barnes_hut)) {
+      sizes.push_back(n);
+    }
+  }
+  return sizes;
+}
+
+std::vector<Crossover> crossovers(const std::vector<TimeFigure>& figures,
+                                  const std::vector<AccuracyBar>& bars) {
+  std::vector<Crossover> found;
+  for (const DeviceKind device : {DeviceKind::cpu, DeviceKind::gpu}) {
+    const std::vector<std::size_t> sizes = sizes_with_both(figures, device);
+    const bool measured = std::any_of(figures.begin(), figures.end(),
+                                      [device](const TimeFigure& f) { return f.device == device; });
+    if (!measured) continue;
+    for (std::size_t bar = 0; bar < bars.size(); ++bar) {
+      Crossover crossover{.device = device, .bar = bar, .compared_sizes = sizes};
+      // From the largest size down: the tree's run of wins that reaches the largest size.
+      for (auto n = sizes.rbegin(); n != sizes.rend(); ++n) {
+        const std::optional<TimeFigure> fastest = fastest_meeting(figures, bars[bar], device, *n);
+        if (!fastest || fastest->algorithm != Algorithm::barnes_hut) break;
+        crossover.tree_from = *n;
+      }
+      found.push_back(std::move(crossover));
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+AlgorithmComparison compare_algorithms(const ResultsDocument& doc) {
+  AlgorithmComparison comparison;
+  comparison.trees = tree_rows(doc);
+  if (comparison.trees.empty()) return comparison;
+  comparison.bars = accuracy_bars();
+  const std::vector<TimeFigure> figures = time_figures(doc);
+  comparison.rows = bar_rows(figures, comparison.bars);
+  comparison.fronts = pareto_fronts(figures);
+  comparison.crossovers = crossovers(figures, comparison.bars);
+  return comparison;
+}
+
+}  // namespace nbody::reports
