@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The report pages' script in a real browser, on pages re-rendered from the committed samples (no
 # measurement, so it takes seconds): a run's report.html from a GPU host and from a CPU-only one,
-# a simulation's, a scaling.html, and a page without Chart.js. Each must build every chart it
+# a simulation's, a run with tree formulations (hand-made), a scaling.html, and a page without
+# Chart.js. Each must build every chart it
 # expects and raise no JavaScript error. BrowserReport checks the pages of real runs besides.
 #   tests/report_script_browser.sh NBODY_FAIR SOURCE_DIR WORK_DIR CONFIGURED_CHARTJS
 # Exit 77 (ctest: skipped) with the reason when no headless Chromium or no Chart.js is installed.
@@ -31,6 +32,12 @@ for sample in gpu-host-run cpu-only-run simulation; do
     fail "nbody-fair report of $sample failed"
   check_page "$work/$sample/report.html" charts
 done
+# Trees beside all-pairs (a hand-made schema-9 file): an accuracy-against-time chart per N.
+trees=$source_dir/tests/data/results-schema-9-trees-hand-made.json
+"$exe" report --in "$trees" --out "$work/trees" >/dev/null || fail "nbody-fair report of the trees failed"
+check_page "$work/trees/report.html" charts
+grep -q 'data-kind="accuracyTime"' "$work/trees/report.html" ||
+  fail "the trees' page has no accuracy-against-time chart"
 "$exe" scaling "$samples/two-gpu-scaling/gpus-0-sim" "$samples/two-gpu-scaling/gpus-0-1-sim" \
   --out "$work/scaling" >/dev/null || fail "nbody-fair scaling failed"
 check_page "$work/scaling/scaling.html" charts
