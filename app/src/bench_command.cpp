@@ -201,6 +201,7 @@ int run_bench(const Registry& registry, const BenchOptions& options) {
              .run = [impl, n, &inputs]() -> PreparedRun& { return inputs.run(*impl, n); },
              .scope = scope,
              .n = n,
+             .algorithm = impl->info.algorithm,
              .annotate =
                  [impl, n, &inputs, accuracy = options.accuracy](benchmark::State& state,
                                                                  PreparedRun& run) {

@@ -77,6 +77,8 @@ constexpr const char* kKernelSecondsCounter = "kernel_s";
 // And the seconds of the all-gather per evaluation of a run decomposed over ranks, which carries
 // the kernel's seconds the same way (its total holds both).
 constexpr const char* kCommunicationSecondsCounter = "communication_s";
+// And a tree formulation's build of its tree per evaluation, within the kernel's seconds.
+constexpr const char* kTreeBuildSecondsCounter = "tree_build_s";
 
 // The statistics of one figure of every captured run: `value` reads it from an iteration or an
 // aggregate run, `cv` from the coefficient-of-variation aggregate (a ratio, not a time).
@@ -158,6 +160,13 @@ Timings time_once(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
     };
     timings.communication =
         statistics_of(reporter.captured, communication_seconds, communication_seconds, options);
+  }
+  if (!reporter.captured.empty() &&
+      reporter.captured.front().counters.contains(kTreeBuildSecondsCounter)) {
+    const auto build_seconds = [](const Run& r) {
+      return static_cast<double>(r.counters.at(kTreeBuildSecondsCounter));
+    };
+    timings.tree_build = statistics_of(reporter.captured, build_seconds, build_seconds, options);
   }
   return timings;
 }
@@ -244,6 +253,7 @@ Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t
     }
     timings.total.conditions = timings.kernel.conditions = conditions;
     if (timings.communication) timings.communication->conditions = conditions;
+    if (timings.tree_build) timings.tree_build->conditions = conditions;
     // The least disturbed attempt is kept (one whose conditions could not be read counts as the
     // most disturbed); decomposed, by its most disturbed process, so that all keep the same one.
     double attempt_disturbance =
@@ -258,8 +268,8 @@ Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t
     for (TimingStatistics* stats : {&kept->total, &kept->kernel}) {
       if (stats->conditions) stats->conditions->attempts = attempt;
     }
-    if (kept->communication && kept->communication->conditions) {
-      kept->communication->conditions->attempts = attempt;
+    for (std::optional<TimingStatistics>* part : {&kept->communication, &kept->tree_build}) {
+      if (*part && (*part)->conditions) (*part)->conditions->attempts = attempt;
     }
     bool again = kept->total.conditions && !kept->total.conditions->disturbances.empty() &&
                  !interrupt_requested();
@@ -287,7 +297,7 @@ benchmark::internal::Benchmark* register_evaluation(EvaluationBenchmark evaluati
                  state.SkipWithError(e.what());
                  return;
                }
-               double kernel_seconds = 0, communication_seconds = 0;
+               double kernel_seconds = 0, communication_seconds = 0, build_seconds = 0;
                for (auto _ : state) {
                  if (interrupt_requested()) {
                    state.SkipWithError("interrupted");
@@ -297,6 +307,7 @@ benchmark::internal::Benchmark* register_evaluation(EvaluationBenchmark evaluati
                  state.SetIterationTime(seconds.total);
                  kernel_seconds += seconds.kernel;
                  communication_seconds += seconds.communication;
+                 build_seconds += seconds.tree_build;
                }
                if (evaluation.scope == PreparedRun::Scope::end_to_end ||
                    communication_seconds > 0) {
@@ -307,14 +318,21 @@ benchmark::internal::Benchmark* register_evaluation(EvaluationBenchmark evaluati
                  state.counters[kCommunicationSecondsCounter] =
                      benchmark::Counter(communication_seconds, benchmark::Counter::kAvgIterations);
                }
-               const double interactions =
-                   static_cast<double>(evaluation.n) * static_cast<double>(evaluation.n);
+               if (build_seconds > 0) {
+                 state.counters[kTreeBuildSecondsCounter] =
+                     benchmark::Counter(build_seconds, benchmark::Counter::kAvgIterations);
+               }
+               const double n = static_cast<double>(evaluation.n);
                const auto iterations = static_cast<double>(state.iterations());
-               state.SetItemsProcessed(static_cast<std::int64_t>(interactions * iterations));
-               // A rate counter: Google Benchmark adds the SI prefix and "/s" ("88.1G/s").
-               state.counters["flops_at_20"] =
-                   benchmark::Counter(kConventionalFlopsPerInteraction * interactions * iterations,
-                                      benchmark::Counter::kIsRate);
+               if (evaluation.algorithm == Algorithm::all_pairs) {
+                 state.SetItemsProcessed(static_cast<std::int64_t>(n * n * iterations));
+                 // A rate counter: Google Benchmark adds the SI prefix and "/s" ("88.1G/s").
+                 state.counters["flops_at_20"] =
+                     benchmark::Counter(kConventionalFlopsPerInteraction * n * n * iterations,
+                                        benchmark::Counter::kIsRate);
+               } else {
+                 state.SetItemsProcessed(static_cast<std::int64_t>(n * iterations));
+               }
                if (evaluation.annotate) evaluation.annotate(state, *run);
              })
       ->UseManualTime()

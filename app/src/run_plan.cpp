@@ -20,8 +20,8 @@ constexpr double kShortestGpuTiming = 2.5;
 // GPU (0.5 to 1.4 s at 64K on the H100).
 constexpr double kCounterPassOverhead = 0.5;
 
-double scaled(const EvaluationEstimate& estimate, std::size_t n) {
-  return seconds_scaled_to(n, estimate.first, estimate.second);
+double scaled(const ImplementationInfo& info, const EvaluationEstimate& estimate, std::size_t n) {
+  return seconds_scaled_to(info.algorithm, n, estimate.first, estimate.second);
 }
 
 // Which measurements the budget keeps first: the best of each side (full-accuracy optimized
@@ -103,7 +103,7 @@ RunPlan plan_run(
     for (const Implementation* impl : selected) {
       const auto estimate = plan.estimates.find(impl->info.name);
       if (estimate == plan.estimates.end()) continue;  // unavailable, or its probe failed
-      const double evaluation = scaled(estimate->second, n);
+      const double evaluation = scaled(impl->info, estimate->second, n);
       if (evaluation > options.max_eval_seconds) continue;  // the run skips it, saying why
       plan.measurements.push_back({.implementation = impl->info.name,
                                    .n = n,

@@ -229,8 +229,10 @@ ResultRecord new_record(const Implementation& impl, const SizeInputs& inputs,
   record.n = n;
   record.input_hash =
       info.precision == Precision::f32 ? inputs.input.hash_f32 : inputs.input.hash_f64;
-  record.interactions_credited = static_cast<double>(n) * static_cast<double>(n);
-  record.pairs_evaluated = pairs_evaluated(info.pairs, n);
+  if (info.algorithm == Algorithm::all_pairs) {
+    record.interactions_credited = static_cast<double>(n) * static_cast<double>(n);
+    record.pairs_evaluated = pairs_evaluated(info.pairs, n);
+  }
   record.threads = impl.threads_used(execution);
   return record;
 }
@@ -250,7 +252,8 @@ std::optional<std::string> why_skip(Measurement& m, const Implementation& impl, 
     if (auto probe = probe_evaluation_time(impl, m.options, n)) m.last_evaluation[name] = *probe;
   }
   if (const auto it = m.last_evaluation.find(name); it != m.last_evaluation.end()) {
-    const double predicted = seconds_scaled_to(n, it->second.first, it->second.second);
+    const double predicted =
+        seconds_scaled_to(impl.info.algorithm, n, it->second.first, it->second.second);
     if (predicted > m.options.max_eval_seconds) {
       return fmt::format("one evaluation would take about {:.3g} s, over --max-eval-seconds {}",
                          predicted, m.options.max_eval_seconds);
@@ -280,6 +283,10 @@ double validate(PreparedRun& run, const ImplementationInfo& info, const Referenc
                 const std::vector<std::uint32_t>& targets, ResultRecord& record) {
   const double first_seconds = run.evaluate(PreparedRun::Scope::kernel).kernel;
   record.details = run.details();
+  if (const auto counted = run.tree_interactions()) {
+    record.tree_work = TreeWork{.body_body = counted->body_body, .body_cell = counted->body_cell};
+    record.pairs_evaluated = record.tree_work->interactions();
+  }
   const std::size_t n = record.n;
   AccuracyRecord accuracy;
   accuracy.metrics =
@@ -313,17 +320,21 @@ void time_record(const Measurement& m, PreparedRun& run, const ImplementationInf
       record.kernel =
           time_repetitions(run, PreparedRun::Scope::kernel, n, timing, observation).kernel;
     }
-    record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
+    if (record.tree_work) record.tree_work->build = timings.tree_build;
   } else {
     const Timings timings = time_repetitions(run, PreparedRun::Scope::kernel, n, timing);
     record.kernel = timings.kernel;
     if (timings.communication) {  // decomposed over ranks: the all-gather included
       record.end_to_end = timings.total;
       record.communication = timings.communication;
-      record.end_to_end_rate = rates(timings.total, record.interactions_credited);
     }
+    if (record.tree_work) record.tree_work->build = timings.tree_build;
   }
+  // A tree is credited no interactions, and has no rates: its figure is its time (FAIRNESS 9).
+  if (record.interactions_credited == 0) return;
   record.kernel_rate = rates(*record.kernel, record.interactions_credited);
+  if (record.end_to_end)
+    record.end_to_end_rate = rates(*record.end_to_end, record.interactions_credited);
 }
 
 // Hardware counters at the sizes chosen for them, from the first source that applies; or why none
@@ -331,6 +342,19 @@ void time_record(const Measurement& m, PreparedRun& run, const ImplementationInf
 void count(const Measurement& m, PreparedRun& run, const ImplementationInfo& info,
            ResultRecord& record, const std::string& label) {
   const std::vector<std::size_t>& sizes = m.counter_sizes;
+  if (info.algorithm != Algorithm::all_pairs) {
+    // The counters' figures are per credited interaction, and a tree is credited none.
+    if (m.options.counters) {
+      record.counters =
+          CounterReadout{.source = "none",
+                         .unavailable_reason =
+                             "read for the all-pairs kernels only: a tree's figures would be "
+                             "per interaction, and a tree is credited none",
+                         .metrics = {},
+                         .derived = {}};
+    }
+    return;
+  }
   if (m.options.counters && std::find(sizes.begin(), sizes.end(), record.n) != sizes.end()) {
     for (const std::unique_ptr<CounterSource>& source : m.context.counter_sources) {
       if (!source->applies_to(info)) continue;
@@ -460,6 +484,10 @@ ResultsDocument make_document(const SuiteContext& context, const SuiteOptions& o
   doc.machine.gpus = context.gpus;
   for (const Implementation* impl : selected) {
     doc.implementations.push_back(describe(*impl, options.execution));
+    if (impl->info.theta &&
+        std::find(s.thetas.begin(), s.thetas.end(), *impl->info.theta) == s.thetas.end()) {
+      s.thetas.push_back(*impl->info.theta);
+    }
   }
   return doc;
 }

@@ -91,16 +91,17 @@ struct SimulationInput {
 };
 
 // Why the simulation would overrun --max-seconds, or what is left of --budget, from its step at a
-// smaller N scaled by (N/n)^2 (all-pairs work), before a first evaluation at this N costs what the
-// estimate saves. Every rank asks, in the same order, and agrees on the slowest's estimate.
+// smaller N scaled to this one (seconds_scaled_to), before a first evaluation at this N costs what
+// the estimate saves. Every rank asks, in the same order, and agrees on the slowest's estimate.
 std::optional<std::string> over_budget_from_smaller(const SimulateOptions& options,
+                                                    Algorithm algorithm,
                                                     const MeasuredStep& smaller, std::size_t n,
                                                     std::optional<double> budget_left_s) {
   // Below about 1K bodies a step is mostly fixed costs (threads woken, launches), which (N/n)^2
   // would multiply: a step at N = 7 once predicted 21 s at N = 200. The first step decides there.
   if (smaller.n < kSmallestScalableN) return std::nullopt;
-  double predicted =
-      seconds_scaled_to(n, smaller.n, smaller.seconds) * static_cast<double>(options.steps);
+  double predicted = seconds_scaled_to(algorithm, n, smaller.n, smaller.seconds) *
+                     static_cast<double>(options.steps);
   if (const auto& max_over = options.suite.timing.max_over_processes)
     predicted = max_over(predicted);
   if (predicted > options.max_seconds) {
@@ -127,7 +128,8 @@ std::optional<std::string> why_skip(const Implementation& impl, const SimulateOp
   const std::size_t n = input.initial.bodies.size();
   std::optional<std::string> skip = impl.cannot_run(n, options.suite.execution);
   if (!skip && input.smaller) {
-    skip = over_budget_from_smaller(options, *input.smaller, n, input.budget_left_s);
+    skip = over_budget_from_smaller(options, impl.info.algorithm, *input.smaller, n,
+                                    input.budget_left_s);
   }
   return skip;
 }
@@ -223,6 +225,7 @@ class SimulationRun {
       phase_force_s_ += seconds.force;
       phase_integration_s_ += seconds.integration;
       phase_communication_s_ += seconds.communication;
+      phase_tree_build_s_ += seconds.tree_build;
       phase_steps_ += count;
     }
     if (!time_phases) {
@@ -269,6 +272,7 @@ class SimulationRun {
       split.force_s = scale * phase_force_s_ / phase_steps;
       split.integration_s = scale * phase_integration_s_ / phase_steps;
       split.communication_s = scale * phase_communication_s_ / phase_steps;
+      split.tree_build_s = scale * phase_tree_build_s_ / phase_steps;
     }
     split.other_s = split.step_s - split.force_s - split.integration_s;
     split.diagnostics_s = diagnostics_s_ / steps;
@@ -289,6 +293,7 @@ class SimulationRun {
   double diagnostics_s_ = 0, snapshots_s_ = 0, stepped_s_ = 0, whole_s_ = 0;
   double phase_total_s_ = 0, phase_force_s_ = 0, phase_integration_s_ = 0;
   double phase_communication_s_ = 0;
+  double phase_tree_build_s_ = 0;
 };
 
 // Where the first force evaluation with its setup says the steps would overrun --max-seconds,

@@ -82,12 +82,45 @@ AccuracyMetrics compare_with_reference(std::span<const Vec3<double>> acceleratio
 
 double Tolerance::relative_l2_bound(std::size_t n) const {
   return relative_l2_coefficient * unit_roundoff *
-         std::sqrt(std::max<double>(1, static_cast<double>(n)));
+             std::sqrt(std::max<double>(1, static_cast<double>(n))) +
+         relative_l2_truncation;
 }
 
 double Tolerance::max_relative_bound(std::size_t n) const {
   return max_relative_coefficient * unit_roundoff *
-         std::sqrt(std::max<double>(1, static_cast<double>(n)));
+             std::sqrt(std::max<double>(1, static_cast<double>(n))) +
+         max_relative_truncation;
+}
+
+namespace {
+
+// The survey of docs/tolerances.md, "Tree codes": per opening angle, the relative L2 bound of its
+// worst input (coincident bodies, whose few heavy points make a sum of few large truncation
+// errors: 5 times their worst) and 3 times the worst maximum relative error of every input (a long
+// tail of bodies whose forces nearly cancel).
+struct TruncationBound {
+  double theta, relative_l2, max_relative;
+};
+constexpr TruncationBound kBarnesHutTruncation[] = {{0.2, 8e-5, 5.4e-3}, {0.35, 1.5e-3, 7.2e-2},
+                                                    {0.5, 9e-3, 0.27},   {0.7, 5e-2, 0.6},
+                                                    {0.85, 0.1, 1.5},    {1.0, 0.3, 2.7}};
+
+}  // namespace
+
+Tolerance barnes_hut_tolerance(const Tolerance& rounding, double theta) {
+  if (!(theta >= 0 && theta <= 1)) {
+    throw std::invalid_argument("a Barnes-Hut opening angle must lie in [0, 1]");
+  }
+  Tolerance tolerance = rounding;
+  if (theta == 0) return tolerance;  // every cell opened: the all-pairs sum
+  for (const TruncationBound& bound : kBarnesHutTruncation) {
+    if (theta <= bound.theta) {
+      tolerance.relative_l2_truncation = bound.relative_l2;
+      tolerance.max_relative_truncation = bound.max_relative;
+      return tolerance;
+    }
+  }
+  return tolerance;  // unreachable: the last surveyed angle is 1
 }
 
 bool Tolerance::accepts(const AccuracyMetrics& metrics, std::size_t n) const {

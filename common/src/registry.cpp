@@ -1,6 +1,7 @@
 #include "nbody/registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <regex>
 #include <stdexcept>
 
@@ -17,9 +18,19 @@ std::optional<std::string> Implementation::cannot_run(std::size_t n,
   return reason;
 }
 
-double seconds_scaled_to(std::size_t n, std::size_t measured_n, double measured_s) {
+double seconds_scaled_to(Algorithm algorithm, std::size_t n, std::size_t measured_n,
+                         double measured_s) {
   const double ratio = static_cast<double>(n) / static_cast<double>(measured_n);
-  return measured_s * ratio * ratio;
+  if (algorithm == Algorithm::all_pairs) return measured_s * ratio * ratio;
+  // N log N, the logarithm at least 1: below a few thousand bodies a tree is one group or few.
+  const auto log_of = [](std::size_t count) {
+    return std::max(1.0, std::log2(static_cast<double>(count)));
+  };
+  return measured_s * ratio * log_of(n) / log_of(measured_n);
+}
+
+std::string name_at_opening_angle(const std::string& name, double theta) {
+  return fmt::format("{}[theta={}]", name, theta);
 }
 
 void Registry::add(Implementation implementation) {
@@ -38,6 +49,18 @@ void Registry::replace(Implementation implementation) {
     throw std::logic_error("no implementation to replace: " + implementation.info.name);
   }
   *it = std::move(implementation);
+}
+
+void Registry::bind_opening_angles(std::span<const double> thetas) {
+  std::vector<Implementation> bound;
+  for (Implementation& implementation : implementations_) {
+    if (!implementation.at_opening_angle) {
+      bound.push_back(std::move(implementation));
+      continue;
+    }
+    for (const double theta : thetas) bound.push_back(implementation.at_opening_angle(theta));
+  }
+  implementations_ = std::move(bound);
 }
 
 void Registry::add_option_check(std::function<void(const ExecutionOptions&)> check) {

@@ -105,11 +105,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AccuracyRecord, metrics, relativ
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RateFigures, interactions_per_second,
                                                 interactions_per_second_min,
                                                 interactions_per_second_max, gflops_at_20)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TreeWork, body_body, body_cell, build)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultRecord, implementation, initial_condition, n,
                                                 status, reason, input_hash, pairs_evaluated,
                                                 interactions_credited, threads, details, accuracy,
                                                 kernel, end_to_end, communication, kernel_rate,
-                                                end_to_end_rate, counters, phase_seconds)
+                                                end_to_end_rate, counters, tree_work, phase_seconds)
 // By hand where the macros cannot reach: the tolerance's coefficients sit at the record's level.
 void to_json(nlohmann::json& j, const ImplementationRecord& v) {
   j = {{"name", v.name},
@@ -119,12 +120,16 @@ void to_json(nlohmann::json& j, const ImplementationRecord& v) {
        {"precision", v.precision},
        {"accuracy_class", v.accuracy_class},
        {"pairs", v.pairs},
+       {"algorithm", v.algorithm},
+       {"theta", v.theta},
        {"role", v.role},
        {"multithreaded", v.multithreaded},
        {"optimizations", v.optimizations},
        {"unit_roundoff", v.tolerance.unit_roundoff},
        {"relative_l2_coefficient", v.tolerance.relative_l2_coefficient},
        {"max_relative_coefficient", v.tolerance.max_relative_coefficient},
+       {"relative_l2_truncation", v.tolerance.relative_l2_truncation},
+       {"max_relative_truncation", v.tolerance.max_relative_truncation},
        {"available", v.available},
        {"unavailable_reason", v.unavailable_reason},
        {"threads", v.threads}};
@@ -139,6 +144,8 @@ void from_json(const nlohmann::json& j, ImplementationRecord& v) {
   v.precision = j.value("precision", d.precision);
   v.accuracy_class = j.value("accuracy_class", d.accuracy_class);
   v.pairs = j.value("pairs", d.pairs);
+  v.algorithm = j.value("algorithm", d.algorithm);
+  v.theta = j.value("theta", d.theta);
   v.role = j.value("role", d.role);
   v.multithreaded = j.value("multithreaded", d.multithreaded);
   v.optimizations = j.value("optimizations", d.optimizations);
@@ -147,6 +154,10 @@ void from_json(const nlohmann::json& j, ImplementationRecord& v) {
       j.value("relative_l2_coefficient", d.tolerance.relative_l2_coefficient);
   v.tolerance.max_relative_coefficient =
       j.value("max_relative_coefficient", d.tolerance.max_relative_coefficient);
+  v.tolerance.relative_l2_truncation =
+      j.value("relative_l2_truncation", d.tolerance.relative_l2_truncation);
+  v.tolerance.max_relative_truncation =
+      j.value("max_relative_truncation", d.tolerance.max_relative_truncation);
   v.available = j.value("available", d.available);
   v.unavailable_reason = j.value("unavailable_reason", d.unavailable_reason);
   v.threads = j.value("threads", d.threads);
@@ -166,15 +177,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     repetitions, min_time_s, warmup_s, separate_kernel_timing_below_s, max_eval_seconds,
     validation_bodies, counters, counter_sizes, threads, isa, gpu_device, dt, steps, diag_every,
     snapshot_every, phase_steps, divergence_up_to, ic_file, ranks, decomposition, rank_hosts,
-    gpu_devices, gpu_exchange, budget_s)
+    gpu_devices, gpu_exchange, budget_s, thetas)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ConservationSample, step, time, kinetic_energy,
                                                 potential_energy, relative_energy_error, momentum,
                                                 angular_momentum, virial_ratio)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrajectoryDivergence, steps, position, velocity,
                                                 reference_energy_error)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepSplit, step_s, force_s, integration_s,
-                                                communication_s, other_s, diagnostics_s,
-                                                snapshots_s)
+                                                communication_s, tree_build_s, other_s,
+                                                diagnostics_s, snapshots_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SimulationRecord, implementation, initial_condition,
                                                 n, status, reason, input_hash, threads, steps, dt,
                                                 wall_seconds, steps_per_second, per_step,

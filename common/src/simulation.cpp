@@ -55,7 +55,9 @@ class HostSimulation final : public Simulation {
         staged_[i] = {b.x, b.y, b.z, b.m};
       });
       run_->set_bodies(staged_);
-      seconds.force += run_->evaluate(PreparedRun::Scope::kernel).kernel;
+      const PreparedRun::Seconds evaluation = run_->evaluate(PreparedRun::Scope::kernel);
+      seconds.force += evaluation.kernel;
+      seconds.tree_build += evaluation.tree_build;
       fetch_accelerations();
       for_each_body(
           [&](std::size_t i) { velocities_[i] = kicked(velocities_[i], accelerations_[i], half); });

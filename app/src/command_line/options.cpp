@@ -112,12 +112,19 @@ void add_selection_options(CLI::App& command, SelectionOptions& o) {
       ->capture_default_str()
       ->check(whole_number())
       ->check(at_least(0, false));
+  command
+      .add_option("--theta", o.suite.thetas,
+                  "Opening angles the tree formulations run at, each its own measurement, e.g. "
+                  "0.3,0.5,0.7 (in [0, 1]; 0 opens every cell: the all-pairs sum)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   command.add_flag(
       "--no-reference-cache", [&o](std::int64_t) { o.suite.reference_cache = false; },
       "Recompute the float64 reference instead of reading the on-disk cache");
 }
 
-void finish_options(SelectionOptions& o, const Registry& registry, int argc, char** argv,
+void finish_options(SelectionOptions& o, Registry& registry, int argc, char** argv,
                     bool include_variants) {
   o.suite.initial_condition = parse_initial_condition(o.ic);
   o.suite.implementation_pattern = o.impl;
@@ -129,6 +136,7 @@ void finish_options(SelectionOptions& o, const Registry& registry, int argc, cha
     o.suite.execution.gpu_device = o.suite.execution.gpu_devices.front();
     if (o.suite.execution.gpu_devices.size() == 1) o.suite.execution.gpu_devices.clear();
   }
+  registry.bind_opening_angles(o.suite.thetas);
   (void)registry.select(o.impl, include_variants);
   registry.check_options(o.suite.execution);
   o.suite.command_line.assign(argv, argv + argc);

@@ -42,9 +42,10 @@ struct SelectionOptions {
 
 void add_selection_options(CLI::App& command, SelectionOptions& options);
 
-// Turns the parsed strings into SuiteOptions; throws UsageError for bad values. An unknown
-// pattern or option is an error before anything runs.
-void finish_options(SelectionOptions& options, const Registry& registry, int argc, char** argv,
+// Turns the parsed strings into SuiteOptions, and binds the registry's tree formulations to the
+// opening angles of --theta; throws UsageError for bad values. An unknown pattern or option is an
+// error before anything runs.
+void finish_options(SelectionOptions& options, Registry& registry, int argc, char** argv,
                     bool include_variants = false);
 
 // Creates the output folder and proves it writable before anything is measured, so a bad --out

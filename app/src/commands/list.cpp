@@ -28,19 +28,32 @@ class ListCommand final : public Command {
   }
 
  private:
+  // The pair scheme of an all-pairs formulation ("all_pairs", "symmetric"), or "barnes_hut".
+  static std::string_view algorithm_of(const ImplementationInfo& info) {
+    return info.algorithm == Algorithm::all_pairs ? to_string(info.pairs)
+                                                  : to_string(info.algorithm);
+  }
+
   void print(const Registry& registry) const {
     const std::vector<const Implementation*> listed = registry.select(".", variants_);
+    bool trees = false;
     std::size_t width = 14;
     for (const Implementation* impl : listed) width = std::max(width, impl->info.name.size());
-    fmt::print("{:<{}} {:<4} {:<4} {:<4} {:<12} {:<10} {:<15} {:>7}  {}\n", "implementation", width,
-               "dev", "lay", "prec", "accuracy", "pairs", "role", "threads", "status");
+    fmt::print("{:<{}} {:<4} {:<4} {:<4} {:<12} {:<11} {:<15} {:>7}  {}\n", "implementation", width,
+               "dev", "lay", "prec", "accuracy", "algorithm", "role", "threads", "status");
     for (const Implementation* impl : listed) {
       const auto reason = impl->unavailable_reason();
-      fmt::print("{:<{}} {:<4} {:<4} {:<4} {:<12} {:<10} {:<15} {:>7}  {}\n", impl->info.name,
+      fmt::print("{:<{}} {:<4} {:<4} {:<4} {:<12} {:<11} {:<15} {:>7}  {}\n", impl->info.name,
                  width, to_string(impl->info.device), to_string(impl->info.layout),
                  to_string(impl->info.precision), to_string(impl->info.accuracy_class),
-                 to_string(impl->info.pairs), to_string(impl->info.role),
+                 algorithm_of(impl->info), to_string(impl->info.role),
                  impl->threads_used(execution_), reason ? "unavailable: " + *reason : "available");
+      trees = trees || impl->info.algorithm == Algorithm::barnes_hut;
+    }
+    if (trees) {
+      fmt::print(
+          "\nbarnes_hut formulations run once per opening angle of --theta (default 0.3,0.5,0.7), "
+          "each named name[theta=...]\n");
     }
   }
 

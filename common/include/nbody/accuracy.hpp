@@ -36,10 +36,21 @@ struct Tolerance {
   double unit_roundoff = kFloat32UnitRoundoff;
   double relative_l2_coefficient = 0;
   double max_relative_coefficient = 0;
+  // An approximation's own error, which no N shrinks (a tree's truncation at its opening angle),
+  // added to the rounding bounds above; 0 for the all-pairs formulations.
+  double relative_l2_truncation = 0;
+  double max_relative_truncation = 0;
 
   double relative_l2_bound(std::size_t n) const;
   double max_relative_bound(std::size_t n) const;
   bool accepts(const AccuracyMetrics& metrics, std::size_t n) const;
 };
+
+// The bounds of a Barnes-Hut tree at opening angle theta in [0, 1]: the all-pairs rounding bounds
+// of its precision (`rounding`: at theta = 0 the tree is the all-pairs sum, in another order) plus
+// the truncation the survey of docs/tolerances.md ("Tree codes") measured at the nearest surveyed
+// angle at or above theta, over every input, coincident bodies included. Throws
+// std::invalid_argument for theta outside [0, 1].
+Tolerance barnes_hut_tolerance(const Tolerance& rounding, double theta);
 
 }  // namespace nbody

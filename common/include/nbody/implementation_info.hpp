@@ -2,6 +2,7 @@
 // What a formulation is, as registered: the registry holds it (ImplementationInfo), and
 // results.json records it with what the host said of it (ImplementationRecord derives from it).
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct ImplementationInfo {
   Precision precision = Precision::f32;
   AccuracyClass accuracy_class = AccuracyClass::full;
   PairScheme pairs = PairScheme::all_pairs;
+  Algorithm algorithm = Algorithm::all_pairs;
+  // The opening angle of a tree formulation (bound by --theta, its name ends "[theta=...]");
+  // empty for all-pairs ones.
+  std::optional<double> theta;
   Role role = Role::optimized;
   bool multithreaded = false;  // uses more than one CPU thread (ExecutionOptions::threads)
   bool isa_choice = false;     // runs on the ISA of ExecutionOptions::isa: tested on every one

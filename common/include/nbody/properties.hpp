@@ -22,6 +22,11 @@ enum class AccuracyClass { full, approximate };
 // all_pairs evaluates N^2 interactions; symmetric evaluates N(N-1)/2 pairs and applies each twice
 // (Newton's third law), credited N^2 "equivalent" interactions (FAIRNESS rule 4).
 enum class PairScheme { all_pairs, symmetric };
+// How the forces are found: all_pairs sums every body's term for every target (N^2 interactions,
+// credited N^2); barnes_hut groups distant bodies into the cells of a tree, an approximation whose
+// error the opening angle theta sets. A tree is credited no interactions: it is compared with the
+// all-pairs formulations by time at equal measured accuracy (FAIRNESS rule 9).
+enum class Algorithm { all_pairs, barnes_hut };
 // What a formulation is for in a comparison (FAIRNESS rule 3):
 //   naive_baseline: the plain port of its device, the "naive" side of naive against naive;
 //   optimized:      a step of the optimization ladder, competing for "best";
@@ -46,6 +51,8 @@ NBODY_ENUM_NAMES(AccuracyClass, {AccuracyClass::full, "full"},
                  {AccuracyClass::approximate, "approximate"});
 NBODY_ENUM_NAMES(PairScheme, {PairScheme::all_pairs, "all_pairs"},
                  {PairScheme::symmetric, "symmetric"});
+NBODY_ENUM_NAMES(Algorithm, {Algorithm::all_pairs, "all_pairs"},
+                 {Algorithm::barnes_hut, "barnes_hut"});
 NBODY_ENUM_NAMES(Role, {Role::naive_baseline, "naive_baseline"}, {Role::optimized, "optimized"},
                  {Role::tuning_variant, "tuning_variant"});
 NBODY_ENUM_NAMES(Status, {Status::ok, "ok"}, {Status::failed, "failed"},

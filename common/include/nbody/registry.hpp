@@ -50,6 +50,7 @@ class PreparedRun {
     double total = 0;
     double kernel = 0;
     double communication = 0;  // within total: the all-gather of the slices; 0 in one process
+    double tree_build = 0;     // within kernel: a tree formulation's build of its tree; else 0
     // Where nothing but the kernel was timed (kernel scope, the CPU).
     static Seconds kernel_only(double seconds) { return {seconds, seconds}; }
   };
@@ -59,6 +60,14 @@ class PreparedRun {
   // run was prepared for (ExecutionOptions::targets, all bodies by default), element k being body
   // targets.begin + k's.
   virtual std::vector<Vec3<double>> accelerations() = 0;
+
+  // Tree formulations: the interactions the last evaluation really evaluated, counted (body-body
+  // and body-cell, every target's). Empty for all-pairs ones, whose count is their pair scheme's.
+  struct TreeInteractions {
+    std::uint64_t body_body = 0;
+    std::uint64_t body_cell = 0;
+  };
+  virtual std::optional<TreeInteractions> tree_interactions() const { return std::nullopt; }
 
   // Facts decided at prepare time that a reader needs (ISA chosen, threads, launch configuration).
   virtual std::map<std::string, std::string> details() const { return {}; }
@@ -91,6 +100,10 @@ struct Implementation {
   // Optional: a time integration whose state stays where the kernel runs (the GPU's memory).
   // Empty: `simulate` integrates on the host around `prepare`'s run (make_simulation).
   std::function<std::unique_ptr<Simulation>(const SimulationSetup& setup)> simulate;
+  // Tree formulations, as registered (at a default angle, under the plain name): this formulation
+  // bound to the opening angle theta, named "<name>[theta=<theta>]", with theta's tolerance
+  // (barnes_hut_tolerance). Registry::bind_opening_angles puts the bound ones in its place.
+  std::function<Implementation(double theta)> at_opening_angle;
 
   // Why it cannot evaluate N bodies under `options`: unavailable here, or over its size limit.
   // Empty: it can (host memory aside, which the runner checks). Every command asks this first.
@@ -98,8 +111,12 @@ struct Implementation {
 };
 
 // An evaluation's seconds at N bodies predicted from one measured at `measured_n`: all-pairs work
-// grows as N². The one place the suite's plans and skips assume it.
-double seconds_scaled_to(std::size_t n, std::size_t measured_n, double measured_s);
+// grows as N², a tree's as N log N. The one place the suite's plans and skips assume it.
+double seconds_scaled_to(Algorithm algorithm, std::size_t n, std::size_t measured_n,
+                         double measured_s);
+
+// "cpu.tree[theta=0.5]": the name of a tree formulation bound to one opening angle.
+std::string name_at_opening_angle(const std::string& name, double theta);
 
 class Registry {
  public:
@@ -108,6 +125,9 @@ class Registry {
   // Puts `implementation` in the place of the one of its name (a stand-in for an experiment, as
   // `run --extra-work`'s). Throws std::logic_error if none has that name.
   void replace(Implementation implementation);
+  // Puts, in the place of each tree formulation as registered, the formulation bound to each of
+  // `thetas` (Implementation::at_opening_angle), in that order: the angles a run sweeps.
+  void bind_opening_angles(std::span<const double> thetas);
   const std::vector<Implementation>& all() const { return implementations_; }
   const Implementation* find(std::string_view name) const;
   // Checks of the user's ExecutionOptions that a part of the suite registers (an unknown --isa,

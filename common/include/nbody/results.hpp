@@ -26,9 +26,11 @@ inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
 // 3: each timing records its measurement conditions. 4: simulations. 5: runs decomposed over
 // ranks (settings.ranks, decomposition, rank_hosts; results' communication; per_step's).
 // 6: the GPUs each rank drives (settings.gpu_devices). 7: how GPU formulations' slices travel
-// between ranks (settings.gpu_exchange).
+// between ranks (settings.gpu_exchange). 8: the run's budget (settings.budget_s). 9: tree
+// formulations (implementations' algorithm and theta, settings.thetas, results' tree_work, the
+// step's tree_build_s).
 // Older files are still read (docs/results-schema.md says how).
-inline constexpr int kResultsSchemaVersion = 8;
+inline constexpr int kResultsSchemaVersion = 9;
 
 // The GPU's state at one instant, as NVML reports it: SM clock, temperature, and the reasons its
 // clocks are held below the maximum (names as NVML's clock event reasons, e.g. "sw_power_cap").
@@ -84,6 +86,16 @@ struct RateFigures {
   double gflops_at_20 = 0;                 // 20 flops per credited interaction (FAIRNESS rule 4)
 };
 
+// What a tree formulation's evaluation really did (version 9): the interactions it evaluated,
+// counted (a tree is credited none: its primary figure is its time), and the build of the tree
+// within each evaluation that `kernel` timed.
+struct TreeWork {
+  std::uint64_t body_body = 0;  // per evaluation, every target's
+  std::uint64_t body_cell = 0;
+  std::optional<TimingStatistics> build;
+  std::uint64_t interactions() const { return body_body + body_cell; }
+};
+
 struct ResultRecord {
   std::string implementation;
   std::string initial_condition;
@@ -91,8 +103,9 @@ struct ResultRecord {
   Status status = Status::ok;  // failed: accuracy or an error; skipped: see reason
   std::string reason;          // why failed or skipped
   std::string input_hash;
-  std::uint64_t pairs_evaluated = 0;  // N^2, or N(N-1)/2 for symmetric kernels
-  double interactions_credited = 0;   // N^2 in every case (FAIRNESS rule 4)
+  std::uint64_t pairs_evaluated = 0;  // N^2, or N(N-1)/2 for symmetric kernels; a tree's counted
+  // N^2 for every all-pairs formulation (FAIRNESS rule 4); 0 for a tree, which has no rates.
+  double interactions_credited = 0;
   int threads = 0;
   std::map<std::string, std::string> details;
   std::optional<AccuracyRecord> accuracy;
@@ -104,6 +117,7 @@ struct ResultRecord {
   std::optional<RateFigures> kernel_rate;
   std::optional<RateFigures> end_to_end_rate;
   std::optional<CounterReadout> counters;
+  std::optional<TreeWork> tree_work;  // tree formulations (version 9)
   // Wall seconds this measurement spent in each phase: probe, reference, validation, timing,
   // counters (where the suite's time goes; older files may also have timing_end_to_end, a separate
   // end-to-end timing).
@@ -204,6 +218,8 @@ struct RunSettings {
   // Version 8: the seconds `run` planned its measurements within (--budget); 0: none (and in
   // older files). The plan's estimate is phase_seconds["planned"].
   double budget_s = 0;
+  // Version 9: the opening angles tree formulations were run at (--theta); empty where none ran.
+  std::vector<double> thetas;
 };
 
 // Which command wrote a document, typed: readers branch on this, never on the string, which
@@ -251,6 +267,8 @@ struct StepSplit {
   double integration_s = 0;
   // Version 5, decomposed over ranks: the agreements and all-gathers, which other_s holds.
   double communication_s = 0;
+  // Version 9, tree formulations: the tree's build, within force_s (rebuilt every step).
+  double tree_build_s = 0;
   double other_s = 0;
   double diagnostics_s = 0;
   double snapshots_s = 0;
@@ -327,6 +345,8 @@ void to_json(nlohmann::json& j, const AccuracyRecord& v);
 void from_json(const nlohmann::json& j, AccuracyRecord& v);
 void to_json(nlohmann::json& j, const RateFigures& v);
 void from_json(const nlohmann::json& j, RateFigures& v);
+void to_json(nlohmann::json& j, const TreeWork& v);
+void from_json(const nlohmann::json& j, TreeWork& v);
 void to_json(nlohmann::json& j, const ResultRecord& v);
 void from_json(const nlohmann::json& j, ResultRecord& v);
 void to_json(nlohmann::json& j, const ImplementationRecord& v);

@@ -39,7 +39,8 @@ struct StepSeconds {
   // Decomposed over ranks: the agreements and the all-gathers of positions, waiting
   // for slower ranks included; 0 in one process.
   double communication = 0;
-  bool phases = false;  // force and integration were measured (always on the host)
+  double tree_build = 0;  // a tree formulation's builds of its tree, within force
+  bool phases = false;    // force and integration were measured (always on the host)
 };
 
 class Simulation {

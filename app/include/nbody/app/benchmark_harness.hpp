@@ -21,6 +21,9 @@ struct EvaluationBenchmark {
   std::function<PreparedRun&()> run;
   PreparedRun::Scope scope = PreparedRun::Scope::kernel;
   std::size_t n = 0;
+  // All-pairs: items are the N^2 credited interactions, with their 20-flop rate. A tree is
+  // credited none (FAIRNESS rule 9): its items are bodies, and it has no flop rate.
+  Algorithm algorithm = Algorithm::all_pairs;
   // Optional: adds counters or a label once the timed loop is over (the run is prepared then).
   std::function<void(benchmark::State&, PreparedRun&)> annotate;
 };
@@ -69,6 +72,8 @@ struct Timings {
   TimingStatistics kernel;
   // Runs decomposed over ranks (PreparedRun::Seconds::communication): the all-gather within total.
   std::optional<TimingStatistics> communication;
+  // Tree formulations (PreparedRun::Seconds::tree_build): the build within kernel.
+  std::optional<TimingStatistics> tree_build;
 };
 
 // Times evaluations of `run` (N = n) as the suite measures: the samples of every repetition, their

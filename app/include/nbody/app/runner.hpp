@@ -25,6 +25,9 @@ struct SuiteOptions {
   double softening = 0.01;
   std::vector<std::size_t> sizes;  // empty: chosen from the hardware (default_sizes)
   std::string implementation_pattern = ".";
+  // The opening angles each tree formulation runs at (Registry::bind_opening_angles): three
+  // accuracies, from about 1e-4 to 1e-3 relative L2 on a Plummer sphere (docs/tolerances.md).
+  std::vector<double> thetas = {0.3, 0.5, 0.7};
   RepetitionSettings timing;
   // A GPU kernel whose median inside the end-to-end timing is shorter than this is also timed
   // alone, back to back, and that figure is its kernel time: on the H100 such kernels read up to
