@@ -67,6 +67,38 @@ void shift_to_centre_of_mass(Snapshot& snapshot) {
   }
 }
 
+// ln(u) for a finite u > 0: u = m 2^e exactly (frexp), m moved into [sqrt(1/2), sqrt(2)), and
+// ln(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172, by its odd series to s^25 (the next
+// term is below 2^-60 of the sum). Arithmetic only, so the same bits everywhere; accurate to a
+// few ulp, which only shapes the distribution.
+double natural_log(double u) {
+  constexpr double kLn2 = 0.693147180559945309417;
+  constexpr double kSqrtHalf = 0.707106781186547524401;
+  int exponent = 0;
+  double mantissa = std::frexp(u, &exponent);
+  if (mantissa < kSqrtHalf) {
+    mantissa *= 2;
+    exponent -= 1;
+  }
+  const double s = (mantissa - 1) / (mantissa + 1);
+  const double s2 = s * s;
+  double series = 0;
+  for (int k = 12; k >= 0; --k) series = series * s2 + 1.0 / (2 * k + 1);
+  return static_cast<double>(exponent) * kLn2 + 2 * s * series;
+}
+
+// A uniform in (0, 1]: never 0, so its logarithm is finite.
+double uniform_open_at_zero(SplitMix64& rng) {
+  return 1.0 - rng.uniform();
+}
+
+// A second, independent stream's seed from the first: seed + 1 would make the second clump of
+// one seed the first clump of the next.
+std::uint64_t derived_seed(std::uint64_t seed) {
+  SplitMix64 rng(seed ^ 0x5851f42d4c957f2dULL);
+  return rng.next();
+}
+
 template <class T>
 std::uint64_t fnv1a(std::span<const Body<T>> bodies) {
   using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
@@ -91,15 +123,32 @@ std::string_view to_string(InitialCondition ic) {
       return "uniform";
     case InitialCondition::plummer:
       return "plummer";
+    case InitialCondition::two_plummer:
+      return "two_plummer";
+    case InitialCondition::coincident:
+      return "coincident";
+    case InitialCondition::thin_disc:
+      return "thin_disc";
   }
   return "unknown";
 }
 
+std::string initial_condition_choices() {
+  std::string choices;
+  for (std::size_t i = 0; i < kAllInitialConditions.size(); ++i) {
+    if (i > 0) choices += i + 1 == kAllInitialConditions.size() ? " or " : ", ";
+    choices += to_string(kAllInitialConditions[i]);
+  }
+  return choices;
+}
+
 InitialCondition parse_initial_condition(std::string_view text) {
-  if (text == "uniform" || text == "uniform_ball") return InitialCondition::uniform_ball;
-  if (text == "plummer") return InitialCondition::plummer;
-  throw UsageError(
-      fmt::format("unknown initial condition '{}' (expected uniform or plummer)", text));
+  if (text == "uniform_ball") return InitialCondition::uniform_ball;
+  for (const InitialCondition ic : kAllInitialConditions) {
+    if (text == to_string(ic)) return ic;
+  }
+  throw UsageError(fmt::format("--ic: unknown initial condition '{}' (expected {})", text,
+                               initial_condition_choices()));
 }
 
 Snapshot make_uniform_ball(std::size_t n, std::uint64_t seed) {
@@ -163,12 +212,106 @@ Snapshot make_plummer(std::size_t n, std::uint64_t seed) {
   return snapshot;
 }
 
+Snapshot make_two_plummer(std::size_t n, std::uint64_t seed) {
+  constexpr double kPi = 3.14159265358979323846;
+  // 20 scale radii, the Plummer scale radius being 3 pi / 16 in Henon units.
+  const double separation = 20.0 * 3.0 * kPi / 16.0;
+  const std::size_t counts[2] = {n - n / 2, n / 2};
+  const std::uint64_t seeds[2] = {seed, derived_seed(seed)};
+  const double total = static_cast<double>(n);
+  // Half the parabolic relative speed sqrt(2 G M / separation) (M = 1): a bound pair that meets
+  // after about a crossing of the gap, slow beside each sphere's inner speeds.
+  const double closing_speed = 0.5 * std::sqrt(2.0 / separation);
+  Snapshot snapshot;
+  for (int side = 0; side < 2; ++side) {
+    const Snapshot sphere = make_plummer(counts[side], seeds[side]);
+    const double mass_fraction = static_cast<double>(counts[side]) / total;
+    // Henon units are for a unit mass: the same radii with a mass fraction f need speeds x sqrt f
+    // to stay in virial equilibrium.
+    const double speed_scale = std::sqrt(mass_fraction);
+    // Each sphere's share of the closing speed keeps the pair's momentum zero.
+    const double direction = side == 0 ? 1.0 : -1.0;
+    const double offset = -direction * 0.5 * separation;
+    const double drift = direction * closing_speed * (1.0 - mass_fraction);
+    for (std::size_t i = 0; i < sphere.bodies.size(); ++i) {
+      const Body<double>& b = sphere.bodies[i];
+      const Vec3<double>& v = sphere.velocities[i];
+      snapshot.bodies.push_back({b.x + offset, b.y, b.z, 1.0 / total});
+      snapshot.velocities.push_back(
+          {v.x * speed_scale + drift, v.y * speed_scale, v.z * speed_scale});
+    }
+  }
+  shift_to_centre_of_mass(snapshot);
+  return snapshot;
+}
+
+Snapshot make_coincident(std::size_t n, std::uint64_t seed) {
+  Snapshot snapshot = make_plummer(n, seed);
+  // Every cluster takes its first body's position: a fair sample of the sphere's positions. The
+  // shift to the centre-of-mass frame subtracts one value from all, so they stay coincident.
+  for (std::size_t i = 0; i < n; ++i) {
+    const Body<double>& first = snapshot.bodies[i - i % kCoincidentClusterSize];
+    snapshot.bodies[i] = {first.x, first.y, first.z, snapshot.bodies[i].m};
+  }
+  shift_to_centre_of_mass(snapshot);
+  return snapshot;
+}
+
+Snapshot make_thin_disc(std::size_t n, std::uint64_t seed) {
+  SplitMix64 rng(seed);
+  Snapshot snapshot{std::vector<Body<double>>(n), std::vector<Vec3<double>>(n)};
+  const double mass = 1.0 / static_cast<double>(n);
+  // exp(-10): the truncations at 10 scale lengths and 10 scale heights.
+  constexpr double kTailBeyondTen = 4.539992976248485e-5;
+  for (std::size_t i = 0; i < n; ++i) {
+    // The radial density R exp(-R / R_d) is a Gamma(2) law: x = -ln(u1 u2), and then
+    // exp(-x) = u1 u2, so the mass inside R, 1 - (1 + x) exp(-x), needs no exponential.
+    double product = 0;
+    do {
+      product = uniform_open_at_zero(rng) * uniform_open_at_zero(rng);
+    } while (product < kTailBeyondTen);
+    const double x = -natural_log(product);
+    const double radius = x * kDiscScaleLength;
+    const double enclosed = 1.0 - (1.0 + x) * product;
+    // sech^2(z / z_0) by its inverse CDF, z = z_0 atanh(v), v uniform in (-1, 1) (v = 1, an
+    // infinite z, is drawn again).
+    double z = 0;
+    for (;;) {
+      const double v = 2.0 * uniform_open_at_zero(rng) - 1.0;
+      if (v >= 1.0) continue;
+      z = kDiscScaleHeight * 0.5 * natural_log((1.0 + v) / (1.0 - v));
+      if (z * z <= 100.0 * kDiscScaleHeight * kDiscScaleHeight) break;
+    }
+    // An azimuth by rejection from the square: no trigonometry.
+    double cx = 0, cy = 0, s = 0;
+    do {
+      cx = 2.0 * rng.uniform() - 1.0;
+      cy = 2.0 * rng.uniform() - 1.0;
+      s = cx * cx + cy * cy;
+    } while (!(s > 1e-12 && s <= 1.0));
+    const double norm = 1.0 / std::sqrt(s);
+    cx *= norm;
+    cy *= norm;
+    const double speed = radius > 0 ? std::sqrt(enclosed / radius) : 0.0;
+    snapshot.bodies[i] = {cx * radius, cy * radius, z, mass};
+    snapshot.velocities[i] = {-cy * speed, cx * speed, 0.0};
+  }
+  shift_to_centre_of_mass(snapshot);
+  return snapshot;
+}
+
 Snapshot make_initial_condition(InitialCondition ic, std::size_t n, std::uint64_t seed) {
   switch (ic) {
     case InitialCondition::uniform_ball:
       return make_uniform_ball(n, seed);
     case InitialCondition::plummer:
       return make_plummer(n, seed);
+    case InitialCondition::two_plummer:
+      return make_two_plummer(n, seed);
+    case InitialCondition::coincident:
+      return make_coincident(n, seed);
+    case InitialCondition::thin_disc:
+      return make_thin_disc(n, seed);
   }
   throw UsageError("unknown initial condition");
 }

@@ -109,7 +109,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   CLI::App app{"Times the CPU Barnes-Hut core per N and theta"};
   std::string ic = "plummer";
   std::string sizes = "64K,256K,1M";
-  app.add_option("--ic", ic, "initial condition: plummer or uniform");
+  app.add_option("--ic", ic, "initial condition: " + nbody::initial_condition_choices());
   app.add_option("--sizes", sizes, "body counts, e.g. 64K,256K,1M");
   app.add_option("--theta", options.thetas, "opening parameters in [0, 1]")->delimiter(',');
   app.add_option("--precision", options.precision, "the bodies' precision: f32 or f64")
@@ -134,7 +134,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   try {
     options.ic = nbody::parse_initial_condition(ic);
   } catch (const nbody::UsageError& e) {
-    fmt::print(stderr, "tree_bench: --ic: {}\n", e.what());
+    fmt::print(stderr, "tree_bench: {}\n", e.what());  // it names --ic
     return kExitUsage;
   }
   try {
