@@ -9,6 +9,15 @@ namespace {
 
 using Arch = xsimd::avx512f;
 
+// vrsqrt14ps, 14 bits: the float32 all-pairs kernels' start on this ISA. (xsimd 8.1's rsqrt for
+// avx512f needs AVX-512ER; the zero-masked form because of the GCC warning below.)
+struct Rsqrt14 {
+  NBODY_FORCE_INLINE xsimd::batch<float, Arch> operator()(
+      const xsimd::batch<float, Arch>& x) const {
+    return _mm512_maskz_rsqrt14_ps(0xffff, x);
+  }
+};
+
 // xsimd 8.1's sqrt for avx512f is the unmasked _mm512_sqrt_p*, which trips GCC 12's
 // -Wmaybe-uninitialized (GCC PR 105593): the zero-masked form with every lane set.
 struct Sqrt {
@@ -25,7 +34,7 @@ struct Sqrt {
 }  // namespace
 
 GroupKernels group_kernels_avx512f() {
-  return make_group_kernels<Arch, Sqrt>();
+  return make_group_kernels<Arch, Rsqrt14, Sqrt>();
 }
 
 }  // namespace nbody::cpu::tree

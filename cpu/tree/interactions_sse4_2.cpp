@@ -1,11 +1,26 @@
-// The walk's interactions in SSE4.2: 4 float32 or 2 float64 lanes, no FMA. Compiled with -msse4.2
-// (cpu/CMakeLists.txt).
+// The walk's interactions in SSE4.2: 4 float32 or 2 float64 lanes, no FMA (xsimd emulates it as a
+// multiply and an add). Compiled with -msse4.2 (cpu/CMakeLists.txt).
+#include <immintrin.h>
+
 #include "nbody/cpu/tree/interaction_kernels_impl.hpp"
 
 namespace nbody::cpu::tree {
+namespace {
+
+using Arch = xsimd::sse4_2;
+
+// rsqrtps, 12 bits: the float32 all-pairs kernels' start on this ISA.
+struct Rsqrt {
+  NBODY_FORCE_INLINE xsimd::batch<float, Arch> operator()(
+      const xsimd::batch<float, Arch>& x) const {
+    return _mm_rsqrt_ps(x);
+  }
+};
+
+}  // namespace
 
 GroupKernels group_kernels_sse4_2() {
-  return make_group_kernels<xsimd::sse4_2>();
+  return make_group_kernels<Arch, Rsqrt>();
 }
 
 }  // namespace nbody::cpu::tree

@@ -33,7 +33,8 @@ struct GroupWork {
 };
 
 // Writes the acceleration of every target of `work` from its lists: each target's sum in T, in the
-// lists' order (bodies, then cells), with the exact 1/sqrt of pair_acceleration.
+// lists' order (bodies, then cells), with the all-pairs kernels' full-accuracy 1/sqrt in float32
+// (rsqrt and a Newton step) and the exact one in float64.
 template <class T>
 using GroupKernel = void (*)(const GroupWork<T>& work);
 

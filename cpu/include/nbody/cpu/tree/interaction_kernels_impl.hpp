@@ -16,10 +16,8 @@ namespace {
 
 // The exact 1/sqrt of physics.hpp's ExactInvSqrt (a correctly rounded square root, then a
 // division), with the ISA's square root: xsimd's, or an ISA file's own where xsimd's trips a
-// compiler warning. Exact rather than the all-pairs kernels' rsqrt and Newton step: the tree's
-// accuracy bounds (tests/tree_test.cpp, docs/tolerances.md "Tree codes") were measured with it,
-// theta = 0 is checked against the scalar kernels' tolerance, and the Newton step has not been
-// surveyed against them.
+// compiler warning. The float64 walk's: the all-pairs float64 kernels' own method is this one on
+// SSE4.2 and AVX2, and on AVX-512F a series for d^-3 alone, where a cell's quadrupole needs 1/d.
 struct XsimdSqrt {
   template <class Batch>
   NBODY_FORCE_INLINE Batch operator()(const Batch& x) const {
@@ -32,6 +30,23 @@ struct ExactBatchInvSqrt {
   template <class Batch>
   NBODY_FORCE_INLINE Batch operator()(const Batch& x) const {
     return Batch(typename Batch::value_type(1)) / Sqrt{}(x);
+  }
+};
+
+// The float32 walk's 1/sqrt: the all-pairs float32 kernels' full-accuracy method
+// (cpu/simd_kernels_impl.hpp's NewtonRsqrt, one step), so that a tree and all-pairs are compared
+// at the same arithmetic (FAIRNESS.md rule 3): the ISA's approximate rsqrt (12 or 14 bits) and one
+// Newton-Raphson step, y1 = y0 + y0/2 (1 - x y0^2), within about 1 ulp. A third of the exact
+// square root and division's cost, which set the walk's pace; the tree's accuracy bounds hold with
+// it (docs/tolerances.md, "Tree codes").
+template <class BareRsqrt>
+struct NewtonBatchInvSqrt {
+  template <class Batch>
+  NBODY_FORCE_INLINE Batch operator()(const Batch& x) const {
+    using T = typename Batch::value_type;
+    const Batch y = BareRsqrt{}(x);
+    const Batch residual = xsimd::fnma(x * y, y, Batch(T(1)));
+    return xsimd::fma(Batch(T(0.5)) * y, residual, y);
   }
 };
 
@@ -54,43 +69,65 @@ NBODY_FORCE_INLINE void load_targets(const Body<T>* bodies, std::size_t first, s
   z = Batch::load_aligned(lane_z);
 }
 
-// Targets in batches of the ISA's width, sources broadcast one at a time: each lane sums in the
-// lists' order, as the scalar loop would. One batch at a time rather than several: the square
-// root and division bound the loop (they share one unit), so more independent chains would not
-// help, and narrower steps waste fewer lanes on a group's last batch.
-template <class T, class Arch, class InvSqrt>
-void evaluate_group(const GroupWork<T>& work) {
+// kBatches batches of targets [first, first + kBatches lanes) against the lists, each lane summing
+// in the lists' order, as the scalar loop would; stores the results of the targets before `end`.
+template <class T, class Arch, class InvSqrt, std::size_t kBatches>
+NBODY_FORCE_INLINE void evaluate_targets(const GroupWork<T>& work, std::size_t first) {
   using Batch = xsimd::batch<T, Arch>;
   constexpr std::size_t kLanes = Batch::size;
   const Batch eps2(work.softening_squared);
-  for (std::size_t first = work.target_begin; first < work.target_end; first += kLanes) {
-    Batch xi, yi, zi;
-    load_targets<T, Arch>(work.sources, first, work.target_end, xi, yi, zi);
-    Batch ax(T(0)), ay(T(0)), az(T(0));
-    for (std::size_t r = 0; r < work.range_count; ++r) {
-      for (std::size_t j = work.ranges[r].begin; j < work.ranges[r].end; ++j) {
-        const Body<T>& s = work.sources[j];
-        accumulate_interaction<Batch, InvSqrt>(xi, yi, zi, Batch(s.x), Batch(s.y), Batch(s.z),
-                                               Batch(s.m), eps2, ax, ay, az);
+  Batch xi[kBatches], yi[kBatches], zi[kBatches], ax[kBatches], ay[kBatches], az[kBatches];
+  for (std::size_t b = 0; b < kBatches; ++b) {
+    load_targets<T, Arch>(work.sources, first + b * kLanes, work.target_end, xi[b], yi[b], zi[b]);
+    ax[b] = ay[b] = az[b] = Batch(T(0));
+  }
+  for (std::size_t r = 0; r < work.range_count; ++r) {
+    for (std::size_t j = work.ranges[r].begin; j < work.ranges[r].end; ++j) {
+      const Body<T>& s = work.sources[j];
+      const Batch sx(s.x), sy(s.y), sz(s.z), sm(s.m);
+      for (std::size_t b = 0; b < kBatches; ++b) {
+        accumulate_interaction<Batch, InvSqrt>(xi[b], yi[b], zi[b], sx, sy, sz, sm, eps2, ax[b],
+                                               ay[b], az[b]);
       }
     }
-    for (std::size_t c = 0; c < work.cell_count; ++c) {
-      accumulate_cell<Batch, T, InvSqrt>(xi, yi, zi, work.multipoles[work.cells[c]], eps2, ax, ay,
-                                         az);
+  }
+  for (std::size_t c = 0; c < work.cell_count; ++c) {
+    const CellMultipole<T>& cell = work.multipoles[work.cells[c]];
+    for (std::size_t b = 0; b < kBatches; ++b) {
+      accumulate_cell<Batch, T, InvSqrt>(xi[b], yi[b], zi[b], cell, eps2, ax[b], ay[b], az[b]);
     }
+  }
+  for (std::size_t b = 0; b < kBatches; ++b) {
     alignas(Arch::alignment()) T out_x[kLanes], out_y[kLanes], out_z[kLanes];
-    ax.store_aligned(out_x);
-    ay.store_aligned(out_y);
-    az.store_aligned(out_z);
-    for (std::size_t lane = 0; lane < kLanes && first + lane < work.target_end; ++lane) {
-      work.accelerations[work.input_index[first + lane]] = {out_x[lane], out_y[lane], out_z[lane]};
+    ax[b].store_aligned(out_x);
+    ay[b].store_aligned(out_y);
+    az[b].store_aligned(out_z);
+    const std::size_t base = first + b * kLanes;
+    for (std::size_t lane = 0; lane < kLanes && base + lane < work.target_end; ++lane) {
+      work.accelerations[work.input_index[base + lane]] = {out_x[lane], out_y[lane], out_z[lane]};
     }
   }
 }
 
-template <class Arch, class Sqrt = XsimdSqrt>
+// Targets in batches of the ISA's width, two at a time while more than one batch is left, sources
+// broadcast one at a time. Two: with the rsqrt and Newton step the loop is bound by the latency
+// of the accumulators' adds (each cell adds to them twice), which a second independent batch
+// hides; it also halves the loads and broadcasts of the lists. One for a last lone batch, so
+// that a small group wastes no more lanes than before. Lane sums are the same in either case.
+template <class T, class Arch, class InvSqrt>
+void evaluate_group(const GroupWork<T>& work) {
+  constexpr std::size_t kLanes = xsimd::batch<T, Arch>::size;
+  std::size_t first = work.target_begin;
+  for (; first + kLanes < work.target_end; first += 2 * kLanes) {
+    evaluate_targets<T, Arch, InvSqrt, 2>(work, first);
+  }
+  if (first < work.target_end) evaluate_targets<T, Arch, InvSqrt, 1>(work, first);
+}
+
+// BareRsqrt: the ISA's approximate 1/sqrt of a float32 batch, as its all-pairs kernels take it.
+template <class Arch, class BareRsqrt, class Sqrt = XsimdSqrt>
 GroupKernels make_group_kernels() {
-  return {.f32 = &evaluate_group<float, Arch, ExactBatchInvSqrt<Sqrt>>,
+  return {.f32 = &evaluate_group<float, Arch, NewtonBatchInvSqrt<BareRsqrt>>,
           .f64 = &evaluate_group<double, Arch, ExactBatchInvSqrt<Sqrt>>};
 }
 
