@@ -209,6 +209,7 @@ void build_cells(const TreeSettings& settings, Octree<T>& tree) {
 template <class T>
 void compute_moments(Octree<T>& tree) {
   tree.moments.resize(tree.cells.size());
+  tree.criteria.resize(tree.cells.size());
   const std::span<const Body<T>> bodies(tree.sorted_bodies);
   for (std::size_t level = tree.level_begin.size() - 1; level-- > 0;) {
     tbb::parallel_for(
@@ -217,12 +218,14 @@ void compute_moments(Octree<T>& tree) {
           for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
             const Cell& cell = tree.cells[c];
             const BoundingCube cube = cell_cube(tree.keys[cell.begin], cell.level, tree.cube);
-            tree.moments[c] =
+            const CellMoments moments =
                 cell.is_leaf()
                     ? moments_of_bodies(bodies.subspan(cell.begin, cell.body_count()), cube)
                     : moments_of_children(std::span<const CellMoments>(tree.moments)
                                               .subspan(cell.first_child, cell.child_count),
                                           cube);
+            tree.moments[c] = moments;
+            tree.criteria[c] = {moments.centre, moments.b_max * moments.b_max};
           }
         });
   }

@@ -22,10 +22,13 @@
 namespace nbody::cpu::tree {
 namespace {
 
-// The squared distance from `point` to the nearest point of `box` (0 inside it).
+// The squared distance from `point` to the nearest point of `box` (0 inside it). Each gap is
+// max(low - p, 0, p - high) as std::max({...}) takes it, written as comparisons that compile to
+// maxsd rather than to branches, which the walk mispredicted.
 TreeFloat64 squared_distance_to_box(const Box& box, const Vec3<TreeFloat64>& point) {
-  const auto gap = [](TreeFloat64 low, TreeFloat64 high, TreeFloat64 p) {
-    return std::max({low - p, TreeFloat64{0}, p - high});
+  const auto larger = [](TreeFloat64 a, TreeFloat64 b) { return a < b ? b : a; };
+  const auto gap = [&](TreeFloat64 low, TreeFloat64 high, TreeFloat64 p) {
+    return larger(larger(low - p, TreeFloat64{0}), p - high);
   };
   const TreeFloat64 dx = gap(box.low.x, box.high.x, point.x);
   const TreeFloat64 dy = gap(box.low.y, box.high.y, point.y);
@@ -42,8 +45,8 @@ TreeFloat64 squared_distance_to_box(const Box& box, const Vec3<TreeFloat64>& poi
 // from a target inside or beside the cell, with unbounded error; measuring from b_max cannot: for
 // theta <= 1 a cell that holds one of the group's bodies is never accepted (that body is within
 // b_max of the centre). Compared as squares times theta^2, so that theta = 0 accepts nothing.
-bool accepts(const Box& group, const CellMoments& cell, TreeFloat64 theta_squared) {
-  return theta_squared * squared_distance_to_box(group, cell.centre) > cell.b_max * cell.b_max;
+bool accepts(const Box& group, const CellCriterion& cell, TreeFloat64 theta_squared) {
+  return theta_squared * squared_distance_to_box(group, cell.centre) > cell.b_max_squared;
 }
 
 // One walk's result, and its stack; kept per thread so the vectors are allocated once.
@@ -74,7 +77,7 @@ void walk(const Octree<T>& tree, const Box& group, TreeFloat64 theta_squared,
     const std::uint32_t c = lists.stack.back();
     lists.stack.pop_back();
     const Cell& cell = tree.cells[c];
-    if (accepts(group, tree.moments[c], theta_squared)) {
+    if (accepts(group, tree.criteria[c], theta_squared)) {
       lists.cells.push_back(c);
     } else if (cell.is_leaf()) {
       append_range(lists.bodies, cell);

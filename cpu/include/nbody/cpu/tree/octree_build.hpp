@@ -39,6 +39,15 @@ struct Cell {
   std::uint32_t body_count() const { return end - begin; }
 };
 
+// What the walk's opening criterion reads of a cell: the float64 centre of mass and b_max^2 of its
+// CellMoments, packed apart from their 152 bytes so that a walk touches 32 bytes a cell in place
+// of two cache lines. The same values (b_max^2 rounded as the criterion rounded it), so the same
+// decisions, which the GPU tree reproduces.
+struct CellCriterion {
+  Vec3<TreeFloat64> centre;
+  TreeFloat64 b_max_squared = 0;
+};
+
 // Seconds of each phase of the build, apart from the traversal.
 struct BuildSeconds {
   double keys = 0;     // bounding cube and Morton keys
@@ -58,9 +67,10 @@ struct Octree {
   // 1]), and a cell's children are contiguous.
   std::vector<Cell> cells;
   std::vector<std::uint32_t> level_begin;
-  std::vector<std::uint32_t> leaves;  // the leaf cells, in the sorted order of their bodies
-  std::vector<std::uint32_t> groups;  // the target groups (TreeSettings), in the same order
-  std::vector<CellMoments> moments;   // of each cell, float64
+  std::vector<std::uint32_t> leaves;    // the leaf cells, in the sorted order of their bodies
+  std::vector<std::uint32_t> groups;    // the target groups (TreeSettings), in the same order
+  std::vector<CellMoments> moments;     // of each cell, float64
+  std::vector<CellCriterion> criteria;  // of each cell, from its moments
 
   int depth() const { return static_cast<int>(level_begin.size()) - 2; }
   TreeFloat64 cell_size(const Cell& cell) const { return std::ldexp(cube.size, -cell.level); }
