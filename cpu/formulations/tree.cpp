@@ -143,9 +143,9 @@ void register_tree(Registry& registry) {
                          "interaction lists evaluated in SIMD lanes (the run-time ISA)",
                          "all cores with oneTBB (--threads sets the count)",
                          std::string(tree::kTreeFloat64Parts)},
-       // Rounding like the scalar all-pairs sum (theta = 0 is that sum); each angle adds its
-       // truncation (barnes_hut_tolerance).
-       .tolerance = f64 ? scalar_float64_tolerance() : scalar_float32_tolerance(),
+       // Rounding as the all-pairs kernels whose 1/sqrt the walk takes (theta = 0 is their sum:
+       // tests/tree_test.cpp); each angle adds its truncation (barnes_hut_tolerance).
+       .tolerance = f64 ? scalar_float64_tolerance() : simd::simd_full_tolerance(),
        // The sorted copy, keys and indices, the accelerations, and about one cell per 4 bodies
        // with its float64 moments.
        .bytes_per_body = 2 * sizeof(Body<T>) + 16 + sizeof(Vec3<T>) + 64},

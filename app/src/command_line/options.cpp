@@ -81,7 +81,8 @@ void add_selection_options(CLI::App& command, SelectionOptions& o) {
                      "Body counts, e.g. 1000,4096 or 1K,64K,1M (default: from the hardware)");
   command.add_option("--impl", o.impl, "Regular expression selecting implementations by name")
       ->capture_default_str();
-  command.add_option("--ic", o.ic, "Initial condition: uniform or plummer")->capture_default_str();
+  command.add_option("--ic", o.ic, "Initial condition: " + initial_condition_choices())
+      ->capture_default_str();
   command.add_option("--seed", o.suite.seed, "Seed of the initial condition")
       ->capture_default_str()
       ->check(whole_number());
