@@ -96,7 +96,8 @@ AuditRule simulations_within_bounds(const std::vector<IntegrationRow>& rows) {
       rule, RuleVerdict::kept,
       fmt::format("all {} simulations kept energy within their bounds (|ΔE/E| at most {:.0e}, and "
                   "within 2 × "
-                  "the float64 leapfrog's + 4u where it was followed) and momentum within u √steps",
+                  "the float64 leapfrog's + 4u where it was followed) and momentum within u √steps "
+                  "(each plus a tree's surveyed truncation drift)",
                   checked, kTrustedEnergyError));
 }
 

@@ -67,6 +67,20 @@ inline double energy_error_bound(double float64_error, double unit_roundoff) {
   return 2 * float64_error + 4 * unit_roundoff;
 }
 
+// What an approximate force's own error adds to the conservation bounds after `time` (in the
+// suite's units, G = M = 1) at a truncation bound `relative_l2_truncation` (a tree's, at its
+// opening angle): its forces are neither exact nor equal and opposite, so energy and momentum
+// drift with it. Linear in time, 5 times the worst of the survey (docs/tolerances.md, "Time
+// integration": cpu.tree, Plummer, N = 2K and 4K, theta 0.3 to 1, 4 time units).
+struct TruncationDrift {
+  double energy = 0;    // added to |dE/E|
+  double momentum = 0;  // added to the momentum drift over sqrt(M |W0|)
+};
+inline TruncationDrift truncation_drift(double relative_l2_truncation, double time) {
+  return {.energy = 5e-4 * relative_l2_truncation * time,
+          .momentum = 3e-3 * relative_l2_truncation * time};
+}
+
 // The implementation's own simulation where it has one, else the host leapfrog around its
 // prepared run (PreparedRun::set_bodies), integrating in its precision with its threads. Throws
 // std::runtime_error where neither exists (a GPU formulation without a device simulation), and
