@@ -64,7 +64,7 @@ void expect_bitwise_equal(std::span<const Vec3<double>> got, std::span<const Vec
 std::vector<const Implementation*> shipped_all_pairs_cpu(const Registry& registry) {
   return registry.where([](const ImplementationInfo& i) {
     return i.device == DeviceKind::cpu && i.pairs == PairScheme::all_pairs &&
-           i.role != Role::tuning_variant;
+           i.algorithm == Algorithm::all_pairs && i.role != Role::tuning_variant;
   });
 }
 
@@ -131,7 +131,7 @@ TEST(DecomposedRun, GpuSlicesTogetherMatchTheReference) {
   const Registry registry = make_default_registry();
   const auto gpu = registry.where([](const ImplementationInfo& i) {
     return i.device == DeviceKind::gpu && i.pairs == PairScheme::all_pairs &&
-           i.role != Role::tuning_variant;
+           i.algorithm == Algorithm::all_pairs && i.role != Role::tuning_variant;
   });
   if (gpu.empty() || gpu.front()->unavailable_reason()) {
     GTEST_SKIP() << "no GPU here: "

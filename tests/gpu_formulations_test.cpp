@@ -22,6 +22,12 @@
 namespace nbody {
 namespace {
 
+// Formulations that refuse a slice of the targets: symmetric pairs add reactions to every body,
+// and a tree would need each slice's locally essential tree.
+bool refuses_target_ranges(const ImplementationInfo& info) {
+  return info.pairs == PairScheme::symmetric || info.algorithm == Algorithm::barnes_hut;
+}
+
 // Every registered GPU formulation but the tuning variants (tested below on fewer sizes).
 std::vector<std::string> gpu_formulations() {
   std::vector<std::string> names;
@@ -121,7 +127,15 @@ TEST_P(GpuFormulation, EndToEndScopeGivesTheKernelScopeResult) {
 TEST_P(GpuFormulation, DetailsNameTheLaunchAndTheDevice) {
   if (const auto reason = impl_->unavailable_reason()) GTEST_SKIP() << *reason;
   const Snapshot snapshot = make_initial_condition(InitialCondition::uniform_ball, 4097, 3);
-  const auto details = impl_->prepare(snapshot.bodies, testing::kTestSoftening, {})->details();
+  const auto run = impl_->prepare(snapshot.bodies, testing::kTestSoftening, {});
+  run->evaluate(PreparedRun::Scope::kernel);
+  const auto details = run->details();
+  if (impl_->info.algorithm == Algorithm::barnes_hut) {
+    for (const char* key : {"gpu", "theta", "cells", "groups", "validation_ms_traversal"}) {
+      EXPECT_TRUE(details.contains(key)) << key;
+    }
+    return;
+  }
   for (const char* key : {"device", "sm_count", "grid", "block", "bodies_per_thread",
                           "threads_per_body", "shared_memory_bytes"}) {
     EXPECT_TRUE(details.contains(key)) << key;
@@ -156,7 +170,7 @@ TEST_P(GpuFormulation, SlicesOfTargetsTogetherMatchTheReference) {
       SCOPED_TRACE("N=" + std::to_string(n) + ", " + std::to_string(parts) + " parts");
       ExecutionOptions options;
       options.targets = balanced_slice(n, 0, parts);
-      if (impl_->info.pairs == PairScheme::symmetric) {
+      if (refuses_target_ranges(impl_->info)) {
         if (n < 2) continue;  // one part holds every body: not a slice
         ASSERT_TRUE(impl_->size_limit_reason(n, options).has_value());
         EXPECT_THROW(impl_->prepare(seen, testing::kTestSoftening, options), std::invalid_argument);
@@ -205,7 +219,7 @@ TEST_P(GpuFormulation, SeveralGpusTogetherMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed) + " (set NBODY_TEST_SEED to repeat)");
   for (const std::size_t n : {1, 2, 7, 31, 1000, 4097, 8193}) {
     SCOPED_TRACE("N=" + std::to_string(n));
-    if (impl_->info.pairs == PairScheme::symmetric) {
+    if (refuses_target_ranges(impl_->info)) {
       ASSERT_TRUE(impl_->size_limit_reason(n, options).has_value());
       continue;
     }
@@ -239,7 +253,8 @@ TEST_P(GpuFormulation, NewBodiesGiveAFreshRunsAccelerations) {
   const Snapshot before = make_initial_condition(InitialCondition::plummer, 1000, 11);
   const Snapshot after = make_initial_condition(InitialCondition::uniform_ball, 1000, 12);
   ExecutionOptions options;
-  options.targets = balanced_slice(1000, 1, 2);
+  // A tree computes every body (refuses_target_ranges); the others a slice.
+  if (!refuses_target_ranges(impl_->info)) options.targets = balanced_slice(1000, 1, 2);
   auto moved = impl_->prepare(before.bodies, testing::kTestSoftening, options);
   moved->evaluate(PreparedRun::Scope::kernel);
   moved->set_bodies(after.bodies);

@@ -105,12 +105,15 @@ TEST(Simulation, CircularBinaryReturnsAfterOnePeriodWithEveryFormulation) {
   }
 }
 
-// Linear momentum: exact to rounding for every kernel (symmetric ones apply equal and opposite
-// forces; the others compute each side separately, so rounding differs by a few units).
+// Linear momentum: exact to rounding for every all-pairs kernel (symmetric ones apply equal and
+// opposite forces; the others compute each side separately, so rounding differs by a few units).
+// A tree's cells act on bodies that do not act back on them alone: its drift is bounded with its
+// truncation (reports' conservation check), not here.
 TEST(Simulation, MomentumIsConservedToRounding) {
   print_gpu_skip_reason_once();
   const PhaseSpaceState initial = plummer(1000, 7);
   for (const Implementation* impl : runnable()) {
+    if (impl->info.algorithm != Algorithm::all_pairs) continue;
     SCOPED_TRACE(impl->info.name);
     auto sim = start(*impl, initial, 0.01);
     sim->advance(32, 1.0 / 256, false);
@@ -155,7 +158,10 @@ TEST(Simulation, PlummerEnergyErrorIsWithinItsBoundForEveryFormulation) {
     const double error =
         relative_energy_error(conserved_quantities(end.bodies, end.velocities, softening), s0);
     std::printf("%-20s |dE/E| = %.3e\n", impl->info.name.c_str(), error);
-    EXPECT_LE(error, energy_error_bound(reference_error, unit_roundoff(*impl)));
+    // A tree adds its truncation's drift (zero for all-pairs formulations).
+    const double drift =
+        truncation_drift(impl->info.tolerance.relative_l2_truncation, steps * dt).energy;
+    EXPECT_LE(error, energy_error_bound(reference_error, unit_roundoff(*impl)) + drift);
   }
 }
 
@@ -314,7 +320,10 @@ TEST(Simulation, OnSeveralGpusFollowsTheOneGpuTrajectory) {
     GTEST_SKIP() << *reason;
   }
   for (const Implementation* impl : runnable()) {
-    if (impl->info.device != DeviceKind::gpu || impl->info.pairs != PairScheme::all_pairs) continue;
+    if (impl->info.device != DeviceKind::gpu || impl->info.pairs != PairScheme::all_pairs ||
+        impl->info.algorithm != Algorithm::all_pairs) {
+      continue;  // symmetric pairs and trees refuse several GPUs
+    }
     for (const std::size_t n : {1, 2, 7, 1000, 4097}) {
       SCOPED_TRACE(impl->info.name + " N=" + std::to_string(n));
       const PhaseSpaceState initial = plummer(n, 300 + n);

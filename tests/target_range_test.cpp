@@ -116,7 +116,8 @@ void expect_slices_equal_whole(const Implementation& impl, const std::string& is
 TEST(TargetRange, CpuSlicesConcatenatedEqualTheWholeRunExactly) {
   const Registry registry = make_default_registry();
   const auto cpu = registry.where([](const ImplementationInfo& i) {
-    return i.device == DeviceKind::cpu && i.pairs == PairScheme::all_pairs;
+    return i.device == DeviceKind::cpu && i.pairs == PairScheme::all_pairs &&
+           i.algorithm == Algorithm::all_pairs && i.algorithm == Algorithm::all_pairs;
   });
   ASSERT_FALSE(cpu.empty());
   const std::uint64_t seed = testing::test_seed();
@@ -138,7 +139,7 @@ TEST(TargetRange, CpuSliceFollowsNewBodies) {
   const Snapshot after = make_initial_condition(InitialCondition::uniform_ball, 100, 4);
   for (const Implementation* impl : registry.where([](const ImplementationInfo& i) {
          return i.device == DeviceKind::cpu && i.pairs == PairScheme::all_pairs &&
-                i.role != Role::tuning_variant;
+                i.algorithm == Algorithm::all_pairs && i.role != Role::tuning_variant;
        })) {
     if (impl->unavailable_reason()) continue;
     ExecutionOptions options;

@@ -82,9 +82,9 @@ inline TruncationDrift truncation_drift(double relative_l2_truncation, double ti
 }
 
 // The implementation's own simulation where it has one, else the host leapfrog around its
-// prepared run (PreparedRun::set_bodies), integrating in its precision with its threads. Throws
-// std::runtime_error where neither exists (a GPU formulation without a device simulation), and
-// std::invalid_argument for a slice of targets: the host leapfrog integrates every body (the
+// prepared run (PreparedRun::set_bodies: a GPU tree's run uploads each step's bodies), integrating
+// in its precision with its threads. Throws std::logic_error where the run cannot take new bodies,
+// and std::invalid_argument for a slice of targets: the host leapfrog integrates every body (the
 // decomposed simulation of nbody/distributed integrates a slice and all-gathers the rest).
 std::unique_ptr<Simulation> make_simulation(const Implementation& implementation,
                                             const SimulationSetup& setup);
