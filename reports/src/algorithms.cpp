@@ -18,27 +18,16 @@ bool is_tree_result(const ResultsDocument& doc, const ResultRecord& r) {
   return impl && is_tree(*impl);
 }
 
-namespace {
-
-// What a scalar float32 all-pairs kernel is held to (docs/tolerances.md): the coefficients of
-// u sqrt(N) of its relative L2 and maximum relative errors.
-constexpr double kFloat32AllPairsRelativeL2 = 8;
-constexpr double kFloat32AllPairsMaxRelative = 96;
-
-double root_n(std::size_t n) {
-  return std::sqrt(std::max(1.0, static_cast<double>(n)));
-}
-
-}  // namespace
-
 double AccuracyBar::relative_l2_bound(std::size_t n) const {
-  return float32_all_pairs ? kFloat32AllPairsRelativeL2 * kFloat32UnitRoundoff * root_n(n)
-                           : relative_l2;
+  if (!float32_all_pairs) return relative_l2;
+  const auto measured = float32_all_pairs_errors.find(n);
+  return measured == float32_all_pairs_errors.end() ? -1 : measured->second.first;
 }
 
 std::optional<double> AccuracyBar::max_relative_bound(std::size_t n) const {
   if (!float32_all_pairs) return std::nullopt;
-  return kFloat32AllPairsMaxRelative * kFloat32UnitRoundoff * root_n(n);
+  const auto measured = float32_all_pairs_errors.find(n);
+  return measured == float32_all_pairs_errors.end() ? -1 : measured->second.second;
 }
 
 bool AccuracyBar::met_by(double l2, double max_relative, std::size_t n) const {
@@ -47,11 +36,39 @@ bool AccuracyBar::met_by(double l2, double max_relative, std::size_t n) const {
   return !max_bound || max_relative <= *max_bound;
 }
 
-std::vector<AccuracyBar> accuracy_bars() {
+namespace {
+
+// Per N, the largest relative L2 and max error of the full-accuracy float32 all-pairs results
+// measured ok: the float32 class, as this run measured it.
+std::map<std::size_t, std::pair<double, double>> float32_all_pairs_errors(
+    const ResultsDocument& doc) {
+  std::map<std::size_t, std::pair<double, double>> worst;
+  for (const ResultRecord& r : doc.results) {
+    const ImplementationRecord* impl = find_implementation(doc, r.implementation);
+    if (!impl || is_tree(*impl) || impl->precision != Precision::f32 ||
+        impl->accuracy_class != AccuracyClass::full || r.status != Status::ok || !r.accuracy) {
+      continue;
+    }
+    const AccuracyMetrics& m = r.accuracy->metrics;
+    auto [entry, added] = worst.try_emplace(r.n, m.relative_l2, m.max_relative);
+    if (!added) {
+      entry->second = {std::max(entry->second.first, m.relative_l2),
+                       std::max(entry->second.second, m.max_relative)};
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+std::vector<AccuracyBar> accuracy_bars(const ResultsDocument& doc) {
   return {{.label = "relative L2 ≤ 1e-2", .relative_l2 = 1e-2},
           {.label = "relative L2 ≤ 1e-3", .relative_l2 = 1e-3},
           {.label = "relative L2 ≤ 1e-4", .relative_l2 = 1e-4},
-          {.label = "float32 all-pairs class", .relative_l2 = 0, .float32_all_pairs = true}};
+          {.label = "float32 all-pairs class",
+           .relative_l2 = 0,
+           .float32_all_pairs = true,
+           .float32_all_pairs_errors = float32_all_pairs_errors(doc)}};
 }
 
 namespace {
@@ -253,7 +270,7 @@ AlgorithmComparison compare_algorithms(const ResultsDocument& doc) {
   AlgorithmComparison comparison;
   comparison.trees = tree_rows(doc);
   if (comparison.trees.empty()) return comparison;
-  comparison.bars = accuracy_bars();
+  comparison.bars = accuracy_bars(doc);
   const std::vector<TimeFigure> figures = time_figures(doc);
   comparison.rows = bar_rows(figures, comparison.bars);
   comparison.fronts = pareto_fronts(figures);

@@ -109,9 +109,10 @@ std::string across_algorithms_intro() {
          "(kernel median time per force evaluation) among every result measured ok whose "
          "measured errors meet the bar, whatever its algorithm, precision or accuracy class; and "
          "GPU speed over CPU speed (CPU time ÷ GPU time), with its interval from the two medians' "
-         "confidence intervals. The float32 all-pairs class bar asks what a scalar float32 "
-         "all-pairs kernel is held to at that N: relative L2 ≤ 8u√N and max ≤ 96u√N (u = 2⁻²⁴), "
-         "both.";
+         "confidence intervals. The float32 all-pairs class bar asks for the accuracy the "
+         "float32 all-pairs kernels reach at that N: a relative L2 and a max error no larger than "
+         "the least accurate full-accuracy float32 all-pairs result measured there (either "
+         "device), both; where none was measured, nothing meets it.";
 }
 
 std::string tree_codes_intro() {
