@@ -20,6 +20,7 @@
 #include "nbody/cpu/simd_runs.hpp"
 #include "nbody/cpu/tree/octree.hpp"
 #include "nbody/cpu/tree/precision.hpp"
+#include "nbody/tree_formulation.hpp"
 
 namespace nbody::cpu {
 namespace {
@@ -106,25 +107,6 @@ class TreeRun final : public PreparedRun {
   tree::TreeForces<T> forces_;
 };
 
-// The formulation bound to one opening angle: its own name, tolerance and runs.
-template <class T>
-Implementation at_opening_angle(Implementation unbound, double theta) {
-  Implementation bound = std::move(unbound);
-  bound.info.name = name_at_opening_angle(bound.info.name, theta);
-  bound.info.theta = theta;
-  bound.info.tolerance = barnes_hut_tolerance(bound.info.tolerance, theta);
-  bound.info.optimizations.push_back(fmt::format("opening angle theta = {}", theta));
-  bound.prepare = [theta](std::span<const Body<double>> bodies, double softening,
-                          const ExecutionOptions& options) -> std::unique_ptr<PreparedRun> {
-    if (const auto refusal = target_range_refusal(bodies.size(), options)) {
-      throw std::invalid_argument(*refusal);
-    }
-    return std::make_unique<TreeRun<T>>(bodies, softening, theta, options);
-  };
-  bound.at_opening_angle = nullptr;
-  return bound;
-}
-
 template <class T>
 void register_tree(Registry& registry) {
   constexpr bool f64 = std::is_same_v<T, double>;
@@ -150,12 +132,15 @@ void register_tree(Registry& registry) {
        // with its float64 moments.
        .bytes_per_body = 2 * sizeof(Body<T>) + 16 + sizeof(Vec3<T>) + 64},
       nullptr, target_range_refusal);
-  // As registered, at the default angle under the plain name, for whoever runs the registry
-  // without binding it (the tests over every formulation); `--theta` binds the angles to sweep.
-  Implementation registered = at_opening_angle<T>(tree, kUnboundTheta);
-  registered.info.name = tree.info.name;
-  registered.at_opening_angle = [tree](double theta) { return at_opening_angle<T>(tree, theta); };
-  registry.add(std::move(registered));
+  registry.add(tree_formulation(
+      std::move(tree), kUnboundTheta,
+      [](std::span<const Body<double>> bodies, double softening, const ExecutionOptions& options,
+         double theta) -> std::unique_ptr<PreparedRun> {
+        if (const auto refusal = target_range_refusal(bodies.size(), options)) {
+          throw std::invalid_argument(*refusal);
+        }
+        return std::make_unique<TreeRun<T>>(bodies, softening, theta, options);
+      }));
 }
 
 }  // namespace

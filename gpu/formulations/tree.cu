@@ -19,6 +19,7 @@
 #include "nbody/gpu/device_query.hpp"
 #include "nbody/gpu/gpu_run.hpp"
 #include "nbody/gpu/tree/gpu_tree.hpp"
+#include "nbody/tree_formulation.hpp"
 
 namespace nbody::gpu {
 namespace {
@@ -136,25 +137,6 @@ std::optional<std::string> size_limit_reason(std::size_t n, const ExecutionOptio
   return device_memory_limit_reason(options.gpu_device, n * bytes_per_body);
 }
 
-// The formulation bound to one opening angle: its own name, tolerance and runs.
-template <class T>
-Implementation at_opening_angle(Implementation unbound, double theta) {
-  Implementation bound = std::move(unbound);
-  bound.info.name = name_at_opening_angle(bound.info.name, theta);
-  bound.info.theta = theta;
-  bound.info.tolerance = barnes_hut_tolerance(bound.info.tolerance, theta);
-  bound.info.optimizations.push_back("opening angle theta = " + shortest(theta));
-  bound.prepare = [theta](std::span<const Body<double>> bodies, double softening,
-                          const ExecutionOptions& options) -> std::unique_ptr<PreparedRun> {
-    if (const auto refusal = size_limit_reason(bodies.size(), options, 0)) {
-      throw std::invalid_argument(*refusal);
-    }
-    return std::make_unique<GpuTreeRun<T>>(bodies, softening, theta, options);
-  };
-  bound.at_opening_angle = nullptr;
-  return bound;
-}
-
 template <class T>
 void register_tree(Registry& registry) {
   constexpr bool f64 = std::is_same_v<T, double>;
@@ -190,10 +172,15 @@ void register_tree(Registry& registry) {
           },
       .simulate = nullptr,
       .at_opening_angle = nullptr};
-  Implementation registered = at_opening_angle<T>(tree, kUnboundTheta);
-  registered.info.name = tree.info.name;
-  registered.at_opening_angle = [tree](double theta) { return at_opening_angle<T>(tree, theta); };
-  registry.add(std::move(registered));
+  registry.add(tree_formulation(
+      std::move(tree), kUnboundTheta,
+      [](std::span<const Body<double>> bodies, double softening, const ExecutionOptions& options,
+         double theta) -> std::unique_ptr<PreparedRun> {
+        if (const auto refusal = size_limit_reason(bodies.size(), options, 0)) {
+          throw std::invalid_argument(*refusal);
+        }
+        return std::make_unique<GpuTreeRun<T>>(bodies, softening, theta, options);
+      }));
 }
 
 }  // namespace
