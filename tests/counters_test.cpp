@@ -447,10 +447,11 @@ TEST(CpuCounters, EveryCpuFormulationGetsItsHotLoopCounted) {
   const std::size_t n = 1500;  // not a multiple of any vector width
   const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, 7);
   // Counters are read in runs, which leave the tuning variants out (at this N, a small-tile
-  // variant of cpu.tbb.symmetric spends its time in the reduction, not in the pair loop).
+  // variant of cpu.tbb.symmetric spends its time in the reduction, not in the pair loop), and the
+  // trees, whose figures would be per credited interaction.
   for (const Implementation& impl : registry.all()) {
     if (impl.info.device != DeviceKind::cpu || impl.info.role == Role::tuning_variant ||
-        impl.unavailable_reason()) {
+        impl.info.algorithm != Algorithm::all_pairs || impl.unavailable_reason()) {
       continue;
     }
     CounterSource* source = nullptr;
@@ -634,7 +635,11 @@ TEST(Cupti, EveryGpuFormulationGetsCountersAndPlausibleFigures) {
   const std::size_t n = 1 << 14;
   const Snapshot snapshot = make_initial_condition(InitialCondition::plummer, n, 11);
   for (const Implementation& impl : registry.all()) {
-    if (impl.info.device != DeviceKind::gpu || impl.info.role == Role::tuning_variant) continue;
+    // As runs read them: the all-pairs kernels, tuning variants aside.
+    if (impl.info.device != DeviceKind::gpu || impl.info.role == Role::tuning_variant ||
+        impl.info.algorithm != Algorithm::all_pairs) {
+      continue;
+    }
     auto run = impl.prepare(snapshot.bodies, testing::kTestSoftening, {});
     const CounterReadout readout = sources.front()->read(*run, impl.info, n, Ceilings{});
     ASSERT_TRUE(readout.unavailable_reason.empty())

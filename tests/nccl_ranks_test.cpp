@@ -64,10 +64,13 @@ ExecutionOptions grouped() {
   return options;
 }
 
+// The all-pairs GPU formulations of `pairs` (a tree refuses ranks: it would need each rank's
+// locally essential tree).
 std::vector<const Implementation*> gpu_formulations(const Registry& registry,
                                                     PairScheme pairs = PairScheme::all_pairs) {
   return registry.where([pairs](const ImplementationInfo& i) {
-    return i.device == DeviceKind::gpu && i.pairs == pairs && i.role != Role::tuning_variant;
+    return i.device == DeviceKind::gpu && i.pairs == pairs && i.algorithm == Algorithm::all_pairs &&
+           i.role != Role::tuning_variant;
   });
 }
 
