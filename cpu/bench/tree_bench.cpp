@@ -36,6 +36,7 @@
 #include "nbody/reference.hpp"
 #include "nbody/sizes.hpp"
 #include "nbody/steady_clock.hpp"
+#include "nbody/tree_bench_support.hpp"
 
 namespace {
 
@@ -73,34 +74,10 @@ struct Row {
   std::optional<nbody::AccuracyMetrics> accuracy;  // absent with --check-bodies 0
 };
 
-// The sampled targets and their float64 reference, for one N: shared by every theta.
-struct ReferenceSample {
-  std::vector<nbody::Body<double>> seen;  // the input as the tree sees it, exactly, in float64
-  std::vector<std::uint32_t> targets;
-  std::vector<nbody::Vec3<double>> accelerations;
-};
-
-// The median of a few values; the mean of the middle two for an even count.
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  if (values.size() % 2 == 1) return values[middle];
-  return 0.5 * (values[middle - 1] + values[middle]);
-}
-
 // Checks what CLI11 cannot, naming the option in the message.
 void validate(const Options& options) {
-  for (const double theta : options.thetas) {
-    if (!(theta >= 0 && theta <= 1)) {
-      throw nbody::UsageError(fmt::format("--theta: {} is outside [0, 1]", theta));
-    }
-  }
-  if (options.reps < 1) throw nbody::UsageError("--reps: at least 1 timed repetition");
+  nbody::check_tree_bench_options(options.thetas, options.reps, options.softening);
   if (options.threads < 0) throw nbody::UsageError("--threads: 0 (all) or a positive count");
-  if (!(options.softening >= nbody::kSmallestSoftening)) {
-    throw nbody::UsageError(
-        fmt::format("--softening: at least {} (kSmallestSoftening)", nbody::kSmallestSoftening));
-  }
 }
 
 // The options, or the exit code when the program should stop here (help, or bad input, whose
@@ -156,23 +133,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   return std::nullopt;
 }
 
-// The reference is computed on the input rounded to the tree's precision: the error measured is
-// then the tree's own, not the rounding of its input (as the suite's validation does).
 template <class T>
-ReferenceSample make_reference_sample(const std::vector<nbody::Body<double>>& bodies,
-                                      const Options& options) {
-  ReferenceSample sample;
-  sample.seen = nbody::convert_precision<double, T>(nbody::convert_precision<T, double>(bodies));
-  if (options.check_bodies == 0) return sample;
-  sample.targets = nbody::validation_targets(sample.seen.size(), options.check_bodies);
-  sample.accelerations =
-      nbody::reference_accelerations(sample.seen, options.softening, sample.targets);
-  return sample;
-}
-
-template <class T>
-Row measure(std::span<const nbody::Body<T>> bodies, double theta, const ReferenceSample& sample,
-            const Options& options) {
+Row measure(std::span<const nbody::Body<T>> bodies, double theta,
+            const nbody::ReferenceSample& sample, const Options& options) {
   Row row{.n = bodies.size(), .theta = theta};
   const tree::TreeSettings settings{.isa = options.isa};
   {
@@ -202,15 +165,15 @@ Row measure(std::span<const nbody::Body<T>> bodies, double theta, const Referenc
     moments.push_back(seconds.build.moments);
     traversal.push_back(seconds.traversal);
   }
-  row.total_median = median(total);
+  row.total_median = nbody::median(total);
   row.total_min = *std::min_element(total.begin(), total.end());
-  row.wall_median = median(wall);
-  row.build_median = median(build);
-  row.build_parts_median = {.keys = median(keys),
-                            .sort = median(sort),
-                            .build = median(cells),
-                            .moments = median(moments)};
-  row.traversal_median = median(traversal);
+  row.wall_median = nbody::median(wall);
+  row.build_median = nbody::median(build);
+  row.build_parts_median = {.keys = nbody::median(keys),
+                            .sort = nbody::median(sort),
+                            .build = nbody::median(cells),
+                            .moments = nbody::median(moments)};
+  row.traversal_median = nbody::median(traversal);
   row.bodies_per_second = static_cast<double>(row.n) / row.total_median;
   return row;
 }
@@ -325,7 +288,8 @@ std::vector<Row> run_all(const Options& options) {
   std::vector<Row> rows;
   for (const std::size_t n : options.sizes) {
     const nbody::Snapshot snapshot = nbody::make_initial_condition(options.ic, n, options.seed);
-    const ReferenceSample sample = make_reference_sample<T>(snapshot.bodies, options);
+    const nbody::ReferenceSample sample =
+        nbody::make_reference_sample<T>(snapshot.bodies, options.check_bodies, options.softening);
     const std::vector<nbody::Body<T>> bodies = nbody::convert_precision<T, double>(sample.seen);
     for (const double theta : options.thetas) {
       rows.push_back(measure<T>(bodies, theta, sample, options));

@@ -30,6 +30,7 @@
 #include "nbody/reference.hpp"
 #include "nbody/sizes.hpp"
 #include "nbody/steady_clock.hpp"
+#include "nbody/tree_bench_support.hpp"
 
 namespace {
 
@@ -65,37 +66,15 @@ struct Row {
   std::optional<nbody::AccuracyMetrics> accuracy;  // absent with --check-bodies 0
 };
 
-struct ReferenceSample {
-  std::vector<nbody::Body<double>> seen;  // the input as the tree sees it, exactly, in float64
-  std::vector<std::uint32_t> targets;
-  std::vector<nbody::Vec3<double>> accelerations;
-};
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  if (values.size() % 2 == 1) return values[middle];
-  return 0.5 * (values[middle - 1] + values[middle]);
-}
-
 void validate(const Options& options) {
-  for (const double theta : options.thetas) {
-    if (!(theta >= 0 && theta <= 1)) {
-      throw nbody::UsageError(fmt::format("--theta: {} is outside [0, 1]", theta));
-    }
-  }
-  if (options.reps < 1) throw nbody::UsageError("--reps: at least 1 timed repetition");
-  if (!(options.softening >= nbody::kSmallestSoftening)) {
-    throw nbody::UsageError(
-        fmt::format("--softening: at least {} (kSmallestSoftening)", nbody::kSmallestSoftening));
-  }
+  nbody::check_tree_bench_options(options.thetas, options.reps, options.softening);
 }
 
 std::optional<int> parse_options(int argc, char** argv, Options& options) {
   CLI::App app{"Times the GPU Barnes-Hut core per N and theta"};
   std::string ic = "plummer";
   std::string sizes = "64K,256K,1M";
-  app.add_option("--ic", ic, "initial condition: plummer or uniform");
+  app.add_option("--ic", ic, "initial condition: " + nbody::initial_condition_choices());
   app.add_option("--sizes", sizes, "body counts, e.g. 64K,256K,1M");
   app.add_option("--theta", options.thetas, "opening parameters in [0, 1]")->delimiter(',');
   app.add_option("--precision", options.precision, "the bodies' precision: f32 or f64")
@@ -131,22 +110,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   return std::nullopt;
 }
 
-// The reference of the input rounded to the tree's precision: the error measured is the tree's.
 template <class T>
-ReferenceSample make_reference_sample(const std::vector<nbody::Body<double>>& bodies,
-                                      const Options& options) {
-  ReferenceSample sample;
-  sample.seen = nbody::convert_precision<double, T>(nbody::convert_precision<T, double>(bodies));
-  if (options.check_bodies == 0) return sample;
-  sample.targets = nbody::validation_targets(sample.seen.size(), options.check_bodies);
-  sample.accelerations =
-      nbody::reference_accelerations(sample.seen, options.softening, sample.targets);
-  return sample;
-}
-
-template <class T>
-Row measure(tree::GpuTreeEvaluator<T>& evaluator, double theta, const ReferenceSample& sample,
-            const Options& options) {
+Row measure(tree::GpuTreeEvaluator<T>& evaluator, double theta,
+            const nbody::ReferenceSample& sample, const Options& options) {
   Row row{.n = evaluator.size(), .theta = theta};
   const tree::GpuTreeResult warm_up = evaluator.evaluate(theta, options.softening);
   row.interactions = warm_up.interactions;
@@ -167,14 +133,14 @@ Row measure(tree::GpuTreeEvaluator<T>& evaluator, double theta, const ReferenceS
     moments.push_back(result.seconds.moments);
     traversal.push_back(result.seconds.traversal);
   }
-  row.total_median = median(total);
+  row.total_median = nbody::median(total);
   row.total_min = *std::min_element(total.begin(), total.end());
-  row.wall_median = median(wall);
-  row.seconds_median = {.keys = median(keys),
-                        .sort = median(sort),
-                        .build = median(build),
-                        .moments = median(moments),
-                        .traversal = median(traversal)};
+  row.wall_median = nbody::median(wall);
+  row.seconds_median = {.keys = nbody::median(keys),
+                        .sort = nbody::median(sort),
+                        .build = nbody::median(build),
+                        .moments = nbody::median(moments),
+                        .traversal = nbody::median(traversal)};
   return row;
 }
 
@@ -248,7 +214,8 @@ std::vector<Row> run_all(const Options& options) {
   std::vector<Row> rows;
   for (const std::size_t n : options.sizes) {
     const nbody::Snapshot snapshot = nbody::make_initial_condition(options.ic, n, options.seed);
-    const ReferenceSample sample = make_reference_sample<T>(snapshot.bodies, options);
+    const nbody::ReferenceSample sample =
+        nbody::make_reference_sample<T>(snapshot.bodies, options.check_bodies, options.softening);
     tree::GpuTreeEvaluator<T> evaluator(n, {.leaf_capacity = options.leaf_capacity,
                                             .group_capacity = options.group_capacity,
                                             .gpu_device = options.device});
