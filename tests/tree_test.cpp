@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -367,6 +368,37 @@ TEST(TreeCode, CoincidentBodiesGiveNoNaN) {
   }
 }
 
+// One evaluator reused across inputs and sizes, larger and smaller, gives each evaluation what
+// fresh buffers give, to the bit: nothing of an earlier tree leaks into a later one.
+TEST(TreeCode, ReusedEvaluatorGivesTheFreshResult) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const TreeSettings& settings : kSettings) {
+    TreeEvaluator<float> evaluator(settings);
+    for (const auto& [input, n] : {std::pair{Input::plummer, std::size_t{4097}},
+                                   std::pair{Input::two_plummer, std::size_t{31}},
+                                   std::pair{Input::duplicates, std::size_t{1000}},
+                                   std::pair{Input::plummer, std::size_t{1}},
+                                   std::pair{Input::thin_disc, std::size_t{4097}}}) {
+      const std::string what = name_of(input) + " N=" + std::to_string(n);
+      const std::vector<Body<float>> bodies =
+          convert_precision<float, double>(make_input(input, n, seed));
+      const TreeForces<float> fresh = evaluate_tree<float>(bodies, kSoftening, 0.6, settings);
+      const TreeForces<float>& reused = evaluator.evaluate(bodies, kSoftening, 0.6);
+      ASSERT_EQ(reused.accelerations.size(), n) << what;
+      for (std::size_t i = 0; i < n; ++i) {
+        EXPECT_EQ(reused.accelerations[i].x, fresh.accelerations[i].x) << what << " body " << i;
+        EXPECT_EQ(reused.accelerations[i].y, fresh.accelerations[i].y) << what << " body " << i;
+        EXPECT_EQ(reused.accelerations[i].z, fresh.accelerations[i].z) << what << " body " << i;
+      }
+      EXPECT_EQ(reused.interactions.body_body, fresh.interactions.body_body) << what;
+      EXPECT_EQ(reused.interactions.body_cell, fresh.interactions.body_cell) << what;
+      EXPECT_EQ(reused.shape.cells, fresh.shape.cells) << what;
+      EXPECT_EQ(reused.shape.groups, fresh.shape.groups) << what;
+    }
+  }
+}
+
 TEST(TreeCode, RefusesBadArguments) {
   const std::vector<Body<float>> bodies(3, Body<float>{0, 0, 0, 1});
   EXPECT_THROW(evaluate_tree<float>(bodies, kSoftening, -0.1), std::invalid_argument);
@@ -460,11 +492,34 @@ void expect_octree_invariants(const std::vector<Body<T>>& bodies, const TreeSett
   EXPECT_EQ(leaf_bodies, bodies.size());
   // The groups cover the sorted bodies once, in order.
   std::uint32_t next = 0;
-  for (const std::uint32_t g : tree.groups) {
-    const Cell& group = tree.cells[g];
-    EXPECT_EQ(group.begin, next);
-    EXPECT_TRUE(group.body_count() <= settings.group_capacity || group.is_leaf());
-    next = group.end;
+  for (const TargetGroup& group : tree.groups) {
+    EXPECT_EQ(tree.group_begin(group), next);
+    const std::uint32_t bodies_in_group = tree.group_end(group) - tree.group_begin(group);
+    const Cell& first = tree.cells[group.first_cell];
+    EXPECT_TRUE(bodies_in_group <= settings.group_capacity ||
+                (group.cell_count == 1 && first.is_leaf()));
+    for (std::uint32_t k = 1; k < group.cell_count; ++k) {
+      EXPECT_EQ(tree.cells[group.first_cell + k].level, first.level);  // siblings
+    }
+    next = tree.group_end(group);
+  }
+  // Each run is as long as it can be: the sibling after it could not join it.
+  for (std::size_t g = 0; g + 1 < tree.groups.size(); ++g) {
+    const TargetGroup& run = tree.groups[g];
+    const TargetGroup& after = tree.groups[g + 1];
+    const Cell& last = tree.cells[run.first_cell + run.cell_count - 1];
+    const Cell& following = tree.cells[after.first_cell];
+    // Siblings: the same level, and their keys' prefix of the parent's level in common.
+    const int parent_shift = 3 * (kDeepestLevel - last.level + 1);
+    const bool next_sibling =
+        after.first_cell == run.first_cell + run.cell_count && following.level == last.level &&
+        last.level > 0 &&
+        tree.keys[last.begin] >> parent_shift == tree.keys[following.begin] >> parent_shift;
+    if (next_sibling) {
+      EXPECT_GT(tree.group_end(run) - tree.group_begin(run) + following.body_count(),
+                settings.group_capacity)
+          << "groups " << g << " and " << g + 1;
+    }
   }
   EXPECT_EQ(next, bodies.size());
 }

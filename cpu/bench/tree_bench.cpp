@@ -5,10 +5,10 @@
 //
 //   tree_bench --ic plummer --sizes 64K,256K,1M --theta 0.3,0.5,0.7 --precision f32 --reps 5
 //
-// Every figure of a row is a median over the timed repetitions (the minimum too for the total);
-// one evaluation before them warms the caches, the allocator and oneTBB's threads, and gives the
-// accelerations compared with the reference (the walk is deterministic, so every repetition
-// computes the same ones).
+// Every figure of a row is a median over the timed repetitions (the minimum too for the total),
+// all by one TreeEvaluator, as a run's repetitions are; one evaluation before them allocates its
+// buffers, warms the caches and oneTBB's threads, and gives the accelerations compared with the
+// reference (the walk is deterministic, so every repetition computes the same ones).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -56,6 +56,8 @@ struct Options {
   double softening = 0.01;
   std::string json_path;  // empty: no JSON
   std::string isa;        // of the walk's interactions; empty: the widest this CPU has
+  std::size_t leaf_capacity = nbody::cpu::tree::TreeSettings{}.leaf_capacity;
+  std::size_t group_capacity = nbody::cpu::tree::TreeSettings{}.group_capacity;
 };
 
 // One (N, theta): the medians over the timed repetitions.
@@ -64,7 +66,7 @@ struct Row {
   double theta = 0;
   double total_median = 0;  // build + traversal, as the core times them
   double total_min = 0;
-  double wall_median = 0;  // around the call: what the phases leave out (allocation, unsorting)
+  double wall_median = 0;  // around the call: what the phases leave out
   double build_median = 0;
   tree::BuildSeconds build_parts_median;  // each part's own median
   double traversal_median = 0;
@@ -76,7 +78,8 @@ struct Row {
 
 // Checks what CLI11 cannot, naming the option in the message.
 void validate(const Options& options) {
-  nbody::check_tree_bench_options(options.thetas, options.reps, options.softening);
+  nbody::check_tree_bench_options(options.thetas, options.reps, options.softening,
+                                  options.leaf_capacity, options.group_capacity);
   if (options.threads < 0) throw nbody::UsageError("--threads: 0 (all) or a positive count");
 }
 
@@ -100,6 +103,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--json", options.json_path, "also write the rows to this JSON file");
   app.add_option("--isa", options.isa,
                  "ISA of the walk's interactions: sse4.2, avx2 or avx512f (default: the widest)");
+  app.add_option("--leaf-capacity", options.leaf_capacity, "bodies a leaf holds at most");
+  app.add_option("--group-capacity", options.group_capacity,
+                 "targets that share a walk, at most (larger leaves excepted)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -137,10 +143,12 @@ template <class T>
 Row measure(std::span<const nbody::Body<T>> bodies, double theta,
             const nbody::ReferenceSample& sample, const Options& options) {
   Row row{.n = bodies.size(), .theta = theta};
-  const tree::TreeSettings settings{.isa = options.isa};
+  const tree::TreeSettings settings{.leaf_capacity = options.leaf_capacity,
+                                    .group_capacity = options.group_capacity,
+                                    .isa = options.isa};
+  tree::TreeEvaluator<T> evaluator(settings);
   {
-    const tree::TreeForces<T> warm_up =
-        tree::evaluate_tree<T>(bodies, options.softening, theta, settings);
+    const tree::TreeForces<T>& warm_up = evaluator.evaluate(bodies, options.softening, theta);
     row.interactions = warm_up.interactions;
     row.shape = warm_up.shape;
     if (!sample.targets.empty()) {
@@ -153,8 +161,7 @@ Row measure(std::span<const nbody::Body<T>> bodies, double theta,
   std::vector<double> total, wall, build, keys, sort, cells, moments, traversal;
   for (int rep = 0; rep < options.reps; ++rep) {
     const nbody::SteadyClock::time_point start = nbody::SteadyClock::now();
-    const tree::TreeForces<T> forces =
-        tree::evaluate_tree<T>(bodies, options.softening, theta, settings);
+    const tree::TreeForces<T>& forces = evaluator.evaluate(bodies, options.softening, theta);
     wall.push_back(nbody::seconds_since(start));
     const tree::TreeSeconds& seconds = forces.seconds;
     total.push_back(seconds.build.total() + seconds.traversal);
@@ -195,7 +202,8 @@ void print_header(const Options& options, int threads) {
              nbody::to_string(options.ic), options.precision, options.seed, options.softening,
              options.reps);
   fmt::print("# float64 parts: {}\n", tree::kTreeFloat64Parts);
-  fmt::print("# walk ISA: {}\n", walk_isa(options));
+  fmt::print("# walk ISA: {}; leaf capacity {}, group capacity {}\n", walk_isa(options),
+             options.leaf_capacity, options.group_capacity);
   if (options.check_bodies == 0) {
     fmt::print("# accuracy: not checked (--check-bodies 0)\n");
   } else {
@@ -277,7 +285,9 @@ nlohmann::json document_to_json(const Options& options, int threads, const std::
             {"softening", options.softening},
             {"reps", options.reps},
             {"check_bodies", options.check_bodies},
-            {"walk_isa", walk_isa(options)}}},
+            {"walk_isa", walk_isa(options)},
+            {"leaf_capacity", options.leaf_capacity},
+            {"group_capacity", options.group_capacity}}},
           {"float64_parts", tree::kTreeFloat64Parts},
           {"rows", json_rows}};
 }

@@ -49,18 +49,19 @@ class TreeRun final : public PreparedRun {
       : bodies_(convert_precision<T, double>(bodies)),
         softening_(softening),
         theta_(theta),
-        settings_{.isa = std::string(simd::isa_name(simd::resolve_isa(options.isa)))},
+        evaluator_({.isa = std::string(simd::isa_name(simd::resolve_isa(options.isa)))}),
         threads_(simd::tbb_threads(options)),
         arena_(threads_) {
     arena_.initialize();  // the workers start here, outside timing
   }
 
   Seconds evaluate(Scope) override {
+    const tree::TreeForces<T>* forces = nullptr;
     Seconds seconds = Seconds::kernel_only(time_seconds([&] {
-      arena_.execute(
-          [&] { forces_ = tree::evaluate_tree<T>(bodies_, softening_, theta_, settings_); });
+      arena_.execute([&] { forces = &evaluator_.evaluate(bodies_, softening_, theta_); });
     }));
-    seconds.tree_build = forces_.seconds.build.total();
+    forces_ = forces;
+    seconds.tree_build = forces->seconds.build.total();
     return seconds;
   }
 
@@ -69,26 +70,31 @@ class TreeRun final : public PreparedRun {
   }
 
   std::vector<Vec3<double>> accelerations() override {
-    return promote(std::span<const Vec3<T>>(forces_.accelerations));
+    if (forces_ == nullptr) return {};
+    return promote(std::span<const Vec3<T>>(forces_->accelerations));
   }
 
   std::optional<TreeInteractions> tree_interactions() const override {
-    return TreeInteractions{.body_body = forces_.interactions.body_body,
-                            .body_cell = forces_.interactions.body_cell};
+    if (forces_ == nullptr) return TreeInteractions{};
+    return TreeInteractions{.body_body = forces_->interactions.body_body,
+                            .body_cell = forces_->interactions.body_cell};
   }
 
   std::map<std::string, std::string> details() const override {
-    const tree::TreeSeconds& s = forces_.seconds;
+    const tree::TreeForces<T> none;
+    const tree::TreeForces<T>& forces = forces_ != nullptr ? *forces_ : none;
+    const tree::TreeSeconds& s = forces.seconds;
+    const tree::TreeSettings& settings = evaluator_.settings();
     const auto ms = [](double seconds) { return fmt::format("{:.3f}", seconds * 1e3); };
-    return {{"isa", settings_.isa},
+    return {{"isa", settings.isa},
             {"threads", std::to_string(threads_)},
             {"theta", fmt::format("{}", theta_)},
-            {"leaf_capacity", std::to_string(settings_.leaf_capacity)},
-            {"group_capacity", std::to_string(settings_.group_capacity)},
-            {"cells", std::to_string(forces_.shape.cells)},
-            {"leaves", std::to_string(forces_.shape.leaves)},
-            {"groups", std::to_string(forces_.shape.groups)},
-            {"depth", std::to_string(forces_.shape.depth)},
+            {"leaf_capacity", std::to_string(settings.leaf_capacity)},
+            {"group_capacity", std::to_string(settings.group_capacity)},
+            {"cells", std::to_string(forces.shape.cells)},
+            {"leaves", std::to_string(forces.shape.leaves)},
+            {"groups", std::to_string(forces.shape.groups)},
+            {"depth", std::to_string(forces.shape.depth)},
             {"float64_parts", std::string(tree::kTreeFloat64Parts)},
             {"validation_ms_keys", ms(s.build.keys)},
             {"validation_ms_sort", ms(s.build.sort)},
@@ -101,10 +107,10 @@ class TreeRun final : public PreparedRun {
   std::vector<Body<T>> bodies_;
   double softening_;
   double theta_;
-  tree::TreeSettings settings_;
+  tree::TreeEvaluator<T> evaluator_;
   int threads_;
   tbb::task_arena arena_;
-  tree::TreeForces<T> forces_;
+  const tree::TreeForces<T>* forces_ = nullptr;  // the last evaluation's, in evaluator_
 };
 
 template <class T>

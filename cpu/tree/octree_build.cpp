@@ -11,16 +11,10 @@
 
 #include "nbody/cpu/tree/octree_build.hpp"
 #include "nbody/steady_clock.hpp"
+#include "nbody/tree_groups.hpp"
 
 namespace nbody::cpu::tree {
 namespace {
-
-// The bodies' Morton keys and input indices, as two arrays: sorted by key, ties in input order,
-// so that the order of coincident bodies (equal keys) is the same on every run.
-struct KeyOrder {
-  std::vector<std::uint64_t> keys;
-  std::vector<std::uint32_t> index;
-};
 
 // The sort's blocks: each counts and scatters its own range, in parallel. Enough of them to
 // balance the threads, few enough that the counts (kRadixBuckets each) stay small.
@@ -30,35 +24,39 @@ std::size_t block_count(std::size_t n) {
   return std::clamp<std::size_t>(n / kSmallestBlock, 1, 4 * threads);
 }
 
+// The bodies' Morton keys and input indices, as two arrays of the tree, to be sorted by key.
 template <class T>
-KeyOrder morton_keys(std::span<const Body<T>> bodies, const BoundingCube& cube) {
-  KeyOrder order{std::vector<std::uint64_t>(bodies.size()),
-                 std::vector<std::uint32_t>(bodies.size())};
+void morton_keys(std::span<const Body<T>> bodies, Octree<T>& tree) {
+  tree.keys.resize(bodies.size());
+  tree.input_index.resize(bodies.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies.size()),
                     [&](const tbb::blocked_range<std::size_t>& range) {
                       for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                        order.keys[i] = morton_key(bodies[i], cube);
-                        order.index[i] = static_cast<std::uint32_t>(i);
+                        tree.keys[i] = morton_key(bodies[i], tree.cube);
+                        tree.input_index[i] = static_cast<std::uint32_t>(i);
                       }
                     });
-  return order;
 }
 
-// A stable least-significant-digit radix sort by key, kRadixBits a pass (8 passes for the 63 bits
-// of a key; a pass whose digit all keys share is skipped). Stable, so equal keys keep the input
-// order, as the tie-break needs. Each pass: every block counts its digits, one scan turns the
-// counts into each (digit, block)'s first position, and every block scatters its range there:
-// two reads and one write of 12 bytes a body, in place of a comparison sort's log N passes.
+// A stable least-significant-digit radix sort of `keys` and `index` together by key, kRadixBits a
+// pass (8 passes for the 63 bits of a key; a pass whose digit all keys share is skipped). Stable,
+// so equal keys keep the input order: the order of coincident bodies is the same on every run.
+// Each pass: every block counts its digits, one scan turns the counts into each (digit, block)'s
+// first position, and every block scatters its range there: two reads and one write of 12 bytes a
+// body, in place of a comparison sort's log N passes.
 constexpr int kRadixBits = 8;
 constexpr std::size_t kRadixBuckets = std::size_t{1} << kRadixBits;
 constexpr int kKeyBits = 3 * kMortonBitsPerAxis;
 
-void radix_sort(KeyOrder& order) {
-  const std::size_t n = order.keys.size();
+void radix_sort(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& index,
+                BuildScratch& scratch) {
+  const std::size_t n = keys.size();
   const std::size_t blocks = block_count(n);
   const auto block_begin = [&](std::size_t b) { return n * b / blocks; };
-  KeyOrder scratch{std::vector<std::uint64_t>(n), std::vector<std::uint32_t>(n)};
-  std::vector<std::uint32_t> positions(blocks * kRadixBuckets);
+  scratch.keys.resize(n);
+  scratch.index.resize(n);
+  std::vector<std::uint32_t>& positions = scratch.digit_positions;
+  positions.resize(blocks * kRadixBuckets);
   for (int shift = 0; shift < kKeyBits; shift += kRadixBits) {
     const auto digit = [shift](std::uint64_t key) {
       return static_cast<std::size_t>(key >> shift) & (kRadixBuckets - 1);
@@ -66,8 +64,7 @@ void radix_sort(KeyOrder& order) {
     tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
       std::uint32_t* counts = positions.data() + b * kRadixBuckets;
       std::fill(counts, counts + kRadixBuckets, 0u);
-      for (std::size_t i = block_begin(b); i < block_begin(b + 1); ++i)
-        ++counts[digit(order.keys[i])];
+      for (std::size_t i = block_begin(b); i < block_begin(b + 1); ++i) ++counts[digit(keys[i])];
     });
     // Digit-major, block-minor: the blocks' runs of one digit follow each other in block order.
     std::uint32_t next = 0;
@@ -85,26 +82,25 @@ void radix_sort(KeyOrder& order) {
     tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
       std::uint32_t* position = positions.data() + b * kRadixBuckets;
       for (std::size_t i = block_begin(b); i < block_begin(b + 1); ++i) {
-        const std::uint32_t to = position[digit(order.keys[i])]++;
-        scratch.keys[to] = order.keys[i];
-        scratch.index[to] = order.index[i];
+        const std::uint32_t to = position[digit(keys[i])]++;
+        scratch.keys[to] = keys[i];
+        scratch.index[to] = index[i];
       }
     });
-    std::swap(order, scratch);
+    keys.swap(scratch.keys);
+    index.swap(scratch.index);
   }
 }
 
 template <class T>
-void gather_sorted(std::span<const Body<T>> bodies, KeyOrder&& order, Octree<T>& tree) {
+void gather_sorted(std::span<const Body<T>> bodies, Octree<T>& tree) {
   tree.sorted_bodies.resize(bodies.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies.size()),
                     [&](const tbb::blocked_range<std::size_t>& range) {
                       for (std::size_t k = range.begin(); k != range.end(); ++k) {
-                        tree.sorted_bodies[k] = bodies[order.index[k]];
+                        tree.sorted_bodies[k] = bodies[tree.input_index[k]];
                       }
                     });
-  tree.keys = std::move(order.keys);
-  tree.input_index = std::move(order.index);
 }
 
 // Where each octant of `cell` starts in the sorted keys, and where the last one ends: octant o
@@ -132,8 +128,9 @@ bool splits(const Cell& cell, const TreeSettings& settings) {
 // Appends the children of the cells [first, last) (one level) after them, setting each parent's
 // first_child and child_count. The octants are found in parallel; the offsets by a scan.
 void split_level(std::uint32_t first, std::uint32_t last, std::span<const std::uint64_t> keys,
-                 const TreeSettings& settings, std::vector<Cell>& cells) {
-  std::vector<OctantBounds> bounds(last - first);
+                 const TreeSettings& settings, std::vector<OctantBounds>& bounds,
+                 std::vector<Cell>& cells) {
+  bounds.resize(last - first);
   tbb::parallel_for(tbb::blocked_range<std::uint32_t>(first, last),
                     [&](const tbb::blocked_range<std::uint32_t>& range) {
                       for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
@@ -171,8 +168,49 @@ void split_level(std::uint32_t first, std::uint32_t last, std::span<const std::u
                     });
 }
 
-// Depth first, children in octant order: both lists come out in the sorted order of their
-// bodies, so that neighbouring walks, which visit mostly the same cells, run in turn.
+std::uint32_t group_capacity_of(const TreeSettings& settings) {
+  return static_cast<std::uint32_t>(
+      std::min<std::size_t>(settings.group_capacity, std::numeric_limits<std::uint32_t>::max()));
+}
+
+bool can_be_group(const Cell& cell, const TreeSettings& settings) {
+  return can_be_target_group(cell.body_count(), cell.is_leaf(), group_capacity_of(settings));
+}
+
+// The groups below `c`, a cell that cannot be one (nbody/tree_groups.hpp): runs of its children
+// that can be, and the groups below the others. Depth first, children in octant order, so that the
+// groups come in the sorted order of their bodies and neighbouring walks, which visit mostly the
+// same cells, run in turn.
+template <class T>
+void collect_groups_below(std::uint32_t c, const TreeSettings& settings, Octree<T>& tree) {
+  const Cell cell = tree.cells[c];
+  TargetGroup run{};
+  std::uint32_t run_bodies = 0;
+  const auto close_run = [&] {
+    if (run.cell_count > 0) tree.groups.push_back(run);
+    run = {};
+    run_bodies = 0;
+  };
+  for (std::uint32_t child = cell.first_child; child < cell.first_child + cell.child_count;
+       ++child) {
+    const Cell& sibling = tree.cells[child];
+    if (!can_be_group(sibling, settings)) {
+      close_run();
+      collect_groups_below(child, settings, tree);
+      continue;
+    }
+    if (starts_new_group_run(run.cell_count, run_bodies, sibling.body_count(),
+                             group_capacity_of(settings))) {
+      close_run();
+      run.first_cell = child;
+    }
+    ++run.cell_count;
+    run_bodies += sibling.body_count();
+  }
+  close_run();
+}
+
+// The leaves depth first, children in octant order: in the sorted order of their bodies.
 template <class T>
 void collect_leaves_and_groups(const TreeSettings& settings, Octree<T>& tree) {
   std::vector<std::uint32_t> stack{0};
@@ -181,25 +219,27 @@ void collect_leaves_and_groups(const TreeSettings& settings, Octree<T>& tree) {
     stack.pop_back();
     const Cell& cell = tree.cells[c];
     if (cell.is_leaf()) tree.leaves.push_back(c);
-    const bool inside_group =
-        !tree.groups.empty() && cell.begin < tree.cells[tree.groups.back()].end;
-    if (!inside_group && (cell.is_leaf() || cell.body_count() <= settings.group_capacity)) {
-      tree.groups.push_back(c);
-    }
     for (std::uint32_t k = cell.child_count; k-- > 0;) stack.push_back(cell.first_child + k);
+  }
+  if (can_be_group(tree.cells[0], settings)) {
+    tree.groups.push_back({.first_cell = 0, .cell_count = 1});
+  } else {
+    collect_groups_below(0, settings, tree);
   }
 }
 
 template <class T>
-void build_cells(const TreeSettings& settings, Octree<T>& tree) {
-  tree.cells = {Cell{.begin = 0, .end = static_cast<std::uint32_t>(tree.keys.size())}};
-  tree.level_begin = {0};
+void build_cells(const TreeSettings& settings, Octree<T>& tree, BuildScratch& scratch) {
+  tree.cells.assign(1, Cell{.begin = 0, .end = static_cast<std::uint32_t>(tree.keys.size())});
+  tree.level_begin.assign(1, 0);
+  tree.leaves.clear();
+  tree.groups.clear();
   // At most kDeepestLevel + 1 levels: a cell of the deepest level is never split.
   while (tree.level_begin.back() < tree.cells.size()) {
     const std::uint32_t first = tree.level_begin.back();
     const auto last = static_cast<std::uint32_t>(tree.cells.size());
     tree.level_begin.push_back(last);
-    split_level(first, last, tree.keys, settings, tree.cells);
+    split_level(first, last, tree.keys, settings, scratch.octant_bounds, tree.cells);
   }
   collect_leaves_and_groups(settings, tree);
 }
@@ -234,35 +274,33 @@ void compute_moments(Octree<T>& tree) {
 }  // namespace
 
 template <class T>
-Octree<T> build_octree(std::span<const Body<T>> bodies, const TreeSettings& settings,
-                       BuildSeconds& seconds) {
+void rebuild_octree(std::span<const Body<T>> bodies, const TreeSettings& settings, Octree<T>& tree,
+                    BuildScratch& scratch, BuildSeconds& seconds) {
   if (bodies.empty() || bodies.size() >= std::numeric_limits<std::uint32_t>::max()) {
     throw std::invalid_argument("build_octree: needs between 1 and 2^32 - 2 bodies");
   }
   if (settings.leaf_capacity == 0 || settings.group_capacity == 0) {
     throw std::invalid_argument("build_octree: a leaf or group capacity of 0");
   }
-  Octree<T> tree;
   SteadyClock::time_point start = SteadyClock::now();
   tree.cube = bounding_cube(bodies);
-  KeyOrder order = morton_keys(bodies, tree.cube);
+  morton_keys(bodies, tree);
   seconds.keys = seconds_since(start);
   start = SteadyClock::now();
-  radix_sort(order);
-  gather_sorted<T>(bodies, std::move(order), tree);
+  radix_sort(tree.keys, tree.input_index, scratch);
+  gather_sorted<T>(bodies, tree);
   seconds.sort = seconds_since(start);
   start = SteadyClock::now();
-  build_cells(settings, tree);
+  build_cells(settings, tree, scratch);
   seconds.build = seconds_since(start);
   start = SteadyClock::now();
   compute_moments(tree);
   seconds.moments = seconds_since(start);
-  return tree;
 }
 
-template Octree<float> build_octree<float>(std::span<const Body<float>>, const TreeSettings&,
-                                           BuildSeconds&);
-template Octree<double> build_octree<double>(std::span<const Body<double>>, const TreeSettings&,
-                                             BuildSeconds&);
+template void rebuild_octree<float>(std::span<const Body<float>>, const TreeSettings&,
+                                    Octree<float>&, BuildScratch&, BuildSeconds&);
+template void rebuild_octree<double>(std::span<const Body<double>>, const TreeSettings&,
+                                     Octree<double>&, BuildScratch&, BuildSeconds&);
 
 }  // namespace nbody::cpu::tree

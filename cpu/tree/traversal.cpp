@@ -113,14 +113,14 @@ GroupKernel<T> group_kernel(const std::string& isa) {
 
 // Every target of `group` against the lists, by the ISA's kernel; returns what it evaluated.
 template <class T>
-InteractionCounts evaluate_group(const Octree<T>& tree, const Cell& group,
+InteractionCounts evaluate_group(const Octree<T>& tree, const TargetGroup& group,
                                  const InteractionLists& lists,
                                  std::span<const CellMultipole<T>> multipoles, T softening_squared,
                                  GroupKernel<T> kernel, std::span<Vec3<T>> accelerations) {
   kernel({.sources = tree.sorted_bodies.data(),
           .input_index = tree.input_index.data(),
-          .target_begin = group.begin,
-          .target_end = group.end,
+          .target_begin = tree.group_begin(group),
+          .target_end = tree.group_end(group),
           .ranges = lists.bodies.data(),
           .range_count = lists.bodies.size(),
           .cells = lists.cells.data(),
@@ -130,26 +130,27 @@ InteractionCounts evaluate_group(const Octree<T>& tree, const Cell& group,
           .accelerations = accelerations.data()});
   std::uint64_t listed_bodies = 0;
   for (const BodyRange& range : lists.bodies) listed_bodies += range.end - range.begin;
-  const std::uint64_t targets = group.body_count();
+  const std::uint64_t targets = tree.group_end(group) - tree.group_begin(group);
   return {.body_body = targets * listed_bodies, .body_cell = targets * lists.cells.size()};
 }
 
+// One evaluation's traversal, its lists kept per thread between evaluations.
 template <class T>
 InteractionCounts traverse(const Octree<T>& tree, std::span<const CellMultipole<T>> multipoles,
                            T softening_squared, TreeFloat64 theta_squared, GroupKernel<T> kernel,
+                           tbb::enumerable_thread_specific<InteractionLists>& scratch,
                            std::span<Vec3<T>> accelerations) {
-  tbb::enumerable_thread_specific<InteractionLists> scratch;
   tbb::combinable<InteractionCounts> counts;
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tree.groups.size()),
                     [&](const tbb::blocked_range<std::size_t>& range) {
                       InteractionLists& lists = scratch.local();
                       InteractionCounts& local = counts.local();
                       for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                        const std::uint32_t group = tree.groups[i];
-                        walk(tree, tree.moments[group].box, theta_squared, lists);
+                        const TargetGroup& group = tree.groups[i];
+                        walk(tree, tree.group_box(group), theta_squared, lists);
                         const InteractionCounts counted =
-                            evaluate_group(tree, tree.cells[group], lists, multipoles,
-                                           softening_squared, kernel, accelerations);
+                            evaluate_group(tree, group, lists, multipoles, softening_squared,
+                                           kernel, accelerations);
                         local.body_body += counted.body_body;
                         local.body_cell += counted.body_cell;
                       }
@@ -160,19 +161,24 @@ InteractionCounts traverse(const Octree<T>& tree, std::span<const CellMultipole<
 }
 
 template <class T>
-std::vector<CellMultipole<T>> round_multipoles(const Octree<T>& tree,
-                                               TreeFloat64 softening_squared) {
-  std::vector<CellMultipole<T>> multipoles(tree.moments.size());
+void round_multipoles(const Octree<T>& tree, TreeFloat64 softening_squared,
+                      std::vector<CellMultipole<T>>& multipoles) {
+  multipoles.resize(tree.moments.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, multipoles.size()),
                     [&](const tbb::blocked_range<std::size_t>& range) {
                       for (std::size_t c = range.begin(); c != range.end(); ++c) {
                         multipoles[c] = round_multipole<T>(tree.moments[c], softening_squared);
                       }
                     });
-  return multipoles;
 }
 
-void check_arguments(double softening, double theta, const TreeSettings& settings) {
+void check_settings(const TreeSettings& settings) {
+  if (settings.leaf_capacity == 0 || settings.group_capacity == 0) {
+    throw std::invalid_argument("evaluate_tree: the leaf and group capacities must be at least 1");
+  }
+}
+
+void check_arguments(double softening, double theta) {
   if (!(theta >= 0 && theta <= 1)) {
     throw std::invalid_argument("evaluate_tree: theta must be in [0, 1]");
   }
@@ -181,40 +187,65 @@ void check_arguments(double softening, double theta, const TreeSettings& setting
         fmt::format("evaluate_tree: the softening must be finite and at least {}, not {}",
                     kSmallestSoftening, softening));
   }
-  if (settings.leaf_capacity == 0 || settings.group_capacity == 0) {
-    throw std::invalid_argument("evaluate_tree: the leaf and group capacities must be at least 1");
-  }
 }
 
 }  // namespace
 
 template <class T>
-TreeForces<T> evaluate_tree(std::span<const Body<T>> bodies, double softening, double theta,
-                            const TreeSettings& settings) {
-  check_arguments(softening, theta, settings);
-  const GroupKernel<T> kernel = group_kernel<T>(settings.isa);
-  TreeForces<T> result;
+struct TreeEvaluator<T>::Buffers {
+  TreeSettings settings;
+  GroupKernel<T> kernel;
+  Octree<T> tree;
+  BuildScratch build_scratch;
+  std::vector<CellMultipole<T>> multipoles;
+  tbb::enumerable_thread_specific<InteractionLists> lists;
+  TreeForces<T> forces;
+};
+
+template <class T>
+TreeEvaluator<T>::TreeEvaluator(const TreeSettings& settings) {
+  check_settings(settings);
+  buffers_ = std::make_unique<Buffers>();
+  buffers_->settings = settings;
+  buffers_->kernel = group_kernel<T>(settings.isa);
+}
+
+template <class T>
+TreeEvaluator<T>::~TreeEvaluator() = default;
+
+template <class T>
+const TreeSettings& TreeEvaluator<T>::settings() const {
+  return buffers_->settings;
+}
+
+template <class T>
+const TreeForces<T>& TreeEvaluator<T>::evaluate(std::span<const Body<T>> bodies, double softening,
+                                                double theta) {
+  check_arguments(softening, theta);
+  Buffers& b = *buffers_;
+  TreeForces<T>& result = b.forces;
   result.accelerations.resize(bodies.size());
+  result.interactions = {};
+  result.seconds = {};
+  result.shape = {};
   if (bodies.empty()) return result;
-  const Octree<T> tree = build_octree(bodies, settings, result.seconds.build);
+  rebuild_octree(bodies, b.settings, b.tree, b.build_scratch, result.seconds.build);
   const TreeFloat64 softening_squared = softening * softening;
   const SteadyClock::time_point rounding_start = SteadyClock::now();
-  const std::vector<CellMultipole<T>> multipoles = round_multipoles(tree, softening_squared);
+  round_multipoles(b.tree, softening_squared, b.multipoles);
   result.seconds.build.moments += seconds_since(rounding_start);
   const SteadyClock::time_point traversal_start = SteadyClock::now();
-  result.interactions = traverse<T>(tree, multipoles, static_cast<T>(softening_squared),
-                                    theta * theta, kernel, result.accelerations);
+  result.interactions = traverse<T>(b.tree, b.multipoles, static_cast<T>(softening_squared),
+                                    theta * theta, b.kernel, b.lists, result.accelerations);
   result.seconds.traversal = seconds_since(traversal_start);
-  result.shape = {.cells = tree.cells.size(),
-                  .leaves = tree.leaves.size(),
-                  .groups = tree.groups.size(),
-                  .depth = tree.depth()};
+  result.shape = {.cells = b.tree.cells.size(),
+                  .leaves = b.tree.leaves.size(),
+                  .groups = b.tree.groups.size(),
+                  .depth = b.tree.depth()};
   return result;
 }
 
-template TreeForces<float> evaluate_tree<float>(std::span<const Body<float>>, double, double,
-                                                const TreeSettings&);
-template TreeForces<double> evaluate_tree<double>(std::span<const Body<double>>, double, double,
-                                                  const TreeSettings&);
+template class TreeEvaluator<float>;
+template class TreeEvaluator<double>;
 
 }  // namespace nbody::cpu::tree

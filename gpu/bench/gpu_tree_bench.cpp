@@ -67,7 +67,8 @@ struct Row {
 };
 
 void validate(const Options& options) {
-  nbody::check_tree_bench_options(options.thetas, options.reps, options.softening);
+  nbody::check_tree_bench_options(options.thetas, options.reps, options.softening,
+                                  options.leaf_capacity, options.group_capacity);
 }
 
 std::optional<int> parse_options(int argc, char** argv, Options& options) {
@@ -85,11 +86,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--seed", options.seed, "seed of the initial condition");
   app.add_option("--softening", options.softening, "softening length");
   app.add_option("--device", options.device, "CUDA device ordinal");
-  app.add_option("--leaf-capacity", options.leaf_capacity, "bodies a leaf holds at most")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--leaf-capacity", options.leaf_capacity, "bodies a leaf holds at most");
   app.add_option("--group-capacity", options.group_capacity,
-                 "targets that share a walk, at most (larger leaves excepted)")
-      ->check(CLI::PositiveNumber);
+                 "targets that share a walk, at most (larger leaves excepted)");
   app.add_option("--json", options.json_path, "also write the rows to this JSON file");
   try {
     app.parse(argc, argv);

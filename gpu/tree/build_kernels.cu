@@ -3,6 +3,7 @@
 #include <cfloat>
 
 #include "nbody/gpu/cuda_check.hpp"
+#include "nbody/tree_groups.hpp"
 #include "tree_kernels.cuh"
 
 namespace nbody::gpu::tree::detail {
@@ -150,34 +151,52 @@ __global__ void split_write_kernel(GpuCell* cells, std::uint32_t first, std::uin
 }
 
 __device__ bool can_be_group(const GpuCell& cell, std::uint32_t group_capacity) {
-  return cell.child_count == 0 || cell.end - cell.begin <= group_capacity;
+  return can_be_target_group(cell.end - cell.begin, cell.child_count == 0, group_capacity);
 }
 
-// Marks the walks of the group `cell`: one per run of kTargetsPerWalk of its bodies.
-__device__ void mark_walks(const GpuCell& cell, std::uint32_t index, WalkItem* walk_heads,
-                           TreeCounters* counters) {
+// Marks the walks of the group of sibling cells [first_cell, first_cell + cell_count): one per
+// run of kTargetsPerWalk of its bodies.
+__device__ void mark_walks(const GpuCell* cells, std::uint32_t first_cell, std::uint32_t cell_count,
+                           WalkItem* walk_heads, TreeCounters* counters) {
   atomicAdd(&counters->groups, 1u);
-  for (std::uint32_t b = cell.begin; b < cell.end; b += kTargetsPerWalk) {
-    walk_heads[b] = (WalkItem{b} << 32) | index;
+  const std::uint32_t end = cells[first_cell + cell_count - 1].end;
+  for (std::uint32_t b = cells[first_cell].begin; b < end; b += kTargetsPerWalk) {
+    walk_heads[b] = WalkItem{b, first_cell, cell_count};
   }
 }
 
-// A cell is a group when it can be one and its parent cannot (counts fall with depth, so then no
-// ancestor is one either); the root when it can be one.
+// The groups just below each cell that cannot be one (nbody/tree_groups.hpp): runs of its
+// children that can be; the root alone when it can be one.
 __global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t cell_count,
                                   std::uint32_t group_capacity, WalkItem* walk_heads,
                                   TreeCounters* counters) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= cell_count) return;
   const GpuCell cell = cells[c];
-  if (c == 0 && can_be_group(cell, group_capacity)) mark_walks(cell, 0, walk_heads, counters);
-  if (can_be_group(cell, group_capacity)) return;
-  for (std::uint32_t k = 0; k < cell.child_count; ++k) {
-    const GpuCell child = cells[cell.first_child + k];
-    if (can_be_group(child, group_capacity)) {
-      mark_walks(child, cell.first_child + k, walk_heads, counters);
+  if (can_be_group(cell, group_capacity)) {
+    if (c == 0) mark_walks(cells, 0, 1, walk_heads, counters);
+    return;
+  }
+  std::uint32_t run_first = 0, run_cells = 0, run_bodies = 0;
+  for (std::uint32_t child = cell.first_child; child < cell.first_child + cell.child_count;
+       ++child) {
+    const GpuCell sibling = cells[child];
+    const std::uint32_t bodies = sibling.end - sibling.begin;
+    const bool ends_run = !can_be_group(sibling, group_capacity) ||
+                          starts_new_group_run(run_cells, run_bodies, bodies, group_capacity);
+    if (ends_run && run_cells > 0) mark_walks(cells, run_first, run_cells, walk_heads, counters);
+    if (!can_be_group(sibling, group_capacity)) {
+      run_cells = 0;
+    } else if (ends_run) {
+      run_first = child;
+      run_cells = 1;
+      run_bodies = bodies;
+    } else {
+      ++run_cells;
+      run_bodies += bodies;
     }
   }
+  if (run_cells > 0) mark_walks(cells, run_first, run_cells, walk_heads, counters);
 }
 
 constexpr int kThreads = 256;

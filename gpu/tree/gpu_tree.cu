@@ -25,7 +25,7 @@ using namespace detail;
 namespace {
 
 struct IsWalk {
-  __device__ bool operator()(WalkItem item) const { return item != kNoWalk; }
+  __device__ bool operator()(const WalkItem& item) const { return item.first_target != kNoWalk; }
 };
 
 // Makes `buffer` hold at least `size` elements, keeping its first `keep` (copied on `stream`).

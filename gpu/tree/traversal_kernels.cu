@@ -247,10 +247,13 @@ __global__ void __launch_bounds__(kTraversalWarpsPerBlock* kWarpSize)
     w = __shfl_sync(kFullMask, w, 0);
     if (w >= walk_count) break;
     const WalkItem item = args.walks[w];
-    const auto first = static_cast<std::uint32_t>(item >> 32);
-    const auto group_cell = static_cast<std::uint32_t>(item);
-    const std::uint32_t end = min(first + kTargetsPerWalk, args.cells[group_cell].end);
-    const Box box = args.moments[group_cell].box;
+    const std::uint32_t first = item.first_target;
+    const std::uint32_t group_end = args.cells[item.first_cell + item.cell_count - 1].end;
+    const std::uint32_t end = min(first + kTargetsPerWalk, group_end);
+    Box box = args.moments[item.first_cell].box;
+    for (std::uint32_t k = 1; k < item.cell_count; ++k) {
+      widen_box(box, args.moments[item.first_cell + k].box);
+    }
     const WalkLists lists =
         end - first <= kWarpSize
             ? walk_targets<T, 1>(scratch, box, first, end, stack, args, lane)

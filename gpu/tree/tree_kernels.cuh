@@ -71,18 +71,23 @@ void enqueue_split_write(GpuCell* cells, std::uint32_t first, std::uint32_t coun
                          const std::uint32_t* inclusive_offsets, std::uint32_t next_cell,
                          cudaStream_t stream);
 
-// The targets of one walk: a group's, kTargetsPerWalk at most (two a lane). A group of more (a
-// leaf of the deepest level) is walked for each of its runs of kTargetsPerWalk bodies, by as many
-// warps.
+// The targets of one walk: a group's, kTargetsPerWalk at most (two a lane). A group of more is
+// walked for each of its runs of kTargetsPerWalk bodies, by as many warps, each from the whole
+// group's box (so with the lists the CPU's one walk of the group makes).
 inline constexpr std::uint32_t kTargetsPerWalk = 64;
 
-// A walk: its first target (high 32 bits) and its group's cell (low 32 bits).
-using WalkItem = std::uint64_t;
-inline constexpr WalkItem kNoWalk = ~WalkItem{0};
+// A walk: its first target, and its group: the sibling cells [first_cell, first_cell +
+// cell_count), as the CPU's TargetGroup. An entry never written has first_target kNoWalk.
+struct WalkItem {
+  std::uint32_t first_target;
+  std::uint32_t first_cell;
+  std::uint32_t cell_count;
+};
+inline constexpr std::uint32_t kNoWalk = ~std::uint32_t{0};
 
-// walk_heads[b] = the walk whose first target is sorted body b (others untouched), for the
-// groups: the largest cells of at most group_capacity bodies, or a leaf holding more, as the CPU's
-// collect_leaves_and_groups chooses them (counted in counters->groups).
+// walk_heads[b] = the walk whose first target is sorted body b (others untouched), for the groups
+// of nbody/tree_groups.hpp, as the CPU's collect_groups_below chooses them (counted in
+// counters->groups).
 void enqueue_walk_heads(const GpuCell* cells, std::uint32_t cell_count,
                         std::uint32_t group_capacity, WalkItem* walk_heads, TreeCounters* counters,
                         cudaStream_t stream);

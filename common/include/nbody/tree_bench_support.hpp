@@ -47,14 +47,16 @@ inline double median(std::vector<double> values) {
 
 // Checks what CLI11 cannot of the options both benchmarks take, naming the option: throws
 // UsageError.
-inline void check_tree_bench_options(const std::vector<double>& thetas, int reps,
-                                     double softening) {
+inline void check_tree_bench_options(const std::vector<double>& thetas, int reps, double softening,
+                                     std::size_t leaf_capacity, std::size_t group_capacity) {
   for (const double theta : thetas) {
     if (!(theta >= 0 && theta <= 1)) {
       throw UsageError(fmt::format("--theta: {} is outside [0, 1]", theta));
     }
   }
   if (reps < 1) throw UsageError("--reps: at least 1 timed repetition");
+  if (leaf_capacity < 1) throw UsageError("--leaf-capacity: at least 1 body");
+  if (group_capacity < 1) throw UsageError("--group-capacity: at least 1 target");
   if (!(softening >= kSmallestSoftening)) {
     throw UsageError(
         fmt::format("--softening: at least {} (kSmallestSoftening)", kSmallestSoftening));

@@ -22,6 +22,7 @@ using nbody::farthest_corner_distance;
 using nbody::KnownInvSqrt;
 using nbody::round_multipole;
 using nbody::TracelessQuadrupole;
+using nbody::widen_box;
 
 // The moments of one leaf (at least one body) in the cube `cube`.
 template <class T>

@@ -5,6 +5,7 @@
 // nbody/cpu/tree/precision.hpp; the accuracy it reaches at each theta is in docs/tolerances.md,
 // "Tree codes".
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -42,21 +43,47 @@ struct TreeForces {
   TreeShape shape;
 };
 
-// The accelerations of every body of `bodies` from all of them (the j = i term included, zero
-// with softening > 0), by the tree at opening parameter theta in [0, 1]: a cell is accepted for a
-// group of targets when the distance from the group's box to the cell's centre of mass exceeds
-// b_max / theta. theta = 0 opens every cell: the all-pairs sum, in another order. The softening is
-// taken in float64 and eps^2 rounded to T, as the all-pairs formulations do. Throws
-// std::invalid_argument for theta outside [0, 1], a softening below kSmallestSoftening or a
-// leaf or group capacity of 0, and nbody::UsageError for a TreeSettings::isa that is unknown or
-// wider than this CPU's (or for a CPU without SSE4.2), as --isa does.
+// The Barnes-Hut force evaluation, with every buffer it needs (the tree, the build's scratch, the
+// rounded multipoles, the accelerations, the walks' lists) kept from one evaluation to the next:
+// a run evaluates the same N many times, and allocating about 100 bytes a body each time costs it
+// the page faults and zeroing of fresh memory (as the all-pairs formulations' buffers and the GPU
+// tree's are kept, allocated before the timing). One owner: not copyable.
+template <class T>
+class TreeEvaluator {
+ public:
+  // Throws std::invalid_argument for a leaf or group capacity of 0, and nbody::UsageError for a
+  // TreeSettings::isa that is unknown or wider than this CPU's (or for a CPU without SSE4.2), as
+  // --isa does.
+  explicit TreeEvaluator(const TreeSettings& settings = {});
+  ~TreeEvaluator();
+  TreeEvaluator(const TreeEvaluator&) = delete;
+  TreeEvaluator& operator=(const TreeEvaluator&) = delete;
+
+  // The accelerations of every body of `bodies` from all of them (the j = i term included, zero
+  // with softening > 0), by the tree at opening parameter theta in [0, 1]: a cell is accepted for
+  // a group of targets when the distance from the group's box to the cell's centre of mass exceeds
+  // b_max / theta. theta = 0 opens every cell: the all-pairs sum, in another order. The softening
+  // is taken in float64 and eps^2 rounded to T, as the all-pairs formulations do. Throws
+  // std::invalid_argument for theta outside [0, 1] or a softening below kSmallestSoftening. The
+  // result stays valid until the next call.
+  const TreeForces<T>& evaluate(std::span<const Body<T>> bodies, double softening, double theta);
+
+  const TreeSettings& settings() const;
+
+ private:
+  struct Buffers;
+  std::unique_ptr<Buffers> buffers_;
+};
+
+extern template class TreeEvaluator<float>;
+extern template class TreeEvaluator<double>;
+
+// One evaluation in fresh buffers (TreeEvaluator::evaluate says what it computes and throws).
 template <class T>
 TreeForces<T> evaluate_tree(std::span<const Body<T>> bodies, double softening, double theta,
-                            const TreeSettings& settings = {});
-
-extern template TreeForces<float> evaluate_tree<float>(std::span<const Body<float>>, double, double,
-                                                       const TreeSettings&);
-extern template TreeForces<double> evaluate_tree<double>(std::span<const Body<double>>, double,
-                                                         double, const TreeSettings&);
+                            const TreeSettings& settings = {}) {
+  TreeEvaluator<T> evaluator(settings);
+  return evaluator.evaluate(bodies, softening, theta);
+}
 
 }  // namespace nbody::cpu::tree

@@ -3,6 +3,7 @@
 // Gaburov & Portegies Zwart 2012): every cell is a contiguous range of the sorted bodies, split
 // into its non-empty octants while it holds more than the leaf capacity, and its moments come from
 // an upward pass over the levels.
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -20,9 +21,10 @@ struct TreeSettings {
   // A cell with more bodies than this is split, unless it is at the deepest level: its bodies
   // share one key (they lie within 2^-21 of the cube's side), and no split could separate them.
   std::size_t leaf_capacity = 16;
-  // The targets that share one walk of the tree (as Bonsai's groups): the largest cells of at most
-  // this many bodies, or a leaf holding more. Larger groups walk less often and fill the SIMD lanes
-  // better, but their lists are longer (the criterion is met from the group's box).
+  // The targets that share one walk of the tree (as Bonsai's groups): runs of consecutive sibling
+  // cells of at most this many bodies together, or a leaf holding more (TargetGroup). Larger
+  // groups walk less often and fill the SIMD lanes better, but their lists are longer (the
+  // criterion is met from the group's box).
   std::size_t group_capacity = 64;
   // The ISA of the walk's interactions, as ExecutionOptions::isa spells it ("sse4.2", "avx2",
   // "avx512f"); empty: the widest this CPU has, as the all-pairs SIMD formulations choose it.
@@ -37,6 +39,16 @@ struct Cell {
 
   bool is_leaf() const { return child_count == 0; }
   std::uint32_t body_count() const { return end - begin; }
+};
+
+// The targets of one walk: the sibling cells [first_cell, first_cell + cell_count), whose bodies
+// are one range of the sorted order. Each cell of such a run holds at most group_capacity bodies
+// (or is a leaf holding more, alone in its run), and the run as many as fit together: the children
+// of a cell just over the capacity form one or two groups rather than eight small ones, which
+// would leave most SIMD lanes idle and walk the tree four times as often.
+struct TargetGroup {
+  std::uint32_t first_cell = 0;
+  std::uint32_t cell_count = 0;
 };
 
 // What the walk's opening criterion reads of a cell: the float64 centre of mass and b_max^2 of its
@@ -68,22 +80,57 @@ struct Octree {
   std::vector<Cell> cells;
   std::vector<std::uint32_t> level_begin;
   std::vector<std::uint32_t> leaves;    // the leaf cells, in the sorted order of their bodies
-  std::vector<std::uint32_t> groups;    // the target groups (TreeSettings), in the same order
+  std::vector<TargetGroup> groups;      // the target groups (TreeSettings), in the same order
   std::vector<CellMoments> moments;     // of each cell, float64
   std::vector<CellCriterion> criteria;  // of each cell, from its moments
 
   int depth() const { return static_cast<int>(level_begin.size()) - 2; }
+  std::uint32_t group_begin(const TargetGroup& group) const {
+    return cells[group.first_cell].begin;
+  }
+  std::uint32_t group_end(const TargetGroup& group) const {
+    return cells[group.first_cell + group.cell_count - 1].end;
+  }
+  // The tightest box around the group's bodies: its cells' boxes together.
+  Box group_box(const TargetGroup& group) const {
+    Box box = moments[group.first_cell].box;
+    for (std::uint32_t k = 1; k < group.cell_count; ++k) {
+      widen_box(box, moments[group.first_cell + k].box);
+    }
+    return box;
+  }
   TreeFloat64 cell_size(const Cell& cell) const { return std::ldexp(cube.size, -cell.level); }
 };
 
-// The octree of `bodies` (at least one, fewer than 2^32), its phases timed into `seconds`.
+// What a build needs besides the tree: the radix sort's second buffers and the split's octant
+// bounds. Kept with the tree between builds (TreeEvaluator), so that a run that rebuilds its tree
+// every evaluation allocates its memory, and the OS zeroes it, once rather than at every build.
+struct BuildScratch {
+  std::vector<std::uint64_t> keys;
+  std::vector<std::uint32_t> index;
+  std::vector<std::uint32_t> digit_positions;
+  std::vector<std::array<std::uint32_t, 9>> octant_bounds;
+};
+
+// Builds the octree of `bodies` (at least one, fewer than 2^32) into `tree`, reusing its buffers
+// and those of `scratch`; its phases are timed into `seconds`.
+template <class T>
+void rebuild_octree(std::span<const Body<T>> bodies, const TreeSettings& settings, Octree<T>& tree,
+                    BuildScratch& scratch, BuildSeconds& seconds);
+
+// The octree of `bodies`, in fresh buffers.
 template <class T>
 Octree<T> build_octree(std::span<const Body<T>> bodies, const TreeSettings& settings,
-                       BuildSeconds& seconds);
+                       BuildSeconds& seconds) {
+  Octree<T> tree;
+  BuildScratch scratch;
+  rebuild_octree(bodies, settings, tree, scratch, seconds);
+  return tree;
+}
 
-extern template Octree<float> build_octree<float>(std::span<const Body<float>>, const TreeSettings&,
-                                                  BuildSeconds&);
-extern template Octree<double> build_octree<double>(std::span<const Body<double>>,
-                                                    const TreeSettings&, BuildSeconds&);
+extern template void rebuild_octree<float>(std::span<const Body<float>>, const TreeSettings&,
+                                           Octree<float>&, BuildScratch&, BuildSeconds&);
+extern template void rebuild_octree<double>(std::span<const Body<double>>, const TreeSettings&,
+                                            Octree<double>&, BuildScratch&, BuildSeconds&);
 
 }  // namespace nbody::cpu::tree
