@@ -127,7 +127,9 @@ void register_tree(Registry& registry) {
        .multithreaded = true,
        .optimizations = {"octree of Morton-sorted keys (Bonsai's build), leaves of 16 bodies",
                          "monopole and quadrupole moments about the centre of mass, in float64",
-                         "Salmon-Warren opening criterion, one walk per group of up to 64 targets",
+                         "Salmon-Warren opening criterion, one walk per group of up to 64 targets "
+                         "(runs of sibling cells)",
+                         "the tree's buffers kept from one evaluation to the next",
                          "interaction lists evaluated in SIMD lanes (the run-time ISA)",
                          "all cores with oneTBB (--threads sets the count)",
                          std::string(tree::kTreeFloat64Parts)},

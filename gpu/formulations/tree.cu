@@ -152,8 +152,8 @@ void register_tree(Registry& registry) {
                .optimizations =
                    {"Morton keys and CUB's radix sort on the device, cells built level by level",
                     "monopole and quadrupole moments in float64, an upward pass per level",
-                    "persistent warps: one walk per group of up to 64 targets, 32 cells tested "
-                    "at once, interaction lists in shared memory",
+                    "persistent warps: one walk per group of up to 64 targets (runs of sibling "
+                    "cells), 32 cells tested at once, interaction lists in shared memory",
                     "the tree and criterion of cpu.tree, to the bit (same interactions counted)",
                     std::string(tree::kGpuTreeFloat64Parts)},
                // The GPU's rsqrt, within the scalar all-pairs rounding at theta = 0
