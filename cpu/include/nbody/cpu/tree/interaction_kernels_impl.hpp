@@ -112,16 +112,27 @@ NBODY_FORCE_INLINE void evaluate_targets(const GroupWork<T>& work, std::size_t f
 // Targets in batches of the ISA's width, two at a time while more than one batch is left, sources
 // broadcast one at a time. Two: with the rsqrt and Newton step the loop is bound by the latency
 // of the accumulators' adds (each cell adds to them twice), which a second independent batch
-// hides; it also halves the loads and broadcasts of the lists. One for a last lone batch, so
-// that a small group wastes no more lanes than before. Lane sums are the same in either case.
+// hides; it also halves the loads and broadcasts of the lists. Three where exactly three are left
+// (a group of 33 to 48 targets in 16 lanes, a quarter of the groups of 64), so that the third is
+// not walked alone at the latency's pace; one for a last lone batch. Lane sums are the same in
+// every case.
 template <class T, class Arch, class InvSqrt>
 void evaluate_group(const GroupWork<T>& work) {
   constexpr std::size_t kLanes = xsimd::batch<T, Arch>::size;
   std::size_t first = work.target_begin;
-  for (; first + kLanes < work.target_end; first += 2 * kLanes) {
-    evaluate_targets<T, Arch, InvSqrt, 2>(work, first);
+  while (first < work.target_end) {
+    const std::size_t left = work.target_end - first;
+    if (left > 2 * kLanes && left <= 3 * kLanes) {
+      evaluate_targets<T, Arch, InvSqrt, 3>(work, first);
+      first += 3 * kLanes;
+    } else if (left > kLanes) {
+      evaluate_targets<T, Arch, InvSqrt, 2>(work, first);
+      first += 2 * kLanes;
+    } else {
+      evaluate_targets<T, Arch, InvSqrt, 1>(work, first);
+      first += kLanes;
+    }
   }
-  if (first < work.target_end) evaluate_targets<T, Arch, InvSqrt, 1>(work, first);
 }
 
 // BareRsqrt: the ISA's approximate 1/sqrt of a float32 batch, as its all-pairs kernels take it.
