@@ -7,6 +7,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 #include <tbb/task_arena.h>
 
 #include "nbody/cpu/tree/octree_build.hpp"
@@ -22,6 +23,18 @@ std::size_t block_count(std::size_t n) {
   constexpr std::size_t kSmallestBlock = 16384;
   const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
   return std::clamp<std::size_t>(n / kSmallestBlock, 1, 4 * threads);
+}
+
+// bounding_cube, its extremes found in parallel.
+template <class T>
+BoundingCube parallel_bounding_cube(std::span<const Body<T>> bodies) {
+  const Extremes extremes = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, bodies.size()), extremes_of(bodies.first(1)),
+      [&](const tbb::blocked_range<std::size_t>& range, const Extremes& so_far) {
+        return merge_extremes(so_far, extremes_of(bodies.subspan(range.begin(), range.size())));
+      },
+      merge_extremes);
+  return cube_around(extremes);
 }
 
 // The bodies' Morton keys and input indices, as two arrays of the tree, to be sorted by key.
@@ -283,7 +296,7 @@ void rebuild_octree(std::span<const Body<T>> bodies, const TreeSettings& setting
     throw std::invalid_argument("build_octree: a leaf or group capacity of 0");
   }
   SteadyClock::time_point start = SteadyClock::now();
-  tree.cube = bounding_cube(bodies);
+  tree.cube = parallel_bounding_cube(bodies);
   morton_keys(bodies, tree);
   seconds.keys = seconds_since(start);
   start = SteadyClock::now();

@@ -23,26 +23,52 @@ using nbody::kMortonCellsPerAxis;
 using nbody::morton_cell_index;
 using nbody::spread_bits_by_three;
 
-// The smallest axis-aligned cube, anchored at the bodies' lowest coordinates, that holds every
-// body. Computed in float64 (TreeFloat64): every float32 coordinate, and the difference of two of
-// them at the scales of an N-body set, is exact there, so the cube of a float32 set contains every
-// body exactly; in float32, min + size can round below the largest coordinate and leave the
-// outermost bodies outside the cube their keys describe.
+// The lowest and highest coordinates of a set of bodies, in float64 (TreeFloat64).
+struct Extremes {
+  TreeFloat64 low[3];
+  TreeFloat64 high[3];
+};
+
+// The extremes of `bodies` (at least one).
 template <class T>
-BoundingCube bounding_cube(std::span<const Body<T>> bodies) {
-  if (bodies.empty()) return {};
-  TreeFloat64 low[3] = {bodies[0].x, bodies[0].y, bodies[0].z};
-  TreeFloat64 high[3] = {low[0], low[1], low[2]};
+Extremes extremes_of(std::span<const Body<T>> bodies) {
+  Extremes e{{bodies[0].x, bodies[0].y, bodies[0].z}, {bodies[0].x, bodies[0].y, bodies[0].z}};
   for (const Body<T>& b : bodies) {
     const TreeFloat64 p[3] = {b.x, b.y, b.z};
     for (int axis = 0; axis < 3; ++axis) {
-      low[axis] = std::min(low[axis], p[axis]);
-      high[axis] = std::max(high[axis], p[axis]);
+      e.low[axis] = std::min(e.low[axis], p[axis]);
+      e.high[axis] = std::max(e.high[axis], p[axis]);
     }
   }
-  const TreeFloat64 extent = std::max({high[0] - low[0], high[1] - low[1], high[2] - low[2]});
+  return e;
+}
+
+// The extremes of two sets together: exact, so any split of a set gives its own extremes.
+inline Extremes merge_extremes(const Extremes& a, const Extremes& b) {
+  Extremes e = a;
+  for (int axis = 0; axis < 3; ++axis) {
+    e.low[axis] = std::min(e.low[axis], b.low[axis]);
+    e.high[axis] = std::max(e.high[axis], b.high[axis]);
+  }
+  return e;
+}
+
+// The smallest axis-aligned cube, anchored at the bodies' lowest coordinates, that holds every
+// body, from their extremes. Computed in float64: every float32 coordinate, and the difference of
+// two of them at the scales of an N-body set, is exact there, so the cube of a float32 set contains
+// every body exactly; in float32, min + size can round below the largest coordinate and leave the
+// outermost bodies outside the cube their keys describe.
+inline BoundingCube cube_around(const Extremes& e) {
+  const TreeFloat64 extent =
+      std::max({e.high[0] - e.low[0], e.high[1] - e.low[1], e.high[2] - e.low[2]});
   // All bodies at one point (or one body): any positive side puts them all in cell 0.
-  return {low[0], low[1], low[2], extent > 0 ? extent : 1};
+  return {e.low[0], e.low[1], e.low[2], extent > 0 ? extent : 1};
+}
+
+template <class T>
+BoundingCube bounding_cube(std::span<const Body<T>> bodies) {
+  if (bodies.empty()) return {};
+  return cube_around(extremes_of(bodies));
 }
 
 template <class T>
