@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -100,7 +101,9 @@ ResultsDocument simulate_at(int ranks, const std::string& name, std::size_t n, d
   return doc;
 }
 
-const ScalingPoint& point(const ScalingStudy& study, const std::string& name, std::size_t n,
+// The name by value (a view): GCC 13's -Wdangling-reference takes a temporary std::string
+// bound to a reference parameter for what the returned reference might point into.
+const ScalingPoint& point(const ScalingStudy& study, std::string_view name, std::size_t n,
                           int devices) {
   const auto it = std::find_if(study.points.begin(), study.points.end(), [&](const auto& p) {
     return p.implementation == name && p.n == n && p.scale.devices() == devices;
