@@ -10,6 +10,7 @@
 #include "nbody/app/benchmark_harness.hpp"
 #include "nbody/app/run_plan.hpp"
 #include "nbody/app/runner.hpp"
+#include "nbody/app/wiring.hpp"
 #include "nbody/machine_info.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/results.hpp"
@@ -219,6 +220,35 @@ TEST(Runner, ShortGpuKernelsAreAlsoTimedAlone) {
   ASSERT_TRUE(embedded.kernel && embedded.end_to_end);
   EXPECT_NEAR(embedded.kernel->median_s, 0.6e-3, 1e-5);
   EXPECT_NEAR(embedded.end_to_end->median_s, 2e-3, 1e-5);
+}
+
+// A tree reads no counters (they are per credited interaction, and it is credited none); its
+// results say so where an all-pairs result would have read them, and carry no readout elsewhere,
+// as an all-pairs result between the counter sizes carries none.
+TEST(Runner, TreesSayWhyTheyReadNoCountersAtTheCounterSizesAlone) {
+  const Registry registry = make_default_registry();
+  const std::unique_ptr<ProgressSink> progress = make_silent_progress();
+  const SuiteContext context = quiet_context(registry, *progress);
+  SuiteOptions options;
+  options.sizes = {64, 128};
+  options.counter_sizes = {128};
+  options.implementation_pattern = "^cpu\\.tree$";
+  options.reference_cache = false;
+  options.timing.min_time_s = 0.01;
+  options.budget_s = 0;
+  const ResultsDocument doc = run_suite(context, options, SuiteMode::run);
+  ASSERT_EQ(doc.results.size(), 2u);
+  for (const ResultRecord& result : doc.results) {
+    ASSERT_EQ(result.status, Status::ok) << result.reason;
+    if (result.n == 128) {
+      ASSERT_TRUE(result.counters);
+      EXPECT_FALSE(result.counters->available());
+      EXPECT_NE(result.counters->unavailable_reason.find("all-pairs kernels only"),
+                std::string::npos);
+    } else {
+      EXPECT_FALSE(result.counters) << result.counters->unavailable_reason;
+    }
+  }
 }
 
 }  // namespace

@@ -342,9 +342,11 @@ void time_record(const Measurement& m, PreparedRun& run, const ImplementationInf
 void count(const Measurement& m, PreparedRun& run, const ImplementationInfo& info,
            ResultRecord& record, const std::string& label) {
   const std::vector<std::size_t>& sizes = m.counter_sizes;
+  const bool counter_size = std::find(sizes.begin(), sizes.end(), record.n) != sizes.end();
   if (info.algorithm != Algorithm::all_pairs) {
-    // The counters' figures are per credited interaction, and a tree is credited none.
-    if (m.options.counters) {
+    // The counters' figures are per credited interaction, and a tree is credited none. Said
+    // where an all-pairs result would have read them, as theirs are said nowhere else.
+    if (m.options.counters && counter_size) {
       record.counters =
           CounterReadout{.source = "none",
                          .unavailable_reason =
@@ -355,7 +357,7 @@ void count(const Measurement& m, PreparedRun& run, const ImplementationInfo& inf
     }
     return;
   }
-  if (m.options.counters && std::find(sizes.begin(), sizes.end(), record.n) != sizes.end()) {
+  if (m.options.counters && counter_size) {
     for (const std::unique_ptr<CounterSource>& source : m.context.counter_sources) {
       if (!source->applies_to(info)) continue;
       m.progress.say(label + ": counters");
