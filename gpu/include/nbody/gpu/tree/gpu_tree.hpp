@@ -27,8 +27,8 @@ inline constexpr std::string_view kGpuTreeFloat64Parts =
 struct GpuTreeSettings {
   // A cell with more bodies than this is split, unless it is at the deepest level.
   std::size_t leaf_capacity = 16;
-  // The targets that share one walk: the largest cells of at most this many bodies, or a leaf
-  // holding more.
+  // The targets that share one walk: runs of sibling cells of at most this many bodies together,
+  // or a leaf holding more (nbody/tree_groups.hpp, as the CPU tree's).
   std::size_t group_capacity = 64;
   int gpu_device = 0;  // CUDA ordinal
 };
