@@ -44,20 +44,10 @@ namespace tree = nbody::cpu::tree;
 
 constexpr int kExitUsage = 2;
 
-struct Options {
-  nbody::InitialCondition ic = nbody::InitialCondition::plummer;
-  std::vector<std::size_t> sizes;
-  std::vector<double> thetas = {0.3, 0.5, 0.7};
-  std::string precision = "f32";
-  int reps = 5;
+// The options both tree benches take, and the CPU's threads and ISA.
+struct Options : nbody::TreeBenchOptions {
   int threads = 0;  // 0: every thread oneTBB would use
-  std::size_t check_bodies = 4096;
-  std::uint64_t seed = 1;
-  double softening = 0.01;
-  std::string json_path;  // empty: no JSON
-  std::string isa;        // of the walk's interactions; empty: the widest this CPU has
-  std::size_t leaf_capacity = nbody::cpu::tree::TreeSettings{}.leaf_capacity;
-  std::size_t group_capacity = nbody::cpu::tree::TreeSettings{}.group_capacity;
+  std::string isa;  // of the walk's interactions; empty: the widest this CPU has
 };
 
 // One (N, theta): the medians over the timed repetitions.
@@ -76,36 +66,15 @@ struct Row {
   std::optional<nbody::AccuracyMetrics> accuracy;  // absent with --check-bodies 0
 };
 
-// Checks what CLI11 cannot, naming the option in the message.
-void validate(const Options& options) {
-  nbody::check_tree_bench_options(options.thetas, options.reps, options.softening,
-                                  options.leaf_capacity, options.group_capacity);
-  if (options.threads < 0) throw nbody::UsageError("--threads: 0 (all) or a positive count");
-}
-
 // The options, or the exit code when the program should stop here (help, or bad input, whose
 // message is printed on one line naming the option).
 std::optional<int> parse_options(int argc, char** argv, Options& options) {
   CLI::App app{"Times the CPU Barnes-Hut core per N and theta"};
-  std::string ic = "plummer";
-  std::string sizes = "64K,256K,1M";
-  app.add_option("--ic", ic, "initial condition: " + nbody::initial_condition_choices());
-  app.add_option("--sizes", sizes, "body counts, e.g. 64K,256K,1M");
-  app.add_option("--theta", options.thetas, "opening parameters in [0, 1]")->delimiter(',');
-  app.add_option("--precision", options.precision, "the bodies' precision: f32 or f64")
-      ->check(CLI::IsMember({"f32", "f64"}));
-  app.add_option("--reps", options.reps, "timed evaluations after one warm-up");
+  nbody::TreeBenchSpellings spellings;
+  nbody::add_tree_bench_options(app, options, spellings);
   app.add_option("--threads", options.threads, "oneTBB threads (0: all)");
-  app.add_option("--check-bodies", options.check_bodies,
-                 "targets compared with the float64 reference, evenly spread (0: none)");
-  app.add_option("--seed", options.seed, "seed of the initial condition");
-  app.add_option("--softening", options.softening, "softening length");
-  app.add_option("--json", options.json_path, "also write the rows to this JSON file");
   app.add_option("--isa", options.isa,
                  "ISA of the walk's interactions: sse4.2, avx2 or avx512f (default: the widest)");
-  app.add_option("--leaf-capacity", options.leaf_capacity, "bodies a leaf holds at most");
-  app.add_option("--group-capacity", options.group_capacity,
-                 "targets that share a walk, at most (larger leaves excepted)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -115,23 +84,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
     return kExitUsage;
   }
   try {
-    options.ic = nbody::parse_initial_condition(ic);
-  } catch (const nbody::UsageError& e) {
-    fmt::print(stderr, "tree_bench: {}\n", e.what());  // it names --ic
-    return kExitUsage;
-  }
-  try {
-    options.sizes = nbody::parse_sizes(sizes);
-    validate(options);
-  } catch (const nbody::UsageError& e) {
-    const std::string message = e.what();
-    // parse_sizes does not know which option it parses.
-    const bool named = message.rfind("--", 0) == 0;
-    fmt::print(stderr, "tree_bench: {}{}\n", named ? "" : "--sizes: ", message);
-    return kExitUsage;
-  }
-  try {
-    nbody::cpu::simd::resolve_isa(options.isa);
+    nbody::finish_tree_bench_options(spellings, options);
+    if (options.threads < 0) throw nbody::UsageError("--threads: 0 (all) or a positive count");
+    nbody::cpu::simd::resolve_isa(options.isa);  // its message names --isa
   } catch (const nbody::UsageError& e) {
     fmt::print(stderr, "tree_bench: {}\n", e.what());
     return kExitUsage;

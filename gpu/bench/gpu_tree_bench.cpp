@@ -38,19 +38,9 @@ namespace tree = nbody::gpu::tree;
 
 constexpr int kExitUsage = 2;
 
-struct Options {
-  nbody::InitialCondition ic = nbody::InitialCondition::plummer;
-  std::vector<std::size_t> sizes;
-  std::vector<double> thetas = {0.3, 0.5, 0.7};
-  std::string precision = "f32";
-  int reps = 5;
-  std::size_t check_bodies = 4096;
-  std::uint64_t seed = 1;
-  double softening = 0.01;
+// The options both tree benches take, and the device.
+struct Options : nbody::TreeBenchOptions {
   int device = 0;
-  std::size_t leaf_capacity = 16;
-  std::size_t group_capacity = 64;
-  std::string json_path;  // empty: no JSON
 };
 
 // One (N, theta): the medians over the timed repetitions.
@@ -66,30 +56,11 @@ struct Row {
   std::optional<nbody::AccuracyMetrics> accuracy;  // absent with --check-bodies 0
 };
 
-void validate(const Options& options) {
-  nbody::check_tree_bench_options(options.thetas, options.reps, options.softening,
-                                  options.leaf_capacity, options.group_capacity);
-}
-
 std::optional<int> parse_options(int argc, char** argv, Options& options) {
   CLI::App app{"Times the GPU Barnes-Hut core per N and theta"};
-  std::string ic = "plummer";
-  std::string sizes = "64K,256K,1M";
-  app.add_option("--ic", ic, "initial condition: " + nbody::initial_condition_choices());
-  app.add_option("--sizes", sizes, "body counts, e.g. 64K,256K,1M");
-  app.add_option("--theta", options.thetas, "opening parameters in [0, 1]")->delimiter(',');
-  app.add_option("--precision", options.precision, "the bodies' precision: f32 or f64")
-      ->check(CLI::IsMember({"f32", "f64"}));
-  app.add_option("--reps", options.reps, "timed evaluations after one warm-up");
-  app.add_option("--check-bodies", options.check_bodies,
-                 "targets compared with the float64 reference, evenly spread (0: none)");
-  app.add_option("--seed", options.seed, "seed of the initial condition");
-  app.add_option("--softening", options.softening, "softening length");
+  nbody::TreeBenchSpellings spellings;
+  nbody::add_tree_bench_options(app, options, spellings);
   app.add_option("--device", options.device, "CUDA device ordinal");
-  app.add_option("--leaf-capacity", options.leaf_capacity, "bodies a leaf holds at most");
-  app.add_option("--group-capacity", options.group_capacity,
-                 "targets that share a walk, at most (larger leaves excepted)");
-  app.add_option("--json", options.json_path, "also write the rows to this JSON file");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -99,9 +70,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
     return kExitUsage;
   }
   try {
-    options.ic = nbody::parse_initial_condition(ic);
-    options.sizes = nbody::parse_sizes(sizes);
-    validate(options);
+    nbody::finish_tree_bench_options(spellings, options);
   } catch (const nbody::UsageError& e) {
     fmt::print(stderr, "gpu_tree_bench: {}\n", e.what());
     return kExitUsage;

@@ -1,18 +1,22 @@
 #pragma once
 // What the tree cores' benchmarks (cpu/bench/tree_bench, gpu/bench/gpu_tree_bench) share: the
 // sampled float64 reference their accuracy is measured against, the median of their repetitions,
-// and the checks of the options both take.
+// and the options both take. Include only from them: it declares options on a CLI11 app.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "nbody/bodies.hpp"
 #include "nbody/errors.hpp"
+#include "nbody/initial_conditions.hpp"
 #include "nbody/physics.hpp"
 #include "nbody/reference.hpp"
+#include "nbody/sizes.hpp"
 
 namespace nbody {
 
@@ -45,19 +49,67 @@ inline double median(std::vector<double> values) {
   return 0.5 * (values[middle - 1] + values[middle]);
 }
 
-// Checks what CLI11 cannot of the options both benchmarks take, naming the option: throws
-// UsageError.
-inline void check_tree_bench_options(const std::vector<double>& thetas, int reps, double softening,
-                                     std::size_t leaf_capacity, std::size_t group_capacity) {
-  for (const double theta : thetas) {
+// The options both benchmarks take; each bench's own options derive from these.
+struct TreeBenchOptions {
+  InitialCondition ic = InitialCondition::plummer;
+  std::vector<std::size_t> sizes;
+  std::vector<double> thetas = {0.3, 0.5, 0.7};
+  std::string precision = "f32";
+  int reps = 5;
+  std::size_t check_bodies = 4096;
+  std::uint64_t seed = 1;
+  double softening = 0.01;
+  std::size_t leaf_capacity = 16;  // the trees' defaults (TreeSettings, GpuTreeSettings)
+  std::size_t group_capacity = 64;
+  std::string json_path;  // empty: no JSON
+};
+
+// The spellings of --ic and --sizes, read by CLI11 and parsed by finish_tree_bench_options.
+struct TreeBenchSpellings {
+  std::string ic = "plummer";
+  std::string sizes = "64K,256K,1M";
+};
+
+// Declares the options both benchmarks take on `app`.
+inline void add_tree_bench_options(CLI::App& app, TreeBenchOptions& options,
+                                   TreeBenchSpellings& spellings) {
+  app.add_option("--ic", spellings.ic, "initial condition: " + initial_condition_choices());
+  app.add_option("--sizes", spellings.sizes, "body counts, e.g. 64K,256K,1M");
+  app.add_option("--theta", options.thetas, "opening parameters in [0, 1]")->delimiter(',');
+  app.add_option("--precision", options.precision, "the bodies' precision: f32 or f64")
+      ->check(CLI::IsMember({"f32", "f64"}));
+  app.add_option("--reps", options.reps, "timed evaluations after one warm-up");
+  app.add_option("--check-bodies", options.check_bodies,
+                 "targets compared with the float64 reference, evenly spread (0: none)");
+  app.add_option("--seed", options.seed, "seed of the initial condition");
+  app.add_option("--softening", options.softening, "softening length");
+  app.add_option("--leaf-capacity", options.leaf_capacity, "bodies a leaf holds at most");
+  app.add_option("--group-capacity", options.group_capacity,
+                 "targets that share a walk, at most (larger leaves excepted)");
+  app.add_option("--json", options.json_path, "also write the rows to this JSON file");
+}
+
+// Parses --ic and --sizes and checks what CLI11 cannot; throws UsageError naming the option.
+inline void finish_tree_bench_options(const TreeBenchSpellings& spellings,
+                                      TreeBenchOptions& options) {
+  options.ic = parse_initial_condition(spellings.ic);  // its message names --ic
+  try {
+    options.sizes = parse_sizes(spellings.sizes);
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    // parse_sizes does not know which option it parses.
+    if (message.rfind("--", 0) == 0) throw;
+    throw UsageError("--sizes: " + message);
+  }
+  for (const double theta : options.thetas) {
     if (!(theta >= 0 && theta <= 1)) {
       throw UsageError(fmt::format("--theta: {} is outside [0, 1]", theta));
     }
   }
-  if (reps < 1) throw UsageError("--reps: at least 1 timed repetition");
-  if (leaf_capacity < 1) throw UsageError("--leaf-capacity: at least 1 body");
-  if (group_capacity < 1) throw UsageError("--group-capacity: at least 1 target");
-  if (!(softening >= kSmallestSoftening)) {
+  if (options.reps < 1) throw UsageError("--reps: at least 1 timed repetition");
+  if (options.leaf_capacity < 1) throw UsageError("--leaf-capacity: at least 1 body");
+  if (options.group_capacity < 1) throw UsageError("--group-capacity: at least 1 target");
+  if (!(options.softening >= kSmallestSoftening)) {
     throw UsageError(
         fmt::format("--softening: at least {} (kSmallestSoftening)", kSmallestSoftening));
   }
