@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include "nbody/app/benchmark_harness.hpp"
-#include "nbody/app/run_plan.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/wiring.hpp"
 #include "nbody/machine_info.hpp"
@@ -18,49 +17,6 @@
 
 namespace nbody {
 namespace {
-
-// The plan keeps the best formulation's measurements first, then the naive one's, then the rest,
-// in the run's order while they fit; what does not is left out with why, and a planned one that no
-// longer fits once the run fell behind is left out too.
-TEST(RunPlan, KeepsTheBestAndNaiveFirstAndLeavesOutWhatDoesNotFit) {
-  const auto stand_in = [](std::string name, Role role, AccuracyClass accuracy) {
-    ImplementationInfo info;
-    info.name = std::move(name);
-    info.role = role;
-    info.accuracy_class = accuracy;
-    return stand_in_implementation(
-        info, [](std::span<const Body<double>>, double) { return std::unique_ptr<PreparedRun>(); });
-  };
-  const Implementation approx = stand_in("approx", Role::optimized, AccuracyClass::approximate);
-  const Implementation naive = stand_in("naive", Role::naive_baseline, AccuracyClass::full);
-  const Implementation best = stand_in("best", Role::optimized, AccuracyClass::full);
-  const std::vector<const Implementation*> selected = {&approx, &naive, &best};
-  const std::map<std::string, double> at_1k = {{"approx", 5e-4}, {"naive", 0.01}, {"best", 1e-3}};
-  SuiteOptions options;
-  options.max_eval_seconds = 10;
-  options.counters = false;
-  const RunPlan plan =
-      plan_run(selected, options, {1024, 4096, 16384}, {}, 12, [&](const Implementation& impl) {
-        return std::optional<EvaluationEstimate>(
-            std::pair{std::size_t{1024}, at_1k.at(impl.info.name)});
-      });
-  ASSERT_EQ(plan.measurements.size(), 9u);
-  double planned = 0;
-  for (const PlannedMeasurement& m : plan.measurements) {
-    if (m.included) planned += m.estimated_s;
-  }
-  EXPECT_NEAR(plan.planned_s, planned, 1e-12);
-  EXPECT_LE(plan.planned_s, 12);
-  // best at 16K: 0.256 s an evaluation, 0.256 + 5 x 0.256 = 1.5 s; naive there: 2.56 s, 15.4 s.
-  EXPECT_FALSE(plan.left_out("best", 16384));
-  ASSERT_TRUE(plan.left_out("naive", 16384));
-  EXPECT_NE(plan.left_out("naive", 16384)->find("left out by the plan"), std::string::npos);
-  EXPECT_FALSE(plan.left_out("approx", 16384));  // 1.1 s still fits after naive's is left out
-  EXPECT_NE(plan.describe().find("left out: "), std::string::npos) << plan.describe();
-  EXPECT_FALSE(plan.no_longer_fits("best", 16384, 0));
-  ASSERT_TRUE(plan.no_longer_fits("best", 16384, 11.5));
-  EXPECT_NE(plan.no_longer_fits("best", 16384, 11.5)->find("fell behind"), std::string::npos);
-}
 
 // What other processes and the hypervisor took between two samples, as shares of every CPU.
 TEST(Conditions, SharesOfOtherProcessesAndSteal) {

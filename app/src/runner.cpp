@@ -84,6 +84,10 @@ class SilentProgress final : public ProgressSink {
 
 constexpr std::size_t kFirstProbeSize = 1024;
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // Adds the wall time of its scope to phase `name` of `phases`.
 class PhaseTimer {
  public:
@@ -102,27 +106,106 @@ class PhaseTimer {
   std::chrono::steady_clock::time_point start_;
 };
 
-// Seconds of one evaluation at a probe size below `n`, for an implementation that has not run yet
-// in this suite, so a first large N cannot start an evaluation of hours. Probes climb by factors of
-// four while the next would stay well inside the budget: a GPU is only busy, and so only predicts
-// its large-N rate, at large N. Empty if a probe fails (the real run will say why).
-std::optional<std::pair<std::size_t, double>> probe_evaluation_time(const Implementation& impl,
-                                                                    const SuiteOptions& options,
-                                                                    std::size_t n) {
-  std::optional<std::pair<std::size_t, double>> estimate;
+// Seconds of an evaluation on the run's clock and on the host's: the medians of a few while they
+// stay short (one evaluation at a small N reads well off on a shared machine).
+std::pair<double, double> probe_evaluations(PreparedRun& run, PreparedRun::Scope scope) {
+  constexpr int kMostEvaluations = 5;
+  constexpr double kShortS = 0.02;
+  std::vector<double> own, wall;
+  double spent = 0;
+  while (own.size() < kMostEvaluations && (own.empty() || spent < kShortS)) {
+    const auto start = std::chrono::steady_clock::now();
+    const PreparedRun::Seconds seconds = run.evaluate(scope);
+    wall.push_back(seconds_since(start));
+    own.push_back(scope == PreparedRun::Scope::kernel ? seconds.kernel : seconds.total);
+    spent += wall.back();
+  }
+  const auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  return {median(own), median(wall)};
+}
+
+// The inputs probes run on, generated once per probe size and shared by every formulation.
+class ProbeInputs {
+ public:
+  explicit ProbeInputs(const SuiteOptions& options) : options_(options) {}
+  const Snapshot& at(std::size_t n) {
+    auto it = snapshots_.find(n);
+    if (it == snapshots_.end()) {
+      it = snapshots_
+               .emplace(n, make_initial_condition(options_.initial_condition, n, options_.seed))
+               .first;
+    }
+    return it->second;
+  }
+
+ private:
+  const SuiteOptions& options_;
+  std::map<std::size_t, Snapshot> snapshots_;
+};
+
+// One formulation's probes, from 1K up by factors of four below `n` while the next would stay well
+// inside --max-eval-seconds: a GPU is only busy, and so only shows its large-N rate, at large N.
+// Empty if a probe fails (the real run will say why).
+std::optional<ProbeCurve> probe_curve(const Implementation& impl, const SuiteOptions& options,
+                                      std::size_t n, ProbeInputs& inputs) {
+  ProbeCurve curve;
   try {
     for (std::size_t probe_n = kFirstProbeSize; probe_n < n; probe_n *= 4) {
-      if (estimate && estimate->second * 16 > options.max_eval_seconds / 4) break;
-      const Snapshot snapshot =
-          make_initial_condition(options.initial_condition, probe_n, options.seed);
+      if (!curve.empty() && curve.back().kernel_s * 16 > options.max_eval_seconds / 4) break;
+      const Snapshot& snapshot = inputs.at(probe_n);
+      ProbeFigures figures{.n = probe_n};
+      const auto start = std::chrono::steady_clock::now();
       auto run = impl.prepare(snapshot.bodies, options.softening, options.execution);
+      figures.prepare_s = seconds_since(start);
       run->evaluate(PreparedRun::Scope::kernel);  // warm-up
-      estimate = {probe_n, run->evaluate(PreparedRun::Scope::kernel).kernel};
+      std::tie(figures.kernel_s, figures.kernel_wall_s) =
+          probe_evaluations(*run, PreparedRun::Scope::kernel);
+      if (impl.info.device == DeviceKind::gpu) {
+        std::tie(figures.end_to_end_s, figures.end_to_end_wall_s) =
+            probe_evaluations(*run, PreparedRun::Scope::end_to_end);
+      }
+      curve.push_back(figures);
     }
   } catch (const std::exception&) {
     return std::nullopt;
   }
-  return estimate;
+  return curve;
+}
+
+// Seconds of one evaluation at a probe size below `n`, for an implementation that has not run yet
+// in this suite, so a first large N cannot start an evaluation of hours. Empty if a probe fails.
+std::optional<std::pair<std::size_t, double>> probe_evaluation_time(const Implementation& impl,
+                                                                    const SuiteOptions& options,
+                                                                    std::size_t n) {
+  ProbeInputs inputs(options);
+  const auto curve = probe_curve(impl, options, n, inputs);
+  if (!curve || curve->empty()) return std::nullopt;
+  return std::pair{curve->back().n, curve->back().kernel_s};
+}
+
+// What each size costs once: its input generated and hashed as the run does (measured at the
+// largest probe size), and the float64 reference's seconds per interaction (a sample of targets).
+SizeCosts measure_size_costs(const SuiteOptions& options, ProbeInputs& inputs,
+                             std::size_t largest_probe) {
+  SizeCosts costs{.validation_bodies = options.validation_bodies};
+  auto start = std::chrono::steady_clock::now();
+  const Snapshot snapshot =
+      make_initial_condition(options.initial_condition, largest_probe, options.seed);
+  (void)hash_to_hex(input_hash(snapshot.bodies));
+  (void)hash_to_hex(input_hash(convert_precision<float, double>(snapshot.bodies)));
+  costs.input_seconds_per_body = seconds_since(start) / static_cast<double>(largest_probe);
+  constexpr std::size_t kReferenceBodies = 16384, kReferenceTargets = 2048;
+  const Snapshot& sample = inputs.at(kReferenceBodies);
+  const std::vector<std::uint32_t> targets =
+      validation_targets(kReferenceBodies, kReferenceTargets);
+  start = std::chrono::steady_clock::now();
+  (void)reference_accelerations(sample.bodies, options.softening, targets);
+  costs.reference_seconds_per_interaction =
+      seconds_since(start) / static_cast<double>(kReferenceBodies * kReferenceTargets);
+  return costs;
 }
 
 bool selects_usable_gpu(std::span<const Implementation* const> selected) {
@@ -140,6 +223,17 @@ double budget_of(const SuiteOptions& options, std::span<const Implementation* co
   return selects_usable_gpu(selected) ? 150 : 75;
 }
 
+// How many attempts a timing is expected to take: all of --max-attempts where other processes or
+// the hypervisor took more than their share of the CPUs while the probes ran, else one.
+int expected_attempts(const std::optional<CpuActivity>& before, const SuiteOptions& options) {
+  const std::optional<CpuActivity> after = sample_cpu_activity();
+  if (!before || !after) return 1;
+  const MeasurementConditions c = conditions_between(*before, *after);
+  return c.other_processes_cpu_share + c.steal_cpu_share > kMaxOtherCpuShare
+             ? std::max(1, options.timing.max_attempts)
+             : 1;
+}
+
 // The plan of a run at `options.sizes` within `budget` seconds, announced, its figures in `doc`;
 // empty where the budget is 0.
 std::optional<RunPlan> plan_within_budget(const SuiteContext& context, const SuiteOptions& options,
@@ -148,18 +242,33 @@ std::optional<RunPlan> plan_within_budget(const SuiteContext& context, const Sui
                                           double budget, ResultsDocument& doc) {
   if (budget <= 0) return std::nullopt;
   const auto started = std::chrono::steady_clock::now();
+  const std::optional<CpuActivity> before = sample_cpu_activity();
   context.progress.update(0, options.sizes.size() * selected.size(),
                           "planning: each formulation's evaluation time");
   const std::size_t probe_below =
       std::max(2 * kFirstProbeSize, *std::max_element(options.sizes.begin(), options.sizes.end()));
-  RunPlan plan = plan_run(selected, options, options.sizes, counter_sizes, budget,
-                          [&](const Implementation& impl) {
-                            return probe_evaluation_time(impl, options, probe_below);
-                          });
+  ProbeInputs probe_inputs(options);
+  std::map<std::string, ProbeCurve> curves;
+  std::size_t largest_probe = kFirstProbeSize;
+  for (const Implementation* impl : selected) {
+    if (impl->unavailable_reason()) continue;
+    if (auto curve = probe_curve(*impl, options, probe_below, probe_inputs)) {
+      if (!curve->empty()) largest_probe = std::max(largest_probe, curve->back().n);
+      curves[impl->info.name] = std::move(*curve);
+    }
+  }
+  const PlanInputs inputs{.probe = [&](const Implementation& impl) -> std::optional<ProbeCurve> {
+                            const auto it = curves.find(impl.info.name);
+                            if (it == curves.end()) return std::nullopt;
+                            return it->second;
+                          },
+                          .size_costs = measure_size_costs(options, probe_inputs, largest_probe),
+                          .expected_attempts = expected_attempts(before, options),
+                          .spent_s = context.ceilings_seconds + seconds_since(started)};
+  RunPlan plan = plan_run(selected, options, options.sizes, counter_sizes, budget, inputs);
   doc.settings.budget_s = budget;
   doc.phase_seconds["planned"] = plan.planned_s;
-  doc.phase_seconds["planning"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  doc.phase_seconds["planning"] = seconds_since(started);
   if (context.announce) context.announce(plan.describe());
   return plan;
 }
@@ -178,10 +287,6 @@ std::vector<std::size_t> sizes_with_counters(const SuiteOptions& options) {
     chosen = *std::min_element(options.sizes.begin(), options.sizes.end());
   }
   return chosen ? std::vector<std::size_t>{*chosen} : std::vector<std::size_t>{};
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // The suite's place in its steps, for the progress line.
@@ -244,7 +349,9 @@ std::optional<std::string> why_skip(Measurement& m, const Implementation& impl, 
   const std::string& name = impl.info.name;
   std::optional<std::string> skip = impl.cannot_run(n, m.options.execution);
   if (!skip && m.plan) skip = m.plan->left_out(name, n);
-  if (!skip && m.plan) skip = m.plan->no_longer_fits(name, n, seconds_since(m.started));
+  if (!skip && m.plan) {
+    skip = m.plan->no_longer_fits(name, n, m.context.ceilings_seconds + seconds_since(m.started));
+  }
   if (skip) return skip;
   if (!m.last_evaluation.contains(name) && n > kFirstProbeSize) {
     m.progress.say(label + ": estimating its time");
@@ -527,8 +634,10 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
       measurement.last_evaluation[name] = estimate;
   }
   bool interrupted = false;
+  double planned_ran = 0;  // the plan's estimate of what ran
   for (const std::size_t n : effective.sizes) {
     if (interrupted) break;
+    if (plan && plan->size_costs_s.contains(n)) planned_ran += plan->size_costs_s.at(n);
     const Snapshot snapshot = make_initial_condition(options.initial_condition, n, options.seed);
     const InputRecord input{
         std::string(to_string(options.initial_condition)), n, options.seed,
@@ -550,10 +659,13 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
         interrupted = true;
         break;
       }
+      const PlannedMeasurement* planned = plan ? plan->find(record->implementation, n) : nullptr;
+      if (planned && record->status != Status::skipped) planned_ran += planned->estimated_s;
       doc.results.push_back(std::move(*record));
       if (context.checkpoint) context.checkpoint(doc);
     }
   }
+  if (plan) doc.phase_seconds["planned_ran"] = planned_ran;
   context.progress.finish();
   doc.interrupted = interrupted || interrupt_requested();
   doc.complete = !doc.interrupted;

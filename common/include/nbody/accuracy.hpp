@@ -53,4 +53,15 @@ struct Tolerance {
 // std::invalid_argument for theta outside [0, 1].
 Tolerance barnes_hut_tolerance(const Tolerance& rounding, double theta);
 
+// The worst relative L2 error the survey of docs/tolerances.md ("Tree codes") measured at the
+// nearest surveyed angle at or above theta on the smooth inputs (uniform, Plummer, two Plummer
+// spheres, thin disc; not the duplicated points): what a tree at theta is expected to reach on a
+// run's generated input, where barnes_hut_tolerance is the bound it must keep on any. 0 at theta
+// 0. Throws std::invalid_argument for theta outside [0, 1].
+double barnes_hut_surveyed_relative_l2(double theta);
+
+// The bars of relative L2 error at which formulations of different algorithms are compared
+// (FAIRNESS.md rule 9), loosest first.
+inline constexpr double kAccuracyBarsRelativeL2[] = {1e-2, 1e-3, 1e-4};
+
 }  // namespace nbody
