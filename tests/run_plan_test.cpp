@@ -261,23 +261,24 @@ TEST(RunPlan, KeepsEachStepBeforeTheNext) {
 }
 
 // A run behind its plan drops the measurements of later steps first: one of the rest no longer
-// fits where a headline one, with nothing more important after it, still does.
+// fits where it would leave no room for a headline one still to come, and that one still runs;
+// where the measurements so far took longer than estimated, what is left is costed at that pace.
 TEST(RunPlan, ARunBehindItsPlanDropsLaterStepsFirst) {
-  const SyntheticHost h(8, true);
-  const PlannedMeasurement* first_rest = nullptr;
-  const PlannedMeasurement* last_headline = nullptr;
-  for (const PlannedMeasurement& m : h.plan.measurements) {
-    if (!m.included) continue;
-    if (m.step == PlanStep::rest && !first_rest) first_rest = &m;
-    if (m.step == PlanStep::headline) last_headline = &m;
-  }
-  ASSERT_TRUE(first_rest && last_headline);
-  const double elapsed = h.plan.budget_s - last_headline->estimated_s - 0.01;
-  EXPECT_FALSE(h.plan.no_longer_fits(last_headline->implementation, last_headline->n, elapsed));
-  const auto dropped = h.plan.no_longer_fits(first_rest->implementation, first_rest->n,
-                                             h.plan.budget_s - first_rest->estimated_s / 2);
+  RunPlan plan{.budget_s = 12};
+  plan.measurements = {
+      {.implementation = "rest", .n = 1024, .step = PlanStep::rest, .estimated_s = 5},
+      {.implementation = "best", .n = 4096, .step = PlanStep::headline, .estimated_s = 5}};
+  EXPECT_FALSE(plan.no_longer_fits("rest", 1024, 1));  // 1 + 5 + 5 fit 12
+  const auto dropped = plan.no_longer_fits("rest", 1024, 3);
   ASSERT_TRUE(dropped);
   EXPECT_NE(dropped->find("fell behind"), std::string::npos);
+  EXPECT_FALSE(plan.no_longer_fits("best", 4096, 6));
+  EXPECT_TRUE(plan.no_longer_fits("best", 4096, 8));
+  // Measurements that took 1.5 times their estimates so far: the rest's no longer fits at 1 s.
+  const auto slower = plan.no_longer_fits("rest", 1024, 1, 1.5);
+  ASSERT_TRUE(slower);
+  EXPECT_NE(slower->find("1.5 times their estimates"), std::string::npos) << *slower;
+  EXPECT_FALSE(plan.no_longer_fits("rest", 1024, 1, 0.5));  // never planned below its estimate
 }
 
 // The estimate of a timing follows Google Benchmark's loop: a 2 ms evaluation with a 0.1 s minimum

@@ -189,26 +189,33 @@ std::set<std::size_t> tree_sizes(const Planning& p, const Implementation& tree) 
 }
 
 // Step 3: for each accuracy bar and device, the tree at the largest opening angle whose surveyed
-// error meets the bar (float32 where there is one), at tree_sizes.
+// error meets the bar (float32 where there is one), at the tree_sizes of every device's: at each
+// size either device's tree is measured, the other's is too, so neither side's figure at the bar
+// is a slower angle's.
 void plan_trees(Planning& p) {
   std::set<const Implementation*> trees;
   for (const Candidate& c : p.candidates) {
     if (is_tree(c.impl->info) && c.impl->info.theta) trees.insert(c.impl);
   }
+  const auto key = [](const ImplementationInfo& i) {
+    return std::pair{i.precision == Precision::f32, *i.theta};
+  };
   for (const double bar : kAccuracyBarsRelativeL2) {
+    std::vector<const Implementation*> chosen;  // one a device at most
     for (const DeviceKind device : {DeviceKind::cpu, DeviceKind::gpu}) {
-      const Implementation* chosen = nullptr;
+      const Implementation* best = nullptr;
       for (const Implementation* tree : trees) {
         const ImplementationInfo& info = tree->info;
         if (info.device != device || barnes_hut_surveyed_relative_l2(*info.theta) > bar) continue;
-        const auto key = [](const ImplementationInfo& i) {
-          return std::pair{i.precision == Precision::f32, *i.theta};
-        };
-        if (!chosen || key(info) > key(chosen->info)) chosen = tree;
+        if (!best || key(info) > key(best->info)) best = tree;
       }
-      if (!chosen) continue;
-      for (const std::size_t n : tree_sizes(p, *chosen)) {
-        if (const auto i = p.index(chosen->info.name, n)) p.promote(*i, PlanStep::trees);
+      if (best) chosen.push_back(best);
+    }
+    std::set<std::size_t> sizes;
+    for (const Implementation* tree : chosen) sizes.merge(tree_sizes(p, *tree));
+    for (const Implementation* tree : chosen) {
+      for (const std::size_t n : sizes) {
+        if (const auto i = p.index(tree->info.name, n)) p.promote(*i, PlanStep::trees);
       }
     }
   }
@@ -369,7 +376,7 @@ std::optional<std::string> RunPlan::left_out(const std::string& implementation,
 }
 
 std::optional<std::string> RunPlan::no_longer_fits(const std::string& implementation, std::size_t n,
-                                                   double elapsed_s) const {
+                                                   double elapsed_s, double pace) const {
   const auto it = std::find_if(measurements.begin(), measurements.end(), [&](const auto& m) {
     return m.implementation == implementation && m.n == n;
   });
@@ -379,12 +386,16 @@ std::optional<std::string> RunPlan::no_longer_fits(const std::string& implementa
   for (auto later = std::next(it); later != measurements.end(); ++later) {
     if (later->included && later->step < it->step) kept_first += later->estimated_s;
   }
-  if (elapsed_s + it->estimated_s + kept_first <= budget_s) return std::nullopt;
+  pace = std::max(1.0, pace);
+  if (elapsed_s + pace * (it->estimated_s + kept_first) <= budget_s) return std::nullopt;
   return fmt::format(
       "left out as the run fell behind its plan: about {:.1f} s where {:.0f} s of the --budget of "
-      "{:.0f} s were left, {:.0f} s of them for the measurements of earlier steps still to come "
-      "(disturbed timings are taken again)",
-      it->estimated_s, std::max(0.0, budget_s - elapsed_s), budget_s, kept_first);
+      "{:.0f} s were left, {:.0f} s of them for the measurements of earlier steps still to come{}",
+      pace * it->estimated_s, std::max(0.0, budget_s - elapsed_s), budget_s, pace * kept_first,
+      pace > 1.05 ? fmt::format(" (measurements so far took {:.1f} times their estimates: "
+                                "disturbed timings are taken again)",
+                                pace)
+                  : "");
 }
 
 std::string RunPlan::describe() const {

@@ -309,6 +309,13 @@ struct Measurement {
   SuiteProgress& progress;
   // Seconds of one evaluation at the last size each implementation ran, to predict the next.
   std::map<std::string, std::pair<std::size_t, double>> last_evaluation = {};
+  // The planned measurements taken so far: their estimates, and what they took.
+  double estimated_so_far = 0, took_so_far = 0;
+  // What the measurements so far took over their estimates, once enough was measured to tell.
+  double pace() const {
+    constexpr double kEnoughToTell = 5;
+    return estimated_so_far >= kEnoughToTell ? took_so_far / estimated_so_far : 1;
+  }
 };
 
 // The bodies as a formulation of one precision sees them, and their float64 accelerations.
@@ -350,7 +357,8 @@ std::optional<std::string> why_skip(Measurement& m, const Implementation& impl, 
   std::optional<std::string> skip = impl.cannot_run(n, m.options.execution);
   if (!skip && m.plan) skip = m.plan->left_out(name, n);
   if (!skip && m.plan) {
-    skip = m.plan->no_longer_fits(name, n, m.context.ceilings_seconds + seconds_since(m.started));
+    skip = m.plan->no_longer_fits(name, n, m.context.ceilings_seconds + seconds_since(m.started),
+                                  m.pace());
   }
   if (skip) return skip;
   if (!m.last_evaluation.contains(name) && n > kFirstProbeSize) {
@@ -660,7 +668,13 @@ ResultsDocument run_suite(const SuiteContext& context, const SuiteOptions& optio
         break;
       }
       const PlannedMeasurement* planned = plan ? plan->find(record->implementation, n) : nullptr;
-      if (planned && record->status != Status::skipped) planned_ran += planned->estimated_s;
+      if (planned && record->status != Status::skipped) {
+        planned_ran += planned->estimated_s;
+        measurement.estimated_so_far += planned->estimated_s;
+        for (const auto& [phase, seconds] : record->phase_seconds) {
+          if (phase != "reference" && phase != "probe") measurement.took_so_far += seconds;
+        }
+      }
       doc.results.push_back(std::move(*record));
       if (context.checkpoint) context.checkpoint(doc);
     }

@@ -83,10 +83,11 @@ struct RunPlan {
   std::optional<std::string> left_out(const std::string& implementation, std::size_t n) const;
   // Why a planned (implementation, N) no longer fits after `elapsed_s` of the budget (timings taken
   // again, estimates that read low), or empty: it still runs if it and every planned measurement
-  // of an earlier step still to come fit what is left, so a run behind its plan drops the least
-  // important measurements first and keeps its budget whatever its estimates were.
+  // of an earlier step still to come fit what is left, each at `pace` times its estimate (what
+  // the run's measurements so far took over their estimates, at least 1), so a run behind its plan
+  // drops the least important measurements first and keeps its budget whatever its estimates were.
   std::optional<std::string> no_longer_fits(const std::string& implementation, std::size_t n,
-                                            double elapsed_s) const;
+                                            double elapsed_s, double pace = 1) const;
   // "plan: 48 of 60 measurements within the budget of 150 s (estimated 141 s): headline 20, …;
   // left out: …".
   std::string describe() const;
