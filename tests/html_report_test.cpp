@@ -3,11 +3,14 @@
 // has its charts (speedups, energy error, step split) or one line saying why each is absent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "nbody/reports/analysis.hpp"
+#include "nbody/reports/combined_sides.hpp"
 #include "nbody/reports/html_report.hpp"
 #include "simulation_document.hpp"
 #include "tree_results.hpp"
@@ -186,6 +189,130 @@ TEST(HtmlReport, SettingsNameEveryValue) {
   doc.settings.isa = "avx2";
   const std::string forced = render_html(doc, analyze(doc), ChartJsSource{std::nullopt, "none"});
   EXPECT_NE(forced.find("threads 4; ISA avx2</li>"), std::string::npos);
+}
+
+// ---- the top of the page, as a newcomer reads it ----
+
+// A committed sample's results (docs/samples).
+ResultsDocument sample(const std::string& folder) {
+  return load_results(std::filesystem::path(NBODY_SOURCE_DIR) / "docs" / "samples" / folder /
+                      "results.json");
+}
+
+std::string page_of(const ResultsDocument& doc) {
+  return render_html(doc, analyze(doc), {"var Chart;", ""});
+}
+
+// The text a reader sees from `at` on: tags dropped, up to `length` characters.
+std::string text_from(const std::string& page, std::size_t at, std::size_t length) {
+  std::string text;
+  for (bool in_tag = false; at < page.size() && text.size() < length; ++at) {
+    if (page[at] == '<') in_tag = true;
+    if (!in_tag) text += page[at];
+    if (page[at] == '>') in_tag = false;
+  }
+  return text;
+}
+
+// The answer comes first, before the audit; each of its links, and the headline's, goes to an id
+// of the page; the headline gives the ratio at equal accuracy at 1M.
+TEST(HtmlReport, TheAnswerComesFirstAndItsLinksResolve) {
+  const std::string page = page_of(sample("tree-codes"));
+  const std::size_t answer = page.find("<p class=\"answer\" id=\"answer\">On this machine, ");
+  ASSERT_NE(answer, std::string::npos);
+  EXPECT_LT(answer, page.find("<p class=\"summary\">"));
+  EXPECT_LT(answer, page.find("<section id=\"audit\">"));
+  int links = 0;
+  for (std::size_t at = page.find("href=\"#"); at != std::string::npos;
+       at = page.find("href=\"#", at + 1)) {
+    const std::string id = page.substr(at + 7, page.find('"', at + 7) - at - 7);
+    EXPECT_NE(page.find("id=\"" + id + "\""), std::string::npos) << id;
+    ++links;
+  }
+  EXPECT_GE(links, 5);
+  const std::size_t line = page.find("<p class=\"equal-accuracy\">At equal accuracy at N = 1M");
+  EXPECT_LT(page.find("<section id=\"headline\">"), line);
+  EXPECT_LT(line, page.find("<section id=\"algorithms\">"));
+}
+
+// Where a phone stacks a table's cells under their labels, no cell repeats its label ("GPU GPU
+// not measured").
+TEST(HtmlReport, NoCellRepeatsItsLabel) {
+  ResultsDocument doc = sample("tree-codes");
+  // The GPU measured nothing at 1M: its cells there say so.
+  std::erase_if(doc.results, [](const ResultRecord& r) {
+    return r.implementation.starts_with("gpu.") && r.n == (std::size_t{1} << 20);
+  });
+  const std::string page = page_of(doc);
+  int labelled = 0;
+  for (std::size_t at = page.find("data-label=\""); at != std::string::npos;
+       at = page.find("data-label=\"", at + 1)) {
+    const std::size_t from = at + 12;
+    const std::string label = page.substr(from, page.find('"', from) - from);
+    const std::string text = text_from(page, page.find('>', at) + 1, 40);
+    EXPECT_FALSE(text.starts_with(label + " ")) << label << " | " << text;
+    ++labelled;
+  }
+  EXPECT_GT(labelled, 20);
+  EXPECT_EQ(page.find("GPU GPU"), std::string::npos);
+  EXPECT_NE(page.find("not measured at this N"), std::string::npos);
+}
+
+// A CPU-only run says first that there is no ratio, then what it has. No chart stands empty: a
+// float64 ladder whose naive rung the plan left out at every N has no speedup over naive to draw,
+// and says so in one line instead.
+TEST(HtmlReport, ACpuOnlyRunSaysSoFirstAndDrawsNoEmptyChart) {
+  ResultsDocument doc = sample("cpu-only-run");
+  for (ResultRecord& r : doc.results) {
+    if (r.implementation != "cpu.soa.f64") continue;
+    r.status = Status::skipped;
+    r.reason = "left out by the plan: about 8 s where 6 s of the --budget of 75 s were left";
+    r.kernel.reset();
+    r.kernel_rate.reset();
+  }
+  const std::string page = page_of(doc);
+  const std::size_t one_side = page.find("id=\"one-side\">No GPU/CPU ratio from this run");
+  ASSERT_NE(one_side, std::string::npos);
+  EXPECT_LT(one_side, page.find("id=\"answer\">What this run has: the CPU's best rates"));
+  const nlohmann::json data = report_data(page);
+  for (std::size_t at = page.find("data-kind=\"ladder\""); at != std::string::npos;
+       at = page.find("data-kind=\"ladder\"", at + 1)) {
+    const std::size_t from = page.find("data-index=\"", at) + 12;
+    const int index = std::stoi(page.substr(from, page.find('"', from) - from));
+    const nlohmann::json& steps = data["ladders"][index]["steps"];
+    EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [](const nlohmann::json& s) {
+      return !s["over_naive"].is_null();
+    })) << data["ladders"][index].dump();
+  }
+  EXPECT_NE(page.find("<b>CPU optimization ladder, f64</b>: no chart, its naive rung (cpu.soa.f64) "
+                      "was measured at no N"),
+            std::string::npos);
+  EXPECT_NE(page.find("data-kind=\"ladder\""), std::string::npos);  // float32's is drawn
+}
+
+// Numbers and options are not cut at their hyphens where a line wraps, and their text stays as
+// it was (a copied option still runs).
+TEST(HtmlReport, NumbersAndOptionsAreKeptWhole) {
+  const std::string page = page_of(sample("gpu-host-run"));
+  EXPECT_NE(page.find("<span class=\"nw\">--budget</span>"), std::string::npos);
+  EXPECT_NE(page.find("<span class=\"nw\">--max-eval-seconds</span>"), std::string::npos);
+  EXPECT_NE(page.find("<span class=\"nw\">2026-11-26T06:27:47Z</span>"), std::string::npos);
+  // Not inside tags, scripts or attribute values.
+  EXPECT_EQ(page.find("\"<span"), std::string::npos);
+  const std::string data = report_data(page).dump();
+  EXPECT_EQ(data.find("class=\\\"nw\\\""), std::string::npos);
+}
+
+// A report combined from a CPU run and a GPU run of two hosts has no one plan: it says nothing of
+// one rather than "estimated 0 s, took 0 s".
+TEST(HtmlReport, ACombinedReportSaysNothingOfAPlanItDoesNotHave) {
+  const ResultsDocument both = combine_sides({sample("cpu-only-run"), "cpu-only-run/"},
+                                             {sample("gpu-host-run"), "gpu-host-run/"});
+  const std::string page = page_of(both);
+  EXPECT_EQ(page.find("Planned within"), std::string::npos);
+  EXPECT_EQ(page.find("estimated 0 s"), std::string::npos);
+  EXPECT_NE(page.find("id=\"answer\">With each side measured on its own machine, "),
+            std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "algorithms.hpp"
 #include "analysis_parts.hpp"
+#include "answer.hpp"
 #include "audit.hpp"
 #include "conservation_check.hpp"
 
@@ -424,6 +425,10 @@ RunSummary make_summary(const ResultsDocument& doc) {
   summary.budget_s = doc.settings.budget_s;
   if (const auto it = doc.phase_seconds.find("planned"); it != doc.phase_seconds.end()) {
     summary.planned_s = it->second;
+    summary.has_plan = true;
+  }
+  if (const auto it = doc.phase_seconds.find("planned_ran"); it != doc.phase_seconds.end()) {
+    summary.planned_ran_s = it->second;
   }
   if (const auto it = doc.phase_seconds.find("measurements"); it != doc.phase_seconds.end()) {
     summary.measured_s = it->second;
@@ -507,6 +512,7 @@ Analysis analyze(const ResultsDocument& doc) {
   a.sides = measured_sides(doc);
   a.algorithms = compare_algorithms(doc);
   a.audit = make_audit(doc, a.headline, a.sides, a.algorithms, a.integration);
+  a.answer = make_answer(doc, a);
   a.ladders = make_ladders(doc);
   a.rooflines = make_rooflines(doc);
   a.peak_fractions = make_peak_fractions(doc);

@@ -171,6 +171,8 @@ ResultsDocument combine_sides(const SidedDocument& cpu, const SidedDocument& gpu
   out.build = cpu.document.build;
   out.settings = cpu.document.settings;
   out.settings.sizes.clear();
+  // Each side was planned apart (its command line says how); the two together had no one plan.
+  out.settings.budget_s = 0;
   out.settings.gpu_device = gpu.document.settings.gpu_device;
   out.settings.gpu_devices = gpu.document.settings.gpu_devices;
   out.ceilings = combined_ceilings(cpu.document, gpu.document);

@@ -21,8 +21,8 @@ const char* device_name(DeviceKind device) {
   return device == DeviceKind::gpu ? "GPU" : "CPU";
 }
 
-std::string time_cell(const std::optional<TimeFigure>& f, DeviceKind device, bool measured) {
-  if (!f) return "<span class=\"why\">" + html_escape(no_figure_text(device, measured)) + "</span>";
+std::string time_cell(const std::optional<TimeFigure>& f, bool measured) {
+  if (!f) return "<span class=\"why\">" + html_escape(no_figure_text(measured)) + "</span>";
   return fmt::format(
       "<b>{}</b> <small>per evaluation</small><br><small>{}<br>{}; L2 {:.1e}, max {:.1e}{}</small>",
       format_seconds(f->seconds), html_escape(f->implementation),
@@ -81,8 +81,8 @@ std::string across_algorithms_html(const AlgorithmComparison& a) {
         "data-label=\"GPU/CPU\">{}</td></tr>\n",
         first_of_bar ? " class=\"first\"" : "",
         first_of_bar ? "<b>" + html_escape(a.bars.at(row.bar).label) + "</b>" : std::string(),
-        row.n, time_cell(row.cpu, DeviceKind::cpu, row.cpu_measured),
-        time_cell(row.gpu, DeviceKind::gpu, row.gpu_measured), speed_ratio_cell(row.gpu_over_cpu));
+        row.n, time_cell(row.cpu, row.cpu_measured), time_cell(row.gpu, row.gpu_measured),
+        speed_ratio_cell(row.gpu_over_cpu));
   }
   out += "</tbody></table></div>\n";
   out +=

@@ -1,5 +1,7 @@
 #include "html_page.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "report_assets.hpp"
@@ -26,6 +28,83 @@ std::string script_safe_js(std::string source) {
     source.replace(at, 2, "<\\/");
   }
   return source;
+}
+
+namespace {
+
+constexpr std::string_view kEnDash = "\xE2\x80\x93";
+
+bool is_word_byte(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == ':' ||
+         c == '+' || c == '=';
+}
+
+// Where the markup at `at` (a '<') ends: past its '>', or for a script or style element, past its
+// end tag, whose text is no prose.
+std::size_t markup_end(std::string_view html, std::size_t at) {
+  for (const std::string_view raw : {"script", "style"}) {
+    if (html.substr(at + 1, raw.size()) == raw) {
+      const std::size_t close = html.find(fmt::format("</{}", raw), at);
+      if (close != std::string_view::npos) at = close;
+      break;
+    }
+  }
+  const std::size_t end = html.find('>', at);
+  return end == std::string_view::npos ? html.size() : end + 1;
+}
+
+// The end of the run of word bytes, hyphens and en dashes from `at`, and whether it holds a digit
+// and a hyphen or dash.
+std::size_t token_end(std::string_view html, std::size_t at, bool& digit, bool& dash) {
+  while (at < html.size()) {
+    if (html[at] == '-') {
+      dash = true;
+      ++at;
+    } else if (html.substr(at, kEnDash.size()) == kEnDash) {
+      dash = true;
+      at += kEnDash.size();
+    } else if (is_word_byte(html[at])) {
+      digit = digit || std::isdigit(static_cast<unsigned char>(html[at])) != 0;
+      ++at;
+    } else {
+      break;
+    }
+  }
+  return at;
+}
+
+}  // namespace
+
+std::string keep_tokens_whole(std::string_view html) {
+  std::string out;
+  out.reserve(html.size() + html.size() / 16);
+  std::size_t at = 0;
+  while (at < html.size()) {
+    if (html[at] == '<') {
+      const std::size_t end = markup_end(html, at);
+      out += html.substr(at, end - at);
+      at = end;
+      continue;
+    }
+    bool digit = false, dash = false;
+    std::size_t end = token_end(html, at, digit, dash);
+    // A sentence's full stop or colon after a number is no part of it.
+    while (end > at + 1 && (html[end - 1] == '.' || html[end - 1] == ':')) --end;
+    if (end == at) {
+      out += html[at++];
+      continue;
+    }
+    const std::string_view token = html.substr(at, end - at);
+    const bool option = token.size() > 2 && token.starts_with("--") &&
+                        std::isalpha(static_cast<unsigned char>(token[2])) != 0;
+    if (option || (digit && dash)) {
+      out += fmt::format("<span class=\"nw\">{}</span>", token);
+    } else {
+      out += token;
+    }
+    at = end;
+  }
+  return out;
 }
 
 Table::Table(std::initializer_list<std::string_view> headers, std::string_view css) {

@@ -22,6 +22,12 @@ std::string script_safe_json(const nlohmann::json& data);
 // JavaScript source that text can only sit in a string, regex or comment, where "<\/" reads alike.
 std::string script_safe_js(std::string source);
 
+// `html` with every number or option that a line break at its hyphen would cut ("4.3e-02",
+// "1e-3", "23.9–31.7", "2026-11-26T06:27:47Z", "--budget") wrapped in <span class="nw">, which
+// report.css keeps on one line. Text only: tags, attribute values, scripts and styles are kept as
+// they are, and the text itself is unchanged, so a copied option still runs.
+std::string keep_tokens_whole(std::string_view html);
+
 // A table inside a horizontally scrollable box, so wide tables never widen the page.
 struct Table {
   std::string html;

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -58,12 +59,6 @@ std::string rate_cell(const std::optional<RateFigure>& f) {
 std::string ratio_cell(const std::optional<RateRatio>& r) {
   if (!r) return "—";
   return fmt::format("<b>{:.3g}×</b><br><small>{:.3g}–{:.3g}</small>", r->value, r->low, r->high);
-}
-
-std::string size_label(std::size_t n) {
-  if (n >= 1024 * 1024 && n % (1024 * 1024) == 0) return fmt::format("{}M", n / (1024 * 1024));
-  if (n >= 1024 && n % 1024 == 0) return fmt::format("{}K", n / 1024);
-  return std::to_string(n);
 }
 
 // ---- the data island: what the page's script draws, nothing it would have to decide ----
@@ -236,12 +231,13 @@ std::string counters_reason(const ResultsDocument& doc, const Analysis& a) {
 }
 
 // One chart per device and precision: its ladder at the largest N where every rung was measured
-// (else at its largest N); the analysis has one per N, the tables show them all.
+// (else at its largest N with its naive rung); the analysis has one per N, the tables show them
+// all. A ladder without its naive rung has no speedup over naive to draw: every bar would be n/a.
 std::vector<std::size_t> charted_ladders(const Analysis& a) {
   std::map<std::pair<DeviceKind, Precision>, std::size_t> chosen;
   for (std::size_t i = 0; i < a.ladders.size(); ++i) {
     const Ladder& l = a.ladders[i];
-    if (l.steps.size() < 2) continue;  // nothing to climb
+    if (l.steps.size() < 2 || !l.naive_measured()) continue;  // nothing to climb from
     const bool complete = std::all_of(l.steps.begin(), l.steps.end(), [](const LadderStep& s) {
       return s.interactions_per_second.has_value();
     });
@@ -256,6 +252,24 @@ std::vector<std::size_t> charted_ladders(const Analysis& a) {
   std::vector<std::size_t> indices;
   for (const auto& [key, i] : chosen) indices.push_back(i);
   return indices;
+}
+
+// The devices and precisions with ladders of which none is charted, with their naive rung.
+std::vector<std::tuple<DeviceKind, Precision, std::string>> uncharted_ladders(
+    const Analysis& a, const std::vector<std::size_t>& charted) {
+  std::vector<std::tuple<DeviceKind, Precision, std::string>> uncharted;
+  for (const Ladder& l : a.ladders) {
+    const auto same = [&l](const auto& x) {
+      return std::get<0>(x) == l.device && std::get<1>(x) == l.precision;
+    };
+    const bool is_charted = std::any_of(charted.begin(), charted.end(), [&](std::size_t i) {
+      return a.ladders[i].device == l.device && a.ladders[i].precision == l.precision;
+    });
+    if (!is_charted && std::none_of(uncharted.begin(), uncharted.end(), same)) {
+      uncharted.emplace_back(l.device, l.precision, l.steps.front().implementation);
+    }
+  }
+  return uncharted;
 }
 
 std::vector<ChartCard> plan_charts(const ResultsDocument& doc, const Analysis& a,
@@ -285,13 +299,24 @@ std::vector<ChartCard> plan_charts(const ResultsDocument& doc, const Analysis& a
     charts.push_back({"chart-ladder", "ladder", "Optimization ladders", "", 0,
                       "no ladder was measured complete at any N"});
   }
-  for (const std::size_t i : charted_ladders(a)) {
+  const std::vector<std::size_t> charted = charted_ladders(a);
+  for (const std::size_t i : charted) {
     const Ladder& l = a.ladders[i];
     charts.push_back({fmt::format("chart-ladder-{}", i), "ladder",
                       fmt::format("{} optimization ladder, {}, N = {} (speedup over naive)",
                                   l.device == DeviceKind::cpu ? "CPU" : "GPU",
                                   to_string(l.precision), size_label(l.n)),
                       "The ladders at every N are in the ladders table.", static_cast<int>(i), ""});
+  }
+  for (const auto& [device, precision, naive] : uncharted_ladders(a, charted)) {
+    charts.push_back({fmt::format("chart-ladder-{}-{}", to_string(device), to_string(precision)),
+                      "ladder",
+                      fmt::format("{} optimization ladder, {}",
+                                  device == DeviceKind::cpu ? "CPU" : "GPU", to_string(precision)),
+                      "", 0,
+                      fmt::format("its naive rung ({}) was measured at no N, so there is no "
+                                  "speedup over naive to draw (the ladders table has the rates)",
+                                  naive)});
   }
   if (a.rooflines.empty()) {
     charts.push_back({"chart-roofline", "roofline", "Roofline", "", 0,
@@ -529,6 +554,36 @@ std::string audit_section(const Analysis& a) {
   return out + "</section>\n";
 }
 
+// The answer's spans, each figure a link to the section of its table.
+std::string linked(const std::vector<AnswerSpan>& spans) {
+  std::string out;
+  for (const AnswerSpan& s : spans) {
+    if (s.link == AnswerLink::none) {
+      out += html_escape(s.text);
+    } else {
+      out += fmt::format("<a href=\"#{}\">{}</a>",
+                         s.link == AnswerLink::headline ? "headline" : "algorithms",
+                         html_escape(s.text));
+    }
+  }
+  return out;
+}
+
+// One row of the headline: on a phone its cells stack under their labels (report.css), the two
+// sides side by side above their ratio, so no column is cut off.
+std::string headline_row(const HeadlineRow& r) {
+  // A phone leaves out a row's naive cells where neither side has a naive figure at its N.
+  const bool naive = r.naive_cpu || r.naive_gpu;
+  return fmt::format(
+      "<tr{}><td data-label=\"precision\">{}</td><td class=\"num\" data-label=\"N =\">{}</td>"
+      "<td data-label=\"best CPU\">{}</td><td data-label=\"best GPU\">{}</td>"
+      "<td data-label=\"GPU/CPU (best)\">{}</td><td data-label=\"naive CPU\">{}</td>"
+      "<td data-label=\"naive GPU\">{}</td><td data-label=\"GPU/CPU (naive)\">{}</td></tr>\n",
+      naive ? "" : " class=\"no-naive\"", to_string(r.precision), r.n, rate_cell(r.best_cpu),
+      rate_cell(r.best_gpu), ratio_cell(r.best_ratio), rate_cell(r.naive_cpu),
+      rate_cell(r.naive_gpu), ratio_cell(r.naive_ratio));
+}
+
 std::string headline_section(const Analysis& a) {
   std::string out =
       "<section id=\"headline\"><h2>Headline: best against best, naive against naive</h2>\n";
@@ -539,15 +594,15 @@ std::string headline_section(const Analysis& a) {
   if (const std::string where = trees_elsewhere_sentence(a.algorithms); !where.empty()) {
     out += "<p>" + html_escape(where) + "</p>\n";
   }
-  Table t({"precision", "N", "best CPU", "best GPU", "GPU/CPU (best)", "naive CPU", "naive GPU",
-           "GPU/CPU (naive)"},
-          "headline");
-  for (const HeadlineRow& r : a.headline.rows) {
-    t.row({std::string(to_string(r.precision)), std::to_string(r.n), rate_cell(r.best_cpu),
-           rate_cell(r.best_gpu), ratio_cell(r.best_ratio), rate_cell(r.naive_cpu),
-           rate_cell(r.naive_gpu), ratio_cell(r.naive_ratio)});
+  out +=
+      "<div class=\"scroll\"><table class=\"headline\"><thead><tr><th>precision</th><th>N</th>"
+      "<th>best CPU</th><th>best GPU</th><th>GPU/CPU (best)</th><th>naive CPU</th>"
+      "<th>naive GPU</th><th>GPU/CPU (naive)</th></tr></thead><tbody>\n";
+  for (const HeadlineRow& r : a.headline.rows) out += headline_row(r);
+  out += "</tbody></table></div>\n";
+  if (const std::vector<AnswerSpan> line = equal_accuracy_line(a); !line.empty()) {
+    out += "<p class=\"equal-accuracy\">" + linked(line) + "</p>\n";
   }
-  out += t.done();
   if (!a.headline.disturbed_figures.empty()) {
     out += "<p>⚠ These figures were measured while the machine was busy and may read low:</p><ul>";
     for (const RateFigure& f : a.headline.disturbed_figures) {
@@ -1003,8 +1058,7 @@ std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a
                                    const ChartJsSource& chartjs) {
   const json data = {
       {"speedups", speedup_data(a)}, {"energy", energy_data(a)}, {"splits", split_data(a)}};
-  std::string out = page_head("nbody-fair simulation report");
-  out += "<header><h1>nbody-fair simulation report</h1>\n";
+  std::string out = "<header><h1>nbody-fair simulation report</h1>\n";
   const RunSettings& s = doc.settings;
   out += fmt::format(
       "<p class=\"summary\">Kick-drift-kick leapfrog, dt = {}, {} steps, softening {}, initial "
@@ -1027,8 +1081,8 @@ std::string render_simulation_html(const ResultsDocument& doc, const Analysis& a
   out += conservation_section(a);
   out += implementations_section(doc);
   out += machine_section(doc);
-  out += "</main>\n" + page_scripts(data, chartjs) + "</body></html>\n";
-  return out;
+  return page_head("nbody-fair simulation report") + keep_tokens_whole(out) + "</main>\n" +
+         page_scripts(data, chartjs) + "</body></html>\n";
 }
 
 std::string render_html(const ResultsDocument& doc, const Analysis& a,
@@ -1045,14 +1099,16 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   for (const Roofline& r : a.rooflines) data["rooflines"].push_back(roofline_data(r));
   const std::vector<ChartCard> charts = plan_charts(doc, a, data);
 
-  std::string out = page_head("nbody-fair report");
-  out += "<header><h1>nbody-fair report</h1>\n";
+  std::string out = "<header><h1>nbody-fair report</h1>\n";
+  out += sides_warning(a.sides);
+  if (const std::vector<AnswerSpan> answer = answer_paragraph(a.answer); !answer.empty()) {
+    out += "<p class=\"answer\" id=\"answer\">" + linked(answer) + "</p>\n";
+  }
   out += "<p class=\"summary\">" + summary_line(doc, a) + "</p>\n";
   if (!doc.sides_from.empty()) {
     out += "<p class=\"warn\" id=\"two-runs\">Two runs, one side each: " +
            html_escape(sides_from_sentence(doc.sides_from)) + ".</p>\n";
   }
-  out += sides_warning(a.sides);
   if (const std::string decomposed = decomposition_sentence(doc.settings); !decomposed.empty()) {
     out += "<p>" + html_escape(decomposed) + "</p>\n";
   }
@@ -1092,8 +1148,8 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   out += machine_section(doc);
   out += inputs_section(doc);
   out += "</section>\n</main>\n";
-  out += page_scripts(data, chartjs) + "</body></html>\n";
-  return out;
+  return page_head("nbody-fair report") + keep_tokens_whole(out) + page_scripts(data, chartjs) +
+         "</body></html>\n";
 }
 
 void write_html(const ResultsDocument& document, const Analysis& analysis,

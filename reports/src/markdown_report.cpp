@@ -95,10 +95,32 @@ void trees_elsewhere(std::string& out, const AlgorithmComparison& a) {
   }
 }
 
-void headline_section(std::string& out, const Headline& headline,
-                      const AlgorithmComparison& algorithms) {
+// The anchors report.md's renderers (GitHub's, most others) give the sections the answer links
+// to: the heading lowercased, punctuation dropped, spaces as hyphens.
+constexpr const char* kHeadlineHeading = "Headline: best against best, naive against naive";
+constexpr const char* kHeadlineAnchor = "#headline-best-against-best-naive-against-naive";
+constexpr const char* kAlgorithmsHeading = "Across algorithms at equal accuracy";
+constexpr const char* kAlgorithmsAnchor = "#across-algorithms-at-equal-accuracy";
+
+// The answer's spans, each figure a link to the section of its table.
+std::string linked(const std::vector<AnswerSpan>& spans) {
+  std::string out;
+  for (const AnswerSpan& s : spans) {
+    if (s.link == AnswerLink::none) {
+      out += escape(s.text);
+    } else {
+      out += fmt::format("[{}]({})", escape(s.text),
+                         s.link == AnswerLink::headline ? kHeadlineAnchor : kAlgorithmsAnchor);
+    }
+  }
+  return out;
+}
+
+void headline_section(std::string& out, const Analysis& analysis) {
+  const Headline& headline = analysis.headline;
+  const AlgorithmComparison& algorithms = analysis.algorithms;
   if (headline.rows.empty()) return;
-  out += "## Headline: best against best, naive against naive\n\n";
+  out += fmt::format("## {}\n\n", kHeadlineHeading);
   trees_elsewhere(out, algorithms);
   out +=
       "Full-accuracy results only, float32 against float32 and float64 against float64; kernel "
@@ -119,6 +141,9 @@ void headline_section(std::string& out, const Headline& headline,
                        ratio_cell(row.naive_ratio));
   }
   out += "\n";
+  if (const std::vector<AnswerSpan> line = equal_accuracy_line(analysis); !line.empty()) {
+    out += "**" + linked(line) + "**\n\n";
+  }
   disturbed_list(out,
                  "⚠ These figures of the headline were measured while the machine was busy with "
                  "other work and may read low (re-measured, still disturbed):",
@@ -126,8 +151,8 @@ void headline_section(std::string& out, const Headline& headline,
 }
 
 // A bar's fastest formulation of one device: time per evaluation, what it is, its errors.
-std::string time_cell(const std::optional<TimeFigure>& f, DeviceKind device, bool measured) {
-  if (!f) return "— (" + no_figure_text(device, measured) + ")";
+std::string time_cell(const std::optional<TimeFigure>& f, bool measured) {
+  if (!f) return "— (" + no_figure_text(measured) + ")";
   return fmt::format("{} per evaluation, {} ({}; L2 {:.1e}, max {:.1e}){}", seconds(f->seconds),
                      si(f->bodies_per_second(), "bodies/s"), escape(time_figure_label(*f)),
                      f->relative_l2, f->max_relative, f->disturbance.empty() ? "" : " ⚠");
@@ -135,14 +160,13 @@ std::string time_cell(const std::optional<TimeFigure>& f, DeviceKind device, boo
 
 void across_algorithms_section(std::string& out, const AlgorithmComparison& a) {
   if (!a.any_tree()) return;
-  out += "## Across algorithms at equal accuracy\n\n" + escape(across_algorithms_intro()) + "\n\n";
+  out += fmt::format("## {}\n\n{}\n\n", kAlgorithmsHeading, escape(across_algorithms_intro()));
   out +=
       "| accuracy bar | N | fastest CPU | fastest GPU | GPU speed / CPU speed |\n"
       "|---|---:|---|---|---|\n";
   for (const BarHeadlineRow& row : a.rows) {
     out += fmt::format("| {} | {} | {} | {} | {} |\n", escape(a.bars.at(row.bar).label), row.n,
-                       time_cell(row.cpu, DeviceKind::cpu, row.cpu_measured),
-                       time_cell(row.gpu, DeviceKind::gpu, row.gpu_measured),
+                       time_cell(row.cpu, row.cpu_measured), time_cell(row.gpu, row.gpu_measured),
                        ratio_cell(row.gpu_over_cpu));
   }
   out +=
@@ -533,14 +557,18 @@ void implementations_table(std::string& out, const ResultsDocument& doc) {
 }
 
 // What every report opens with: who generated it, from which runs, and what it cannot compare.
+// A run that cannot compare says so first; then the answer, each figure linking to its table.
 void opening(std::string& out, const ResultsDocument& doc, const Analysis& analysis) {
+  if (const std::string sides = sides_sentence(analysis.sides); !sides.empty()) {
+    out += "**" + escape(sides) + "**\n\n";
+  }
+  if (const std::vector<AnswerSpan> answer = answer_paragraph(analysis.answer); !answer.empty()) {
+    out += linked(answer) + "\n\n";
+  }
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
                      escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
   if (!doc.sides_from.empty()) {
     out += "**Two runs, one side each: " + escape(sides_from_sentence(doc.sides_from)) + ".**\n\n";
-  }
-  if (const std::string sides = sides_sentence(analysis.sides); !sides.empty()) {
-    out += "**" + escape(sides) + "**\n\n";
   }
 }
 
@@ -617,7 +645,7 @@ std::string render_markdown(const ResultsDocument& doc, const Analysis& analysis
   }
   audit_section(out, analysis.audit);
   if (kind_of(doc.settings) == DocumentKind::run) {
-    headline_section(out, analysis.headline, analysis.algorithms);
+    headline_section(out, analysis);
     across_algorithms_section(out, analysis.algorithms);
   }
   out +=
@@ -678,6 +706,9 @@ std::string render_summary(const ResultsDocument& doc, const Analysis& analysis)
   if (const std::string sides = sides_sentence(analysis.sides); !sides.empty()) {
     out += sides + "\n\n";
   }
+  if (const std::string answer = plain_text(answer_paragraph(analysis.answer)); !answer.empty()) {
+    out += answer + "\n\n";
+  }
   if (kind_of(doc.settings) == DocumentKind::simulate) {
     if (const std::string wrong = conservation_sentence(analysis.integration); !wrong.empty()) {
       out += "⚠ " + wrong + "\n\n";
@@ -694,7 +725,7 @@ std::string render_summary(const ResultsDocument& doc, const Analysis& analysis)
     out += budget + "\n\n";
   }
   out += fmt::format("Fairness audit: {}.\n\n", analysis.audit.verdict);
-  headline_section(out, analysis.headline, analysis.algorithms);
+  headline_section(out, analysis);
   across_algorithms_section(out, analysis.algorithms);
   return out;
 }

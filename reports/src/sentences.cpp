@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "html_algorithms.hpp"
+#include "nbody/reports/ceilings_table.hpp"
+
 namespace nbody::reports {
 namespace {
 
@@ -23,10 +26,16 @@ std::string exchange_sentence(const std::string& exchange) {
 }  // namespace
 
 std::string budget_sentence(const RunSummary& s) {
-  if (s.budget_s <= 0) return {};
+  // Without a plan's estimate (a report combined from two runs) there is no plan to speak of.
+  if (s.budget_s <= 0 || !s.has_plan) return {};
   std::string text =
-      fmt::format("Planned within a budget of {:.0f} s: estimated {:.0f} s, took {:.0f} s",
-                  s.budget_s, s.planned_s, s.measured_s);
+      s.planned_ran_s
+          ? fmt::format(
+                "Planned within a budget of {:.0f} s: estimated {:.0f} s for what ran, took {:.0f} "
+                "s",
+                s.budget_s, *s.planned_ran_s, s.measured_s)
+          : fmt::format("Planned within a budget of {:.0f} s: estimated {:.0f} s, took {:.0f} s",
+                        s.budget_s, s.planned_s, s.measured_s);
   if (s.left_out_by_plan > 0) {
     text += fmt::format(
         "; {} measurement{} left out by the plan (under Skipped, with why; --budget "
@@ -135,10 +144,10 @@ std::string time_figure_label(const TimeFigure& f) {
                      to_string(f.precision));
 }
 
-std::string no_figure_text(DeviceKind device, bool measured) {
-  const char* name = device == DeviceKind::gpu ? "GPU" : "CPU";
-  return measured ? fmt::format("nothing of the {} meets it", name)
-                  : fmt::format("{} not measured", name);
+std::string no_figure_text(bool measured) {
+  // The device is named by the column or label it stands under: naming it again would read
+  // "GPU GPU not measured" where a phone stacks the cells under their labels.
+  return measured ? "nothing meets it" : "not measured at this N";
 }
 
 std::string crossover_sentence(const AlgorithmComparison& algorithms, const Crossover& c) {
@@ -154,6 +163,165 @@ std::string crossover_sentence(const AlgorithmComparison& algorithms, const Cros
   }
   return fmt::format("{}: no crossover within the measured sizes (up to N = {}; {})", head,
                      c.compared_sizes.back(), compared);
+}
+
+}  // namespace nbody::reports
+
+namespace nbody::reports {
+namespace {
+
+const char* precision_name(Precision precision) {
+  return precision == Precision::f64 ? "float64" : "float32";
+}
+
+std::string ratio_text(const RateRatio& r) {
+  return fmt::format("{:.3g}× ({:.3g}–{:.3g})", r.value, r.low, r.high);
+}
+
+// "25.7× (23.9–31.7) at N = 256K to 32.1× (31.2–33.1) at 64K", or one N's figure.
+std::string range_text(const RatioRange& r) {
+  if (r.lowest->n == r.highest->n) {
+    return fmt::format("{} at N = {}", ratio_text(r.lowest->ratio), size_label(r.lowest->n));
+  }
+  return fmt::format("{} at N = {} to {} at {}", ratio_text(r.lowest->ratio),
+                     size_label(r.lowest->n), ratio_text(r.highest->ratio),
+                     size_label(r.highest->n));
+}
+
+// One pairing's ranges, one per precision: "[range] faster (float32), [range] (float64)", a
+// precision without a ratio saying why; where no precision has one, one reason for all.
+void add_ranges(std::vector<AnswerSpan>& out, const std::string& pairing,
+                const std::vector<RatioRange>& ranges, bool opens_paragraph) {
+  const bool none = std::none_of(ranges.begin(), ranges.end(),
+                                 [](const RatioRange& r) { return r.lowest.has_value(); });
+  const bool one_reason =
+      none && std::all_of(ranges.begin(), ranges.end(),
+                          [&](const RatioRange& r) { return r.missing == ranges.front().missing; });
+  if (ranges.empty() || one_reason) {
+    out.push_back({fmt::format("{}: no ratio ({})", pairing,
+                               ranges.empty() ? "nothing measured" : ranges.front().missing)});
+    return;
+  }
+  // The paragraph's first figure says what it is of ("the GPU is … faster"); later ones are read
+  // alike.
+  bool first_figure = opens_paragraph;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const RatioRange& r = ranges[i];
+    const std::string lead = i == 0 ? pairing + " " : (r.lowest ? ", " : "; ");
+    if (!r.lowest) {
+      out.push_back({fmt::format("{}{}: no ratio ({})", i == 0 ? pairing + ", " : lead,
+                                 precision_name(r.precision), r.missing)});
+      continue;
+    }
+    out.push_back({lead + (first_figure ? "the GPU is " : "")});
+    out.push_back({range_text(r), AnswerLink::headline});
+    const char* how = r.lowest->ratio.value >= 1 ? "faster " : "the CPU's speed ";
+    out.push_back({fmt::format(" {}({})", first_figure ? how : "", precision_name(r.precision))});
+    first_figure = false;
+  }
+}
+
+// "gpu.tree[theta=0.5] (tree, f32) against cpu.tree[theta=0.5] (tree, f32)"
+std::string pair_text(const BarHeadlineRow& row) {
+  return fmt::format("{} against {}", time_figure_label(*row.gpu), time_figure_label(*row.cpu));
+}
+
+void add_equal_accuracy(std::vector<AnswerSpan>& out, const EqualAccuracyAnswer& e) {
+  if (!e.row) {
+    out.push_back(
+        {fmt::format("; across algorithms at equal accuracy: no ratio ({}).", e.not_at_wanted)});
+    return;
+  }
+  if (e.not_at_wanted.empty()) {
+    out.push_back(
+        {fmt::format("; and with the fastest formulation of each side at {} at N = {}, the GPU is ",
+                     e.bar_label, size_label(e.row->n))});
+  } else {
+    out.push_back({fmt::format(
+        "; with the fastest formulation of each side at {}, not at N = {} ({}) but at N = {}, "
+        "the GPU is ",
+        e.bar_label, size_label(EqualAccuracyAnswer::kWantedN), e.not_at_wanted,
+        size_label(e.row->n))});
+  }
+  out.push_back({ratio_text(*e.row->gpu_over_cpu), AnswerLink::algorithms});
+  out.push_back({fmt::format(" ({}).", pair_text(*e.row))});
+}
+
+std::vector<AnswerSpan> one_side_paragraph(const OneSideAnswer& a) {
+  const char* side = a.device == DeviceKind::gpu ? "GPU" : "CPU";
+  std::vector<AnswerSpan> out;
+  out.push_back({fmt::format("What this run has: the {}'s best rates, ", side)});
+  for (std::size_t i = 0; i < a.best.size(); ++i) {
+    const RateFigure& f = a.best[i].figure;
+    if (i > 0) out.push_back({" and "});
+    out.push_back({fmt::format("{} in {}", format_si(f.interactions_per_second, "int/s"),
+                               precision_name(a.best[i].precision)),
+                   AnswerLink::headline});
+    out.push_back({fmt::format(" ({} at N = {})", f.implementation, size_label(f.n))});
+  }
+  if (a.best.empty()) out.push_back({"none at full accuracy"});
+  if (a.crossover && !a.crossover->compared_sizes.empty()) {
+    out.push_back({"; "});
+    out.push_back({a.crossover->tree_from
+                       ? fmt::format("the {}'s tree overtakes all-pairs at {} from N = {}", side,
+                                     a.crossover_bar_label, size_label(*a.crossover->tree_from))
+                       : fmt::format("no tree of the {} overtakes all-pairs at {} within the "
+                                     "measured sizes (up to N = {})",
+                                     side, a.crossover_bar_label,
+                                     size_label(a.crossover->compared_sizes.back())),
+                   AnswerLink::algorithms});
+  }
+  out.push_back({"."});
+  return out;
+}
+
+}  // namespace
+
+std::vector<AnswerSpan> answer_paragraph(const Answer& answer) {
+  if (answer.one_side) return one_side_paragraph(*answer.one_side);
+  if (answer.best.empty() && answer.naive.empty()) return {};
+  std::vector<AnswerSpan> out{
+      {answer.two_machines ? "With each side measured on its own machine, " : "On this machine, "}};
+  add_ranges(out, "best against best", answer.best, true);
+  out.push_back({"; "});
+  add_ranges(out, "naive against naive", answer.naive, false);
+  add_equal_accuracy(out, answer.equal_accuracy);
+  return out;
+}
+
+std::vector<AnswerSpan> equal_accuracy_line(const Analysis& analysis) {
+  const Answer& answer = analysis.answer;
+  if (!analysis.sides.compares()) return {};
+  const EqualAccuracyAnswer& e = answer.equal_accuracy;
+  const std::string n = size_label(EqualAccuracyAnswer::kWantedN);
+  if (!e.row) {
+    return {{fmt::format("At equal accuracy at N = {}: no ratio ({}); see ", n, e.not_at_wanted)},
+            {"Across algorithms at equal accuracy", AnswerLink::algorithms},
+            {"."}};
+  }
+  const BarHeadlineRow& row = *e.row;
+  std::vector<AnswerSpan> out;
+  out.push_back({e.not_at_wanted.empty()
+                     ? fmt::format("At equal accuracy at N = {} ({}, the fastest formulation of "
+                                   "each side whatever its algorithm): ",
+                                   n, e.bar_label)
+                     : fmt::format("At equal accuracy ({}, the fastest formulation of each side "
+                                   "whatever its algorithm), not at N = {} ({}) but at N = {}: ",
+                                   e.bar_label, n, e.not_at_wanted, size_label(row.n))});
+  out.push_back({fmt::format("CPU {}, {} per evaluation; GPU {}, {} per evaluation; GPU/CPU ",
+                             time_figure_label(*row.cpu), format_seconds(row.cpu->seconds),
+                             time_figure_label(*row.gpu), format_seconds(row.gpu->seconds))});
+  out.push_back({ratio_text(*row.gpu_over_cpu), AnswerLink::algorithms});
+  out.push_back({"; every bar and N under "});
+  out.push_back({"Across algorithms at equal accuracy", AnswerLink::algorithms});
+  out.push_back({"."});
+  return out;
+}
+
+std::string plain_text(const std::vector<AnswerSpan>& spans) {
+  std::string out;
+  for (const AnswerSpan& s : spans) out += s.text;
+  return out;
 }
 
 }  // namespace nbody::reports

@@ -15,6 +15,30 @@ namespace nbody::reports {
 // plan (under Skipped, with why)." Empty for a run without a budget.
 std::string budget_sentence(const RunSummary& summary);
 
+// Where a part of the answer paragraph links to: the table its figure comes from.
+enum class AnswerLink { none, headline, algorithms };
+
+// A piece of the answer paragraph; a printer links the linked ones to their table (Markdown,
+// HTML) or prints them plain (a terminal).
+struct AnswerSpan {
+  std::string text;
+  AnswerLink link = AnswerLink::none;
+};
+
+// "On this machine, best against best the GPU is 25.7× (23.9–31.7) at N = 256K to 32.1×
+// (31.2–33.1) at 64K faster (float32), …; naive against naive …; and with the fastest formulation
+// of each side at relative L2 ≤ 1e-3 at N = 1M, 41.3× (…) (gpu.tree[theta=0.5] against …)." A run
+// of one side gets what it has instead (the sides sentence says first why there is no ratio).
+// Empty where the run measured neither side.
+std::vector<AnswerSpan> answer_paragraph(const Answer& answer);
+
+// For the headline: the ratio at equal accuracy at N = 1M, which formulation of each side and its
+// time, or why there is none. Empty for a run of one side.
+std::vector<AnswerSpan> equal_accuracy_line(const Analysis& analysis);
+
+// The spans' text without links: what a terminal prints.
+std::string plain_text(const std::vector<AnswerSpan>& spans);
+
 // "2 simulations kept energy or momentum outside their bounds and are not to be trusted: cpu.soa
 // at N = 1024 (|ΔE/E| 2.6e-03, bound 1.0e-04: <likely cause>); …" Empty where every checked
 // simulation kept them.
@@ -44,8 +68,9 @@ std::string theta_text(const std::optional<double>& theta);
 // "cpu.tree[theta=0.5] (tree, f32)": a figure at a bar, with what it is.
 std::string time_figure_label(const TimeFigure& figure);
 
-// Where a device has no figure at a bar: "nothing of the GPU meets it" or "GPU not measured".
-std::string no_figure_text(DeviceKind device, bool measured);
+// Where a device has no figure at a bar, in the cell under the device's name: "nothing meets it"
+// or "not measured at this N".
+std::string no_figure_text(bool measured);
 
 // "CPU, relative L2 ≤ 1e-3: a tree overtakes all-pairs at N = 65536 (compared at N = 4096, 16384,
 // 65536)", or "… not within the measured sizes (up to N = 65536)".

@@ -71,6 +71,10 @@ struct Ladder {
   Precision precision = Precision::f32;
   std::size_t n = 0;
   std::vector<LadderStep> steps;
+  // Its naive rung was measured: the speedups over naive exist.
+  bool naive_measured() const {
+    return !steps.empty() && steps.front().interactions_per_second.has_value();
+  }
 };
 
 // A kernel on the roofline: counted FLOP/s against counted flops per byte.
@@ -291,6 +295,10 @@ struct RunSummary {
   // A run planned within a budget (run --budget): the budget, the plan's estimate, what the
   // measurements took, and how many the plan (or the run falling behind it) left out.
   double budget_s = 0, planned_s = 0, measured_s = 0;
+  // The document holds a plan's estimate (a report combined from two runs holds none).
+  bool has_plan = false;
+  // The plan's estimate of the measurements that ran (phase_seconds "planned_ran"), where given.
+  std::optional<double> planned_ran_s;
   std::size_t left_out_by_plan = 0;
 };
 
@@ -386,9 +394,63 @@ struct MeasuredSides {
 // The sides of a run or simulation (validated-only measurements count as measured).
 MeasuredSides measured_sides(const ResultsDocument& document);
 
+// ---- The answer first: the suite's question in one paragraph, from the figures above ----
+
+// A GPU/CPU ratio and the N it holds at.
+struct RatioAt {
+  std::size_t n = 0;
+  RateRatio ratio;
+};
+
+// One pairing's GPU/CPU ratio (best against best, or naive against naive) of one precision over
+// every N where both sides have a figure: its lowest and its highest, each with its N (the same
+// where one N has both), or why there is none.
+struct RatioRange {
+  Precision precision = Precision::f32;
+  std::optional<RatioAt> lowest, highest;  // both or neither
+  std::string missing;                     // why there is no ratio; empty where there is one
+};
+
+// GPU over CPU at relative L2 <= 1e-3 with the fastest formulation of each device whatever its
+// algorithm (rule 9), at N = 1M; where 1M has no such pair, at the largest N that has one.
+struct EqualAccuracyAnswer {
+  static constexpr std::size_t kWantedN = std::size_t{1} << 20;
+  static constexpr double kRelativeL2 = 1e-3;
+  std::optional<BarHeadlineRow> row;  // both devices' figures and their ratio; empty: no N has one
+  std::string bar_label;              // "relative L2 ≤ 1e-3"
+  std::string not_at_wanted;          // why not at 1M (or at all); empty where row is at 1M
+};
+
+// What a run that measured one side has instead of a ratio: that side's fastest full-accuracy
+// rate per precision (at the N where it is highest) and, where trees ran, where its tree
+// overtakes all-pairs at relative L2 <= 1e-3.
+struct OneSideAnswer {
+  struct Best {
+    Precision precision = Precision::f32;
+    RateFigure figure;
+  };
+  DeviceKind device = DeviceKind::cpu;
+  std::vector<Best> best;  // f32 first
+  std::optional<Crossover> crossover;
+  std::string crossover_bar_label;
+};
+
+// "1M", "256K", "1000": a size as the answer and the charts name it.
+std::string size_label(std::size_t n);
+
+struct Answer {
+  // Where both sides were measured: per precision of the run (f32 first).
+  std::vector<RatioRange> best, naive;
+  EqualAccuracyAnswer equal_accuracy;
+  // Where the run cannot compare (MeasuredSides::compares() false) and measured one side.
+  std::optional<OneSideAnswer> one_side;
+  bool two_machines = false;  // the sides come from two runs (report --cpu-from --gpu-from)
+};
+
 struct Analysis {
   RunSummary summary;
   MeasuredSides sides;
+  Answer answer;  // the paragraph every report opens with
   FairnessAudit audit;
   Headline headline;
   std::vector<Ladder> ladders;  // by device, precision, N
