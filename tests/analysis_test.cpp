@@ -955,8 +955,8 @@ TEST(Answer, RangesHoldTheirIntervalsAndTheSizesTheyHoldAt) {
   EXPECT_TRUE(has(a.answer.equal_accuracy.not_at_wanted, "no tree formulation ran"));
   // The terminal's summary opens with it, plain.
   EXPECT_TRUE(render_summary(doc, a).starts_with(
-      "On this machine, best against best the GPU is 25× (20.5–30.6) at N = 4K to 50× "
-      "(40.9–61.1) at 1K faster (float32); naive against naive 100× (81.8–122) at N = 1K "
+      "On this machine, best against best the GPU is faster by 25× (20.5–30.6) at N = 4K to 50× "
+      "(40.9–61.1) at 1K (float32); naive against naive 100× (81.8–122) at N = 1K "
       "(float32); across algorithms at equal accuracy: no ratio (no tree formulation ran"))
       << render_summary(doc, a);
 }
@@ -1074,7 +1074,8 @@ TEST(Answer, ReportMdOpensWithItsLinksResolving) {
   const std::string md = markdown_of(trees);
   const std::string first =
       md.substr(md.find("\n\n") + 2, md.find("\n\n", md.find("\n\n") + 2) - md.find("\n\n") - 2);
-  EXPECT_TRUE(first.starts_with("On this machine, best against best the GPU is [")) << first;
+  EXPECT_TRUE(first.starts_with("On this machine, best against best the GPU is faster by ["))
+      << first;
   std::set<std::string> anchors;
   for (std::size_t at = md.find("\n## "); at != std::string::npos; at = md.find("\n## ", at + 1)) {
     anchors.insert(anchor_of(md.substr(at + 4, md.find('\n', at + 1) - at - 4)));
@@ -1114,10 +1115,20 @@ TEST(Answer, ThePlanSentenceSetsTheEstimateBesideWhatItTook) {
   EXPECT_TRUE(
       has(render_summary(doc), "Planned within a budget of 75 s: estimated 72 s, took 58 s"))
       << render_summary(doc);
+  // With the estimate of what ran, what the measurements took without the probes, and the
+  // timings taken again (which no estimate of a quiet machine foresees) counted.
   doc.phase_seconds["planned_ran"] = 60.4;
+  doc.phase_seconds["planning"] = 3.1;
+  doc.phase_seconds["ceilings"] = 7.4;
   EXPECT_TRUE(has(render_summary(doc),
-                  "Planned within a budget of 75 s: estimated 60 s for what ran, took 58 s"))
+                  "Planned within a budget of 75 s, the ceilings (7 s) and the probes (3 s) "
+                  "included: the measurements that ran were estimated at 60 s and took 55 s"))
       << render_summary(doc);
+  EXPECT_FALSE(has(render_summary(doc), "taken again"));
+  for (ResultRecord& r : doc.results) {
+    if (r.kernel && r.kernel->conditions) r.kernel->conditions->attempts = 3;
+  }
+  EXPECT_TRUE(has(render_summary(doc), "disturbed and taken again)")) << render_summary(doc);
   doc.phase_seconds.clear();
   EXPECT_FALSE(has(render_summary(doc), "Planned"));
 }

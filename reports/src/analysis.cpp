@@ -427,12 +427,21 @@ RunSummary make_summary(const ResultsDocument& doc) {
     summary.planned_s = it->second;
     summary.has_plan = true;
   }
+  const auto phase = [&](const char* name) {
+    const auto it = doc.phase_seconds.find(name);
+    return it == doc.phase_seconds.end() ? 0.0 : it->second;
+  };
+  summary.measured_s = phase("measurements");
+  summary.planning_s = phase("planning");
+  summary.ceilings_s = phase("ceilings");
   if (const auto it = doc.phase_seconds.find("planned_ran"); it != doc.phase_seconds.end()) {
     summary.planned_ran_s = it->second;
+    summary.measured_s -= summary.planning_s;  // the estimate is of the measurements alone
   }
-  if (const auto it = doc.phase_seconds.find("measurements"); it != doc.phase_seconds.end()) {
-    summary.measured_s = it->second;
-  }
+  summary.timed_again = static_cast<std::size_t>(
+      std::count_if(doc.results.begin(), doc.results.end(), [](const ResultRecord& r) {
+        return r.kernel && r.kernel->conditions && r.kernel->conditions->attempts > 1;
+      }));
   summary.left_out_by_plan = static_cast<std::size_t>(
       std::count_if(doc.results.begin(), doc.results.end(), [](const ResultRecord& r) {
         return r.status == Status::skipped && r.reason.starts_with("left out");

@@ -28,14 +28,20 @@ std::string exchange_sentence(const std::string& exchange) {
 std::string budget_sentence(const RunSummary& s) {
   // Without a plan's estimate (a report combined from two runs) there is no plan to speak of.
   if (s.budget_s <= 0 || !s.has_plan) return {};
-  std::string text =
-      s.planned_ran_s
-          ? fmt::format(
-                "Planned within a budget of {:.0f} s: estimated {:.0f} s for what ran, took {:.0f} "
-                "s",
-                s.budget_s, *s.planned_ran_s, s.measured_s)
-          : fmt::format("Planned within a budget of {:.0f} s: estimated {:.0f} s, took {:.0f} s",
-                        s.budget_s, s.planned_s, s.measured_s);
+  std::string text;
+  if (s.planned_ran_s) {
+    text = fmt::format(
+        "Planned within a budget of {:.0f} s, the ceilings ({:.0f} s) and the probes ({:.0f} s) "
+        "included: the measurements that ran were estimated at {:.0f} s and took {:.0f} s",
+        s.budget_s, s.ceilings_s, s.planning_s, *s.planned_ran_s, s.measured_s);
+    if (s.timed_again > 0) {
+      text += fmt::format(" ({} timing{} disturbed and taken again)", s.timed_again,
+                          s.timed_again == 1 ? "" : "s");
+    }
+  } else {
+    text = fmt::format("Planned within a budget of {:.0f} s: estimated {:.0f} s, took {:.0f} s",
+                       s.budget_s, s.planned_s, s.measured_s);
+  }
   if (s.left_out_by_plan > 0) {
     text += fmt::format(
         "; {} measurement{} left out by the plan (under Skipped, with why; --budget "
@@ -188,7 +194,8 @@ std::string range_text(const RatioRange& r) {
                      size_label(r.highest->n));
 }
 
-// One pairing's ranges, one per precision: "[range] faster (float32), [range] (float64)", a
+// One pairing's ranges, one per precision: "the GPU is faster by [range] (float32), [range]
+// (float64)", a
 // precision without a ratio saying why; where no precision has one, one reason for all.
 void add_ranges(std::vector<AnswerSpan>& out, const std::string& pairing,
                 const std::vector<RatioRange>& ranges, bool opens_paragraph) {
@@ -202,7 +209,7 @@ void add_ranges(std::vector<AnswerSpan>& out, const std::string& pairing,
                                ranges.empty() ? "nothing measured" : ranges.front().missing)});
     return;
   }
-  // The paragraph's first figure says what it is of ("the GPU is … faster"); later ones are read
+  // The paragraph's first figure says what it is of ("the GPU is faster by …"); later ones are read
   // alike.
   bool first_figure = opens_paragraph;
   for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -213,10 +220,12 @@ void add_ranges(std::vector<AnswerSpan>& out, const std::string& pairing,
                                  precision_name(r.precision), r.missing)});
       continue;
     }
-    out.push_back({lead + (first_figure ? "the GPU is " : "")});
+    const bool faster = r.lowest->ratio.value >= 1;
+    out.push_back(
+        {lead + (first_figure ? (faster ? "the GPU is faster by " : "the GPU runs at ") : "")});
     out.push_back({range_text(r), AnswerLink::headline});
-    const char* how = r.lowest->ratio.value >= 1 ? "faster " : "the CPU's speed ";
-    out.push_back({fmt::format(" {}({})", first_figure ? how : "", precision_name(r.precision))});
+    out.push_back({fmt::format(" {}({})", first_figure && !faster ? "the CPU's speed " : "",
+                               precision_name(r.precision))});
     first_figure = false;
   }
 }

@@ -297,9 +297,12 @@ struct RunSummary {
   double budget_s = 0, planned_s = 0, measured_s = 0;
   // The document holds a plan's estimate (a report combined from two runs holds none).
   bool has_plan = false;
-  // The plan's estimate of the measurements that ran (phase_seconds "planned_ran"), where given.
+  // The plan's estimate of the measurements that ran (phase_seconds "planned_ran"), where given;
+  // then measured_s is what they took, the probes (planning_s) apart.
   std::optional<double> planned_ran_s;
+  double planning_s = 0, ceilings_s = 0;
   std::size_t left_out_by_plan = 0;
+  std::size_t timed_again = 0;  // timings taken more than once (disturbed), which cost more
 };
 
 // The relative energy error of one conservation sample, for the error-against-time chart.
