@@ -17,8 +17,14 @@ namespace {
 // GPU (0.4 to 1.9 s at 64K on the H100).
 constexpr double kCounterPassOverhead = 0.5;
 // A likely best formulation is planned with every other whose probe is within this factor of it:
-// one evaluation at a probe size reads up to a fifth off on a shared machine.
+// one evaluation at a probe size reads up to a fifth off on a shared machine. Such a runner-up is
+// part of the headline only where it costs at most this share of the budget: where a measurement
+// is dear its evaluation is long and its probe steady (a runner-up at 1M on the two-H200 host,
+// 10 s, once left no room for the best it was run beside).
 constexpr double kLikelyBestMargin = 1.25;
+constexpr double kRunnerUpShareOfBudget = 0.02;
+// What no estimate sees (the process's start, the last reports) is kept out of the plan.
+constexpr double kUnforeseenShareOfBudget = 0.02;
 // Naive baselines are planned at the largest sizes whose measurement costs at most this share of
 // the budget: naive loops are slow, and their ratio hardly changes with N.
 constexpr double kNaiveShareOfBudget = 0.1;
@@ -104,7 +110,7 @@ struct Planning {
 };
 
 // Step 1: at every size, the likely best full-accuracy all-pairs formulation of each device and
-// precision, and any other within kLikelyBestMargin of it.
+// precision, and any other within kLikelyBestMargin of it that is cheap to measure.
 void plan_headline(Planning& p) {
   for (const std::size_t n : p.sizes) {
     for (const DeviceKind device : {DeviceKind::cpu, DeviceKind::gpu}) {
@@ -116,8 +122,11 @@ void plan_headline(Planning& p) {
         const auto best = p.fastest(found);
         if (!best) continue;
         for (const std::size_t i : found) {
-          if (p.candidates[i].evaluation_s <= kLikelyBestMargin * p.candidates[*best].evaluation_s)
-            p.promote(i, PlanStep::headline);
+          const bool close =
+              p.candidates[i].evaluation_s <= kLikelyBestMargin * p.candidates[*best].evaluation_s;
+          const bool cheap =
+              p.plan.measurements[i].estimated_s <= kRunnerUpShareOfBudget * p.budget_s;
+          if (i == *best || (close && cheap)) p.promote(i, PlanStep::headline);
         }
       }
     }
@@ -260,12 +269,13 @@ void keep_within_budget(Planning& p, const SizeCosts& costs) {
     plan.size_costs_s[n] = costs.input_s(n);
     plan.planned_s += costs.input_s(n);
   }
+  const double plannable = (1 - kUnforeseenShareOfBudget) * p.budget_s;
   std::set<std::pair<std::size_t, int>> refs;
   for (const std::size_t i : order) {
     PlannedMeasurement& m = plan.measurements[i];
     const Precision precision = p.candidates[i].impl->info.precision;
     const double once = reference_brought(m, precision, costs, refs);
-    if (plan.spent_before_s + plan.planned_s + m.estimated_s + once <= p.budget_s) {
+    if (plan.spent_before_s + plan.planned_s + m.estimated_s + once <= plannable) {
       plan.planned_s += m.estimated_s + once;
       plan.size_costs_s[m.n] += once;
       refs.insert({m.n, static_cast<int>(precision)});
@@ -276,7 +286,7 @@ void keep_within_budget(Planning& p, const SizeCosts& costs) {
         "left out by the plan ({} step): about {:.1f} s where {:.1f} s of the --budget of {:.0f} s "
         "were left after the steps it keeps first",
         to_string(m.step), m.estimated_s + once,
-        std::max(0.0, p.budget_s - plan.spent_before_s - plan.planned_s), p.budget_s);
+        std::max(0.0, plannable - plan.spent_before_s - plan.planned_s), p.budget_s);
   }
 }
 
