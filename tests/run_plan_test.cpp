@@ -284,6 +284,13 @@ TEST(RunPlan, ARunBehindItsPlanDropsLaterStepsFirst) {
   ASSERT_TRUE(slower);
   EXPECT_NE(slower->find("1.5 times their estimates"), std::string::npos) << *slower;
   EXPECT_FALSE(plan.no_longer_fits("rest", 1024, 1, 0.5));  // never planned below its estimate
+  // The inputs and references of the sizes still to come, and the measurement's own reference
+  // where it is still to be computed, are part of what must fit.
+  plan.size_costs_s = {{1024, 0.5}, {4096, 1.5}};
+  plan.size_costs.reference_seconds_per_interaction = 1e-7;  // 1.7 s at 4K
+  EXPECT_TRUE(plan.no_longer_fits("rest", 1024, 1));         // 1 + 5 + 5 + 1.5
+  EXPECT_FALSE(plan.no_longer_fits("best", 4096, 6));
+  EXPECT_TRUE(plan.no_longer_fits("best", 4096, 6, 1, true));  // 6 + 5 + 1.7
 }
 
 // The estimate of a timing follows Google Benchmark's loop: a 2 ms evaluation with a 0.1 s minimum

@@ -351,14 +351,19 @@ ResultRecord new_record(const Implementation& impl, const SizeInputs& inputs,
 
 // Why this measurement is not taken: unavailable, over its size limit, left out by the plan, or
 // predicted (from its last evaluation, or a probe) to take longer than --max-eval-seconds.
-std::optional<std::string> why_skip(Measurement& m, const Implementation& impl, std::size_t n,
-                                    ResultRecord& record, const std::string& label) {
+std::optional<std::string> why_skip(Measurement& m, const Implementation& impl,
+                                    const SizeInputs& inputs, ResultRecord& record,
+                                    const std::string& label) {
   const std::string& name = impl.info.name;
+  const std::size_t n = record.n;
   std::optional<std::string> skip = impl.cannot_run(n, m.options.execution);
   if (!skip && m.plan) skip = m.plan->left_out(name, n);
   if (!skip && m.plan) {
+    const auto reference = inputs.references.find(impl.info.precision);
+    const bool reference_pending =
+        reference == inputs.references.end() || reference->second.first.empty();
     skip = m.plan->no_longer_fits(name, n, m.context.ceilings_seconds + seconds_since(m.started),
-                                  m.pace());
+                                  m.pace(), reference_pending);
   }
   if (skip) return skip;
   if (!m.last_evaluation.contains(name) && n > kFirstProbeSize) {
@@ -497,7 +502,7 @@ std::optional<ResultRecord> measure(Measurement& m, const Implementation& impl,
   const ImplementationInfo& info = impl.info;
   ResultRecord record = new_record(impl, inputs, m.options.execution);
   const std::string label = fmt::format("{} N={}", info.name, format_size(record.n));
-  if (const auto skip = why_skip(m, impl, record.n, record, label)) {
+  if (const auto skip = why_skip(m, impl, inputs, record, label)) {
     record.status = Status::skipped;
     record.reason = *skip;
     m.progress.say(label + ": skipped");

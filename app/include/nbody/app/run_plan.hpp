@@ -77,17 +77,21 @@ struct RunPlan {
   std::vector<PlannedMeasurement> measurements;         // in the run's order
   // Each size's one-time costs where the plan measures anything there (input, references).
   std::map<std::size_t, double> size_costs_s;
+  SizeCosts size_costs;  // what they were estimated from
 
   const PlannedMeasurement* find(const std::string& implementation, std::size_t n) const;
   // Why the plan leaves (implementation, N) out, or empty.
   std::optional<std::string> left_out(const std::string& implementation, std::size_t n) const;
   // Why a planned (implementation, N) no longer fits after `elapsed_s` of the budget (timings taken
-  // again, estimates that read low), or empty: it still runs if it and every planned measurement
-  // of an earlier step still to come fit what is left, each at `pace` times its estimate (what
-  // the run's measurements so far took over their estimates, at least 1), so a run behind its plan
-  // drops the least important measurements first and keeps its budget whatever its estimates were.
+  // again, estimates that read low), or empty: it still runs if it, its reference where that is
+  // still to be computed (`reference_pending`), every planned measurement of an earlier step still
+  // to come and the one-time costs of the sizes after its own fit what is left, the measurements
+  // at `pace` times their estimates (what the run's measurements so far took over their
+  // estimates, at least 1). So a run behind its plan drops the least important measurements first
+  // and keeps its budget whatever its estimates were.
   std::optional<std::string> no_longer_fits(const std::string& implementation, std::size_t n,
-                                            double elapsed_s, double pace = 1) const;
+                                            double elapsed_s, double pace = 1,
+                                            bool reference_pending = false) const;
   // "plan: 48 of 60 measurements within the budget of 150 s (estimated 141 s): headline 20, …;
   // left out: …".
   std::string describe() const;
