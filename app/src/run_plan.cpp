@@ -295,22 +295,6 @@ void keep_within_budget(Planning& p, const SizeCosts& costs) {
 
 }  // namespace
 
-std::string_view to_string(PlanStep step) {
-  switch (step) {
-    case PlanStep::headline:
-      return "headline";
-    case PlanStep::naive:
-      return "naive";
-    case PlanStep::trees:
-      return "trees";
-    case PlanStep::ladders:
-      return "ladders";
-    case PlanStep::rest:
-      return "rest";
-  }
-  return "rest";
-}
-
 ProbeFigures probe_figures_at(const ProbeCurve& curve, Algorithm algorithm, std::size_t n) {
   if (curve.empty()) return {.n = n};
   const ProbeFigures* base = &curve.front();

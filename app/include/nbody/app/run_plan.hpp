@@ -9,10 +9,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "nbody/app/runner.hpp"
+#include "nbody/properties.hpp"
 #include "nbody/registry.hpp"
 
 namespace nbody {
@@ -56,7 +58,15 @@ struct SizeCosts {
 //   ladders:  every full-accuracy formulation of each device and precision at one or two sizes;
 //   rest:     everything else, cheapest first.
 enum class PlanStep { headline, naive, trees, ladders, rest };
-std::string_view to_string(PlanStep step);
+template <>
+struct EnumNames<PlanStep> {
+  static constexpr std::pair<PlanStep, std::string_view> kNames[] = {
+      {PlanStep::headline, "headline"},
+      {PlanStep::naive, "naive"},
+      {PlanStep::trees, "trees"},
+      {PlanStep::ladders, "ladders"},
+      {PlanStep::rest, "rest"}};
+};
 
 struct PlannedMeasurement {
   std::string implementation;
