@@ -112,27 +112,25 @@ struct SyntheticHost {
       selected.push_back(&implementations.back());
     }
     for (std::size_t n = 1024; n <= (gpu ? (1u << 20) : (1u << 16)); n *= 4) sizes.push_back(n);
-    const PlanInputs inputs{
-        .probe = [&](const Implementation& impl) -> std::optional<ProbeCurve> {
-          const SyntheticFormulation& f = formulations.at(impl.info.name);
-          ProbeCurve curve;
-          for (std::size_t n = 1024; n < sizes.back(); n *= 4) {
-            if (!curve.empty() && curve.back().kernel_s * 16 > options.max_eval_seconds / 4) break;
-            const double s = evaluation_seconds(f, n);
-            const bool on_gpu = f.info.device == DeviceKind::gpu;
-            curve.push_back({.n = n,
-                             .kernel_s = s,
-                             .kernel_wall_s = s + (on_gpu ? 10e-6 : 1e-6),
-                             .end_to_end_s = on_gpu ? s + 20e-6 : 0,
-                             .end_to_end_wall_s = on_gpu ? s + 35e-6 : 0,
-                             .prepare_s = 1e-8 * static_cast<double>(n)});
-          }
-          return curve;
-        },
-        .size_costs = {.input_seconds_per_body = 1e-7,
-                       .reference_seconds_per_interaction = 1e-9 / cpu},
-        .expected_attempts = 1,
-        .spent_s = 10};
+    PlanInputs inputs{.probes = {},
+                      .size_costs = {.input_seconds_per_body = 1e-7,
+                                     .reference_seconds_per_interaction = 1e-9 / cpu},
+                      .expected_attempts = 1,
+                      .spent_s = 10};
+    for (const auto& [name, f] : formulations) {
+      ProbeCurve& curve = inputs.probes[name];
+      for (std::size_t n = 1024; n < sizes.back(); n *= 4) {
+        if (!curve.empty() && curve.back().kernel_s * 16 > options.max_eval_seconds / 4) break;
+        const double s = evaluation_seconds(f, n);
+        const bool on_gpu = f.info.device == DeviceKind::gpu;
+        curve.push_back({.n = n,
+                         .kernel_s = s,
+                         .kernel_wall_s = s + (on_gpu ? 10e-6 : 1e-6),
+                         .end_to_end_s = on_gpu ? s + 20e-6 : 0,
+                         .end_to_end_wall_s = on_gpu ? s + 35e-6 : 0,
+                         .prepare_s = 1e-8 * static_cast<double>(n)});
+      }
+    }
     plan = plan_run(selected, options, sizes, {65536}, gpu ? 150 : 75, inputs);
   }
 
@@ -242,14 +240,11 @@ TEST(RunPlan, KeepsEachStepBeforeTheNext) {
   for (const PlannedMeasurement& m : h.plan.measurements) {
     if (m.step == PlanStep::headline) headline += m.estimated_s;
   }
-  const PlanInputs inputs{.probe = [&](const Implementation& impl) -> std::optional<ProbeCurve> {
-                            const SyntheticFormulation& f = h.formulations.at(impl.info.name);
-                            const double s = evaluation_seconds(f, 4096);
-                            return ProbeCurve{{.n = 4096, .kernel_s = s, .kernel_wall_s = s}};
-                          },
-                          .size_costs = {},
-                          .expected_attempts = 1,
-                          .spent_s = 0};
+  PlanInputs inputs;
+  for (const auto& [name, f] : h.formulations) {
+    const double s = evaluation_seconds(f, 4096);
+    inputs.probes[name] = {{.n = 4096, .kernel_s = s, .kernel_wall_s = s}};
+  }
   const RunPlan small = plan_run(h.selected, h.options, h.sizes, {}, headline / 2, inputs);
   bool later_kept_before_earlier = false;
   for (const PlannedMeasurement& m : small.measurements) {

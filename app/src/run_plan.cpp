@@ -439,13 +439,9 @@ RunPlan plan_run(std::span<const Implementation* const> selected, const SuiteOpt
   RunPlan plan{.budget_s = budget_s,
                .spent_before_s = inputs.spent_s,
                .expected_attempts = std::max(1, inputs.expected_attempts)};
-  std::map<std::string, ProbeCurve> curves;
-  for (const Implementation* impl : selected) {
-    if (impl->unavailable_reason()) continue;
-    auto curve = inputs.probe(*impl);
-    if (!curve || curve->empty()) continue;
-    plan.estimates[impl->info.name] = {curve->back().n, curve->back().kernel_s};
-    curves[impl->info.name] = std::move(*curve);
+  const std::map<std::string, ProbeCurve>& curves = inputs.probes;
+  for (const auto& [name, curve] : curves) {
+    if (!curve.empty()) plan.estimates[name] = {curve.back().n, curve.back().kernel_s};
   }
   Planning p{.options = options, .sizes = sizes, .budget_s = budget_s, .plan = plan};
   for (const std::size_t n : sizes) {
@@ -454,8 +450,8 @@ RunPlan plan_run(std::span<const Implementation* const> selected, const SuiteOpt
         std::find(counter_sizes.begin(), counter_sizes.end(), n) != counter_sizes.end();
     for (const Implementation* impl : selected) {
       const auto curve = curves.find(impl->info.name);
-      if (curve == curves.end()) continue;                   // unavailable, or its probe failed
-      if (impl->cannot_run(n, options.execution)) continue;  // the run skips it, saying why
+      if (curve == curves.end() || curve->second.empty()) continue;  // unavailable, probe failed
+      if (impl->cannot_run(n, options.execution)) continue;          // the run skips it, saying why
       const ProbeFigures at_n = probe_figures_at(curve->second, impl->info.algorithm, n);
       if (at_n.kernel_s > options.max_eval_seconds) continue;  // likewise
       p.candidates.push_back({.impl = impl, .n = n, .evaluation_s = at_n.kernel_s});

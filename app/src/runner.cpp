@@ -248,23 +248,18 @@ std::optional<RunPlan> plan_within_budget(const SuiteContext& context, const Sui
   const std::size_t probe_below =
       std::max(2 * kFirstProbeSize, *std::max_element(options.sizes.begin(), options.sizes.end()));
   ProbeInputs probe_inputs(options);
-  std::map<std::string, ProbeCurve> curves;
+  PlanInputs inputs;
   std::size_t largest_probe = kFirstProbeSize;
   for (const Implementation* impl : selected) {
     if (impl->unavailable_reason()) continue;
     if (auto curve = probe_curve(*impl, options, probe_below, probe_inputs)) {
       if (!curve->empty()) largest_probe = std::max(largest_probe, curve->back().n);
-      curves[impl->info.name] = std::move(*curve);
+      inputs.probes[impl->info.name] = std::move(*curve);
     }
   }
-  const PlanInputs inputs{.probe = [&](const Implementation& impl) -> std::optional<ProbeCurve> {
-                            const auto it = curves.find(impl.info.name);
-                            if (it == curves.end()) return std::nullopt;
-                            return it->second;
-                          },
-                          .size_costs = measure_size_costs(options, probe_inputs, largest_probe),
-                          .expected_attempts = expected_attempts(before, options),
-                          .spent_s = context.ceilings_seconds + seconds_since(started)};
+  inputs.size_costs = measure_size_costs(options, probe_inputs, largest_probe);
+  inputs.expected_attempts = expected_attempts(before, options);
+  inputs.spent_s = context.ceilings_seconds + seconds_since(started);
   RunPlan plan = plan_run(selected, options, options.sizes, counter_sizes, budget, inputs);
   doc.settings.budget_s = budget;
   doc.phase_seconds["planned"] = plan.planned_s;

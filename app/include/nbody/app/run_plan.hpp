@@ -4,7 +4,6 @@
 // and the measurements kept step by step in the order of that question (PlanStep), what does not
 // fit left out, with why, before the first measurement.
 #include <cstddef>
-#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -124,17 +123,17 @@ double estimated_measurement_seconds(const ImplementationInfo& info, const Probe
                                      const SuiteOptions& options, bool counters_here,
                                      int attempts = 1);
 
-// What planning needs: each formulation's probes (empty where a probe failed), each size's
-// one-time costs, and how many attempts a timing is expected to take on this machine now.
+// What planning needs: each formulation's probes (by name; none where it is unavailable or its
+// probe failed), each size's one-time costs, and how many attempts a timing is expected to take on
+// this machine now.
 struct PlanInputs {
-  std::function<std::optional<ProbeCurve>(const Implementation&)> probe;
+  std::map<std::string, ProbeCurve> probes;
   SizeCosts size_costs;
   int expected_attempts = 1;
   double spent_s = 0;  // the budget's seconds spent before the plan: ceilings, probes
 };
 
-// The plan of a run of `selected` at `sizes` within `budget_s` (PlanStep), `probe` called once
-// per available formulation.
+// The plan of a run of `selected` at `sizes` within `budget_s` (PlanStep).
 RunPlan plan_run(std::span<const Implementation* const> selected, const SuiteOptions& options,
                  const std::vector<std::size_t>& sizes,
                  const std::vector<std::size_t>& counter_sizes, double budget_s,
