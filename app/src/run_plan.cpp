@@ -75,7 +75,6 @@ struct Candidate {
 
 // The candidates and the plan's measurements, index for index, with the steps being chosen.
 struct Planning {
-  const SuiteOptions& options;
   const std::vector<std::size_t>& sizes;
   double budget_s = 0;
   std::vector<Candidate> candidates;
@@ -443,7 +442,7 @@ RunPlan plan_run(std::span<const Implementation* const> selected, const SuiteOpt
   for (const auto& [name, curve] : curves) {
     if (!curve.empty()) plan.estimates[name] = {curve.back().n, curve.back().kernel_s};
   }
-  Planning p{.options = options, .sizes = sizes, .budget_s = budget_s, .plan = plan};
+  Planning p{.sizes = sizes, .budget_s = budget_s, .plan = plan};
   for (const std::size_t n : sizes) {
     const bool counters_here =
         options.counters &&
