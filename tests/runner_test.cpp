@@ -207,5 +207,29 @@ TEST(Runner, TreesSayWhyTheyReadNoCountersAtTheCounterSizesAlone) {
   }
 }
 
+// --budget 0 at the default sizes plans nothing and leaves nothing out: every measurement is
+// taken, or skipped only for its own reasons (here one evaluation over --max-eval-seconds).
+TEST(Runner, ABudgetOfZeroLeavesNothingOut) {
+  const Registry registry = make_default_registry();
+  const std::unique_ptr<ProgressSink> progress = make_silent_progress();
+  const SuiteContext context = quiet_context(registry, *progress);
+  SuiteOptions options;  // the default sizes
+  options.implementation_pattern = "^cpu\\.tbb$";
+  options.reference_cache = false;
+  options.counters = false;
+  options.timing.min_time_s = 0.01;
+  options.timing.repetitions = 2;
+  options.max_eval_seconds = 0.2;
+  options.budget_s = 0;
+  const ResultsDocument doc = run_suite(context, options, SuiteMode::run);
+  EXPECT_EQ(doc.settings.budget_s, 0);
+  EXPECT_FALSE(doc.phase_seconds.contains("planned"));
+  ASSERT_GE(doc.results.size(), 4u);
+  EXPECT_EQ(doc.results.front().status, Status::ok);
+  for (const ResultRecord& result : doc.results) {
+    EXPECT_FALSE(result.reason.starts_with("left out")) << result.n << ": " << result.reason;
+  }
+}
+
 }  // namespace
 }  // namespace nbody
