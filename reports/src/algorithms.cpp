@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "nbody/accuracy.hpp"
 
 namespace nbody::reports {
@@ -62,13 +64,16 @@ std::map<std::size_t, std::pair<double, double>> float32_all_pairs_errors(
 }  // namespace
 
 std::vector<AccuracyBar> accuracy_bars(const ResultsDocument& doc) {
-  return {{.label = "relative L2 ≤ 1e-2", .relative_l2 = 1e-2},
-          {.label = "relative L2 ≤ 1e-3", .relative_l2 = 1e-3},
-          {.label = "relative L2 ≤ 1e-4", .relative_l2 = 1e-4},
-          {.label = "float32 all-pairs class",
-           .relative_l2 = 0,
-           .float32_all_pairs = true,
-           .float32_all_pairs_errors = float32_all_pairs_errors(doc)}};
+  std::vector<AccuracyBar> bars;
+  for (const double bar : kAccuracyBarsRelativeL2) {  // the run's plan chose angles for these
+    const long power = std::lround(std::log10(bar));  // each a power of ten: "1e-3"
+    bars.push_back({.label = fmt::format("relative L2 ≤ 1e{}", power), .relative_l2 = bar});
+  }
+  bars.push_back({.label = "float32 all-pairs class",
+                  .relative_l2 = 0,
+                  .float32_all_pairs = true,
+                  .float32_all_pairs_errors = float32_all_pairs_errors(doc)});
+  return bars;
 }
 
 namespace {

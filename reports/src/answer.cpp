@@ -7,16 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "nbody/sizes.hpp"
+
 #include "algorithms.hpp"
 
 namespace nbody::reports {
-
-std::string size_label(std::size_t n) {
-  constexpr std::size_t kMi = std::size_t{1} << 20;
-  if (n >= kMi && n % kMi == 0) return fmt::format("{}M", n / kMi);
-  if (n >= 1024 && n % 1024 == 0) return fmt::format("{}K", n / 1024);
-  return std::to_string(n);
-}
 
 namespace {
 
@@ -129,7 +124,7 @@ std::optional<std::size_t> wanted_bar(const AlgorithmComparison& a) {
 // Why `device` has no figure meeting the bar at `row.n`.
 std::string why_not_met(const AlgorithmComparison& a, const BarHeadlineRow& row,
                         DeviceKind device) {
-  const std::string n = size_label(row.n);
+  const std::string n = format_size(row.n);
   const bool measured = device == DeviceKind::gpu ? row.gpu_measured : row.cpu_measured;
   if (!measured) return fmt::format("nothing measured at {} on the {}", n, side_name(device));
   const bool tree = std::any_of(a.trees.begin(), a.trees.end(), [&](const TreeRow& t) {
@@ -146,7 +141,7 @@ std::string why_not_at_wanted(const AlgorithmComparison& a, std::size_t bar) {
     return r.bar == bar && r.n == EqualAccuracyAnswer::kWantedN;
   });
   if (at == a.rows.end()) {
-    return fmt::format("N = {} was not measured", size_label(EqualAccuracyAnswer::kWantedN));
+    return fmt::format("N = {} was not measured", format_size(EqualAccuracyAnswer::kWantedN));
   }
   std::vector<std::string> why;
   if (!at->cpu) why.push_back(why_not_met(a, *at, DeviceKind::cpu));

@@ -10,7 +10,9 @@
 #include <tuple>
 
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
+#include "nbody/sizes.hpp"
 
 #include "html_algorithms.hpp"
 #include "html_page.hpp"
@@ -305,7 +307,7 @@ std::vector<ChartCard> plan_charts(const ResultsDocument& doc, const Analysis& a
     charts.push_back({fmt::format("chart-ladder-{}", i), "ladder",
                       fmt::format("{} optimization ladder, {}, N = {} (speedup over naive)",
                                   l.device == DeviceKind::cpu ? "CPU" : "GPU",
-                                  to_string(l.precision), size_label(l.n)),
+                                  to_string(l.precision), format_size(l.n)),
                       "The ladders at every N are in the ladders table.", static_cast<int>(i), ""});
   }
   for (const auto& [device, precision, naive] : uncharted_ladders(a, charted)) {
@@ -506,7 +508,7 @@ std::vector<ChartCard> plan_simulation_charts(const ResultsDocument& doc, const 
                "max |ΔE/E|"});
   }
   for (std::size_t i = 0; i < energy.size(); ++i) {
-    const std::string n = size_label(energy[i]["n"].get<std::size_t>());
+    const std::string n = format_size(energy[i]["n"].get<std::size_t>());
     if (any_curve) {
       charts.push_back(
           {fmt::format("chart-energy-{}", i), "energy",

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "nbody/sizes.hpp"
+
 #include "html_algorithms.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 
@@ -187,11 +189,11 @@ std::string ratio_text(const RateRatio& r) {
 // "25.7× (23.9–31.7) at N = 256K to 32.1× (31.2–33.1) at 64K", or one N's figure.
 std::string range_text(const RatioRange& r) {
   if (r.lowest->n == r.highest->n) {
-    return fmt::format("{} at N = {}", ratio_text(r.lowest->ratio), size_label(r.lowest->n));
+    return fmt::format("{} at N = {}", ratio_text(r.lowest->ratio), format_size(r.lowest->n));
   }
   return fmt::format("{} at N = {} to {} at {}", ratio_text(r.lowest->ratio),
-                     size_label(r.lowest->n), ratio_text(r.highest->ratio),
-                     size_label(r.highest->n));
+                     format_size(r.lowest->n), ratio_text(r.highest->ratio),
+                     format_size(r.highest->n));
 }
 
 // One pairing's ranges, one per precision: "the GPU is faster by [range] (float32), [range]
@@ -244,13 +246,13 @@ void add_equal_accuracy(std::vector<AnswerSpan>& out, const EqualAccuracyAnswer&
   if (e.not_at_wanted.empty()) {
     out.push_back(
         {fmt::format("; and with the fastest formulation of each side at {} at N = {}, the GPU is ",
-                     e.bar_label, size_label(e.row->n))});
+                     e.bar_label, format_size(e.row->n))});
   } else {
     out.push_back({fmt::format(
         "; with the fastest formulation of each side at {}, not at N = {} ({}) but at N = {}, "
         "the GPU is ",
-        e.bar_label, size_label(EqualAccuracyAnswer::kWantedN), e.not_at_wanted,
-        size_label(e.row->n))});
+        e.bar_label, format_size(EqualAccuracyAnswer::kWantedN), e.not_at_wanted,
+        format_size(e.row->n))});
   }
   out.push_back({ratio_text(*e.row->gpu_over_cpu), AnswerLink::algorithms});
   out.push_back({fmt::format(" ({}).", pair_text(*e.row))});
@@ -266,18 +268,18 @@ std::vector<AnswerSpan> one_side_paragraph(const OneSideAnswer& a) {
     out.push_back({fmt::format("{} in {}", format_si(f.interactions_per_second, "int/s"),
                                precision_name(a.best[i].precision)),
                    AnswerLink::headline});
-    out.push_back({fmt::format(" ({} at N = {})", f.implementation, size_label(f.n))});
+    out.push_back({fmt::format(" ({} at N = {})", f.implementation, format_size(f.n))});
   }
   if (a.best.empty()) out.push_back({"none at full accuracy"});
   if (a.crossover && !a.crossover->compared_sizes.empty()) {
     out.push_back({"; "});
     out.push_back({a.crossover->tree_from
                        ? fmt::format("the {}'s tree overtakes all-pairs at {} from N = {}", side,
-                                     a.crossover_bar_label, size_label(*a.crossover->tree_from))
+                                     a.crossover_bar_label, format_size(*a.crossover->tree_from))
                        : fmt::format("no tree of the {} overtakes all-pairs at {} within the "
                                      "measured sizes (up to N = {})",
                                      side, a.crossover_bar_label,
-                                     size_label(a.crossover->compared_sizes.back())),
+                                     format_size(a.crossover->compared_sizes.back())),
                    AnswerLink::algorithms});
   }
   out.push_back({"."});
@@ -302,7 +304,7 @@ std::vector<AnswerSpan> equal_accuracy_line(const Analysis& analysis) {
   const Answer& answer = analysis.answer;
   if (!analysis.sides.compares()) return {};
   const EqualAccuracyAnswer& e = answer.equal_accuracy;
-  const std::string n = size_label(EqualAccuracyAnswer::kWantedN);
+  const std::string n = format_size(EqualAccuracyAnswer::kWantedN);
   if (!e.row) {
     return {{fmt::format("At equal accuracy at N = {}: no ratio ({}); see ", n, e.not_at_wanted)},
             {"Across algorithms at equal accuracy", AnswerLink::algorithms},
@@ -316,7 +318,7 @@ std::vector<AnswerSpan> equal_accuracy_line(const Analysis& analysis) {
                                    n, e.bar_label)
                      : fmt::format("At equal accuracy ({}, the fastest formulation of each side "
                                    "whatever its algorithm), not at N = {} ({}) but at N = {}: ",
-                                   e.bar_label, n, e.not_at_wanted, size_label(row.n))});
+                                   e.bar_label, n, e.not_at_wanted, format_size(row.n))});
   out.push_back({fmt::format("CPU {}, {} per evaluation; GPU {}, {} per evaluation; GPU/CPU ",
                              time_figure_label(*row.cpu), format_seconds(row.cpu->seconds),
                              time_figure_label(*row.gpu), format_seconds(row.gpu->seconds))});

@@ -438,9 +438,6 @@ struct OneSideAnswer {
   std::string crossover_bar_label;
 };
 
-// "1M", "256K", "1000": a size as the answer and the charts name it.
-std::string size_label(std::size_t n);
-
 struct Answer {
   // Where both sides were measured: per precision of the run (f32 first).
   std::vector<RatioRange> best, naive;
