@@ -285,10 +285,12 @@ void keep_within_budget(Planning& p, const SizeCosts& costs) {
     }
     m.included = false;
     m.left_out_because = fmt::format(
-        "left out by the plan ({} step): about {:.1f} s where {:.1f} s of the --budget of {:.0f} s "
-        "were left after the steps it keeps first",
+        "left out by the plan ({} step): about {:.1f} s where {:.1f} s were left after the steps "
+        "it keeps first, of the {:.0f} s it plans (the --budget of {:.0f} s less {:.0f}% for "
+        "estimates that read low)",
         to_string(m.step), m.estimated_s + once,
-        std::max(0.0, plannable - plan.spent_before_s - plan.planned_s), p.budget_s);
+        std::max(0.0, plannable - plan.spent_before_s - plan.planned_s), plannable, p.budget_s,
+        100 * kUnforeseenShareOfBudget);
   }
 }
 
