@@ -204,6 +204,8 @@ void save_results(const ResultsDocument& document, const std::filesystem::path& 
 }
 
 ResultsDocument load_results(const std::filesystem::path& path) {
+  // A FIFO or a device is refused before it is opened: reading one could wait for ever.
+  require_input_file(path);
   std::ifstream in(path);
   if (!in) throw UsageError(fmt::format("cannot read {}", path.string()));
   nlohmann::json j;

@@ -220,10 +220,8 @@ class SnapshotReader {
   }
 
   void open_file() {
-    std::error_code ignored;
-    const std::filesystem::file_status status = std::filesystem::status(path_, ignored);
-    if (!std::filesystem::exists(status)) fail("no such file");
-    if (std::filesystem::is_directory(status)) fail("it is a folder, not a file");
+    // HDF5 is given regular files only: opening a FIFO would wait for a writer.
+    if (const std::optional<std::string> why = why_not_an_input_file(path_)) fail(*why);
     const hdf5::Handle access = hdf5::owned_property_list(H5Pcreate(H5P_FILE_ACCESS));
 #if H5_VERSION_GE(1, 10, 7)
     // HDF5 locks the files it opens, and fails on file systems without locks (often a cluster's);

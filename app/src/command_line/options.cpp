@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <system_error>
 
 #include <fmt/format.h>
 
 #include "nbody/app/wiring.hpp"
 #include "nbody/errors.hpp"
+#include "nbody/files.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/physics.hpp"
 #include "nbody/sizes.hpp"
@@ -161,14 +163,26 @@ void prepare_output_directory(const std::filesystem::path& directory) {
 }
 
 std::filesystem::path results_file_of(const std::filesystem::path& in, const std::string& option) {
+  // Only a regular file the user may read is opened: a FIFO or a device would block the read.
   std::error_code ec;
-  if (!std::filesystem::exists(in, ec)) {
-    throw UsageError(fmt::format("{} {}: no such file or folder", option, in.string()));
+  if (!std::filesystem::is_directory(in, ec)) {
+    const std::optional<std::string> why = why_not_an_input_file(in);
+    if (why == "no such file") {
+      throw UsageError(fmt::format("{} {}: no such file or folder", option, in.string()));
+    }
+    if (why) throw UsageError(fmt::format("{} {}: cannot read it: {}", option, in.string(), *why));
+    return in;
   }
-  if (!std::filesystem::is_directory(in, ec)) return in;
+  if (const auto why = why_not_an_input_folder(in)) {
+    throw UsageError(fmt::format("{} {}: cannot read the folder: {}", option, in.string(), *why));
+  }
   const std::filesystem::path file = in / "results.json";
-  if (!std::filesystem::is_regular_file(file, ec)) {
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) {
     throw UsageError(fmt::format("{} {}: the folder has no results.json", option, in.string()));
+  }
+  if (const auto why = why_not_an_input_file(file)) {
+    throw UsageError(
+        fmt::format("{} {}: cannot read its results.json: {}", option, in.string(), *why));
   }
   return file;
 }

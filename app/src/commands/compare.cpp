@@ -12,6 +12,7 @@
 #include "command_line/exit_codes.hpp"
 #include "command_line/options.hpp"
 #include "nbody/errors.hpp"
+#include "nbody/files.hpp"
 #include "nbody/reports/comparison.hpp"
 #include "nbody/reports/comparison_report.hpp"
 #include "nbody/results.hpp"
@@ -22,14 +23,28 @@ namespace {
 // One side: a results.json, a run folder, or a folder of run folders (several runs of one build,
 // in name order).
 std::vector<ResultsDocument> load_side(const std::filesystem::path& in, const std::string& side) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (!std::filesystem::is_directory(in, ec) || std::filesystem::exists(in / "results.json", ec)) {
+  // A folder that cannot be listed, or a run folder that cannot be looked into, is refused as
+  // such: it may hold the runs, and is no folder without them.
+  const auto refuse_unreadable = [&side](const fs::path& folder) {
+    if (const auto why = why_not_an_input_folder(folder)) {
+      throw UsageError(
+          fmt::format("{} {}: cannot read the folder: {}", side, folder.string(), *why));
+    }
+  };
+  if (!fs::is_directory(in, ec)) return {load_results(results_file_of(in, side))};
+  refuse_unreadable(in);
+  if (fs::exists(fs::symlink_status(in / "results.json", ec))) {
     return {load_results(results_file_of(in, side))};
   }
-  std::vector<std::filesystem::path> runs;
-  for (const auto& entry : std::filesystem::directory_iterator(in, ec)) {
-    if (std::filesystem::is_regular_file(entry.path() / "results.json", ec)) {
-      runs.push_back(entry.path() / "results.json");
+  std::vector<fs::path> runs;
+  for (const auto& entry : fs::directory_iterator(in, ec)) {
+    if (!entry.is_directory(ec)) continue;
+    refuse_unreadable(entry.path());
+    // results_file_of refuses a results.json that is no regular file (a FIFO would block).
+    if (fs::exists(fs::symlink_status(entry.path() / "results.json", ec))) {
+      runs.push_back(results_file_of(entry.path(), side));
     }
   }
   std::sort(runs.begin(), runs.end());
