@@ -1,6 +1,7 @@
 // Inputs are opened only where they are readable regular files: a FIFO, a device or a folder given
 // where a file belongs is refused at once, in one line with exit code 2, never waited on; a file
-// or folder the user may not read is said to be so.
+// or folder the user may not read is said to be so. And a results document the schema refuses is
+// refused by nbody-fair itself the same way, naming the file and the field.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -11,12 +12,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "nbody/files.hpp"
 #include "nbody/io/snapshot.hpp"
@@ -66,6 +69,11 @@ void expect_refused(const std::vector<std::string>& args, const std::string& fra
   EXPECT_NE(r->stderr_text.find(fragment), std::string::npos) << r->stderr_text;
   EXPECT_EQ(r->stderr_text.find("has no results.json"), std::string::npos) << r->stderr_text;
   EXPECT_EQ(r->stderr_text.find("json.exception"), std::string::npos) << r->stderr_text;
+}
+
+std::string text_of(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 TEST(StrictInputs, WhatIsNoRegularFileIsNamedWithoutOpeningIt) {
@@ -132,6 +140,30 @@ TEST(StrictInputs, WhatTheUserMayNotReadIsSaidToBeSo) {
                  "cannot read the folder: permission denied");
   expect_refused({"simulate", "--ic-file", file}, "permission denied");
   fs::permissions(dir / "locked-run", fs::perms::owner_all);
+  fs::remove_all(dir);
+}
+
+// The loader's refusals reach the user as they are: the file, the field, exit code 2.
+TEST(StrictInputs, ADocumentTheSchemaRefusesEndsTheCommandNamingTheFileAndField) {
+  const fs::path dir = scratch("strict-documents");
+  const nlohmann::json cases = nlohmann::json::parse(
+      text_of(fs::path(NBODY_SOURCE_DIR) / "tests/data/results-schema-cases.json"));
+  nlohmann::json fractional = cases["document"];
+  fractional["results"][0]["n"] = 1.5;
+  std::ofstream(dir / "fractional.json") << fractional.dump();
+  std::ofstream(dir / "trailing.json") << cases["document"].dump() << "\nmore\n";
+  nlohmann::json twice = cases["document"];
+  twice["results"].push_back(twice["results"][0]);
+  std::ofstream(dir / "twice.json") << twice.dump();
+  const std::string fractional_file = (dir / "fractional.json").string();
+  expect_refused({"report", "--in", fractional_file},
+                 fractional_file + ": results[0].n is 1.5; it must be a whole number");
+  expect_refused({"compare", fractional_file, fractional_file}, "results[0].n is 1.5");
+  expect_refused({"report", "--in", (dir / "trailing.json").string()},
+                 "holds more than one JSON value");
+  expect_refused({"report", "--in", (dir / "twice.json").string()},
+                 "results[2] is cpu.soa at N = 64 (uniform), as results[0] is");
+  EXPECT_FALSE(fs::exists(dir / "report.md"));
   fs::remove_all(dir);
 }
 

@@ -11,9 +11,11 @@ set -euo pipefail
 # and initial-condition files use (optional: without it the build goes on, without snapshots).
 # libopenmpi-dev and openmpi-bin: MPI for runs decomposed over ranks (`mpirun -np K nbody-fair
 # run`) and mpirun for their tests (optional: without them the build goes on, one process only).
+# libvalijson-dev: valijson, which checks every results.json read against
+# docs/results.schema.json (header-only; required).
 packages=(cmake g++ make ninja-build libtbb-dev libxsimd-dev xtl-dev libfmt-dev libbenchmark-dev
-          libgtest-dev nlohmann-json3-dev libcli11-dev libjs-chart.js chromium-headless-shell
-          nodejs libhdf5-dev libopenmpi-dev openmpi-bin)
+          libgtest-dev nlohmann-json3-dev libvalijson-dev libcli11-dev libjs-chart.js
+          chromium-headless-shell nodejs libhdf5-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

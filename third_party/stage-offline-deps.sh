@@ -18,6 +18,8 @@ debs="$here/debs"
 # newer than Debian 12's, so these run there unchanged). libhwloc15 is what oneTBB's binding
 # library needs; googletest carries the gmock/gtest sources that libgtest-dev's CMake files name.
 # libjs-chart.js: the Chart.js that report.html inlines (NBODY_FAIR_CHARTJS points the tool at it).
+# libvalijson-dev: valijson's headers and CMake package, which check every results.json read
+# against docs/results.schema.json.
 # HDF5 (snapshots; optional): libhdf5-dev's headers and the C library libhdf5-103-1 with libsz2 and
 # libaec0, its compression libraries. Not staged: hdf5-helpers (h5cc, whose paths are hard-wired to
 # /usr), and libhdf5's libcurl4 and libssl3, which every node with a TLS stack has (staging them
@@ -29,6 +31,7 @@ packages=(
   libbenchmark-dev libbenchmark1debian
   libgtest-dev googletest
   nlohmann-json3-dev
+  libvalijson-dev
   libcli11-dev
   libjs-chart.js
   libhdf5-dev libhdf5-103-1 libsz2 libaec0

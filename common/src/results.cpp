@@ -1,16 +1,18 @@
 #include "nbody/results.hpp"
 
-#include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
-#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
 
 #include "nbody/errors.hpp"
 #include "nbody/files.hpp"
+#include "nbody/results_schema.hpp"
 #include "nbody/results_validation.hpp"
 
 namespace nbody {
@@ -24,37 +26,6 @@ double number_or_nan(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::numeric_limits<double>::quiet_NaN();
   return it->get<double>();
-}
-
-// Fields read as unsigned numbers: a negative one would wrap to near 2^64 (N = -5 read as
-// 18446744073709551611), so it is refused here, by its path, before it is read.
-constexpr const char* kUnsignedFields[] = {"n",
-                                           "pairs_evaluated",
-                                           "seed",
-                                           "sizes",
-                                           "validation_bodies",
-                                           "counter_sizes",
-                                           "divergence_up_to",
-                                           "bodies_compared",
-                                           "memory_bytes",
-                                           "l2_cache_bytes"};
-
-void refuse_negative_counts(const nlohmann::json& j, const std::string& path,
-                            bool unsigned_field = false) {
-  if (j.is_number_integer() && !j.is_number_unsigned() && unsigned_field) {
-    throw UsageError(fmt::format("{} is {}; it must not be negative", path, j.get<std::int64_t>()));
-  }
-  if (j.is_array()) {
-    for (std::size_t i = 0; i < j.size(); ++i) {
-      refuse_negative_counts(j[i], fmt::format("{}[{}]", path, i), unsigned_field);
-    }
-  } else if (j.is_object()) {
-    for (const auto& [key, value] : j.items()) {
-      const bool listed = std::find(std::begin(kUnsignedFields), std::end(kUnsignedFields), key) !=
-                          std::end(kUnsignedFields);
-      refuse_negative_counts(value, path.empty() ? key : path + "." + key, listed);
-    }
-  }
 }
 
 // Version 1 had no roles: its reports named the naive baselines, cpu.aos and gpu.aos, by name.
@@ -203,45 +174,99 @@ void save_results(const ResultsDocument& document, const std::filesystem::path& 
   write_file_atomically(path, nlohmann::json(document).dump(2) + "\n");
 }
 
-ResultsDocument load_results(const std::filesystem::path& path) {
-  // A FIFO or a device is refused before it is opened: reading one could wait for ever.
+namespace {
+
+// The whole text of `path`, which must be one JSON value: text after it (a second document, a
+// stray line) is refused rather than ignored.
+nlohmann::json read_one_json_value(const std::filesystem::path& path) {
   require_input_file(path);
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("cannot read {}", path.string()));
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{} is not valid JSON: {}", path.string(), e.what()));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw UsageError(fmt::format("{} is empty; a results file is one JSON object", path.string()));
   }
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message after its own tag: "parse error at line 3, column 2: syntax error ...".
+    std::string what = e.what();
+    if (const std::size_t at = what.find("at line"); at != std::string::npos) what.erase(0, at);
+    const std::size_t colon = what.find(": ");
+    const std::string where = what.substr(0, colon);
+    if (what.find("; expected end of input") != std::string::npos) {
+      throw UsageError(fmt::format(
+          "{} holds more than one JSON value: text follows the document {}", path.string(), where));
+    }
+    throw UsageError(fmt::format("{} is not valid JSON ({}): {}", path.string(), where,
+                                 colon == std::string::npos ? what : what.substr(colon + 2)));
+  }
+}
+
+// What the document says it is, before anything else is read: an nbody-fair results file of a
+// version this tool knows.
+void check_identity(const nlohmann::json& j, const std::filesystem::path& path) {
   if (!j.is_object()) {
     throw UsageError(
         fmt::format("{} is not an nbody-fair results file (not a JSON object)", path.string()));
   }
-  if (j.value("schema", std::string{}) != kResultsSchemaName) {
-    throw UsageError(fmt::format("{} is not an nbody-fair results file", path.string()));
+  const auto schema = j.find("schema");
+  if (schema == j.end() || *schema != kResultsSchemaName) {
+    throw UsageError(fmt::format(
+        "{} is not an nbody-fair results file (its schema is {}, not \"{}\")", path.string(),
+        schema == j.end() ? "missing" : schema->dump(), kResultsSchemaName));
   }
-  if (j.value("schema_version", 0) > kResultsSchemaVersion) {
+  const auto version = j.find("schema_version");
+  if (version == j.end()) {
+    throw UsageError(fmt::format(
+        "{}: schema_version is missing; every results file says which version it follows",
+        path.string()));
+  }
+  if (version->is_number_unsigned() &&
+      version->get<std::uint64_t>() > static_cast<std::uint64_t>(kResultsSchemaVersion)) {
     throw UsageError(fmt::format("{} has schema version {}, newer than this tool's {}",
-                                 path.string(), j.value("schema_version", 0),
-                                 kResultsSchemaVersion));
+                                 path.string(), version->dump(), kResultsSchemaVersion));
   }
-  // Versions 2 to 7 only added fields (measurement conditions, simulations, decomposition over
-  // ranks, the GPUs each rank drives, how GPU slices travel between ranks), absent from older
-  // files.
+}
+
+// nlohmann's own words, where the schema let through something the model cannot hold: its tag
+// dropped and its JSON pointer ("(/results/2/n)") given as the field's path.
+std::string in_our_words(const nlohmann::json& j, const std::string& what) {
+  std::string message = what;
+  if (const std::size_t tag = message.find("] ");
+      message.starts_with("[json.exception.") && tag != std::string::npos) {
+    message.erase(0, tag + 2);
+  }
+  if (message.starts_with("(/")) {
+    const std::size_t close = message.find(") ");
+    if (close != std::string::npos) {
+      return fmt::format("{}: {}", field_path(j, message.substr(1, close - 1)),
+                         message.substr(close + 2));
+    }
+  }
+  return message;
+}
+
+}  // namespace
+
+ResultsDocument load_results(const std::filesystem::path& path) {
+  nlohmann::json j = read_one_json_value(path);
+  check_identity(j, path);
+  // The schema first (types, bounds, spellings, required fields: docs/results.schema.json), then
+  // what it cannot state (check_results_values).
+  try {
+    check_against_results_schema(j);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", path.string(), e.what()));
+  }
+  // Versions 2 to 9 only added fields, absent from older files.
   if (j.value("schema_version", 0) < 2) upgrade_from_version_1(j);
   j["schema_version"] = kResultsSchemaVersion;
   ResultsDocument document;
   try {
-    refuse_negative_counts(j, "");
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{}: {}", path.string(), e.what()));
-  }
-  try {
     document = j.get<ResultsDocument>();
-  } catch (const std::exception& e) {  // nlohmann's errors (with the field's JSON pointer)
-    throw UsageError(
-        fmt::format("{} does not follow the results schema: {}", path.string(), e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{}: {}", path.string(), in_our_words(j, e.what())));
   }
   try {
     check_results_values(document);

@@ -2,9 +2,12 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -261,6 +264,56 @@ void check_machine(const Fields& fields, const MachineRecord& m) {
   }
 }
 
+// One record per (implementation, initial condition, N): reports, compare and scaling find a
+// measurement by these, and a second one would be shown twice or hide the first.
+template <class Record>
+void check_one_per_measurement(const Fields& root, std::string_view name,
+                               const std::vector<Record>& records) {
+  std::map<std::tuple<std::string, std::string, std::size_t>, std::size_t> first;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    const auto [it, fresh] = first.try_emplace({r.implementation, r.initial_condition, r.n}, i);
+    if (!fresh) {
+      const std::string condition =
+          r.initial_condition.empty() ? "" : fmt::format(" ({})", r.initial_condition);
+      root.element(name, i).refuse_value(
+          fmt::format("{} at N = {}{}, as {}[{}] is", r.implementation, r.n, condition, name,
+                      it->second),
+          "there is one per implementation, initial condition and N");
+    }
+  }
+}
+
+void check_implementations(const Fields& root, const std::vector<ImplementationRecord>& records) {
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Fields impl = root.element("implementations", i);
+    const ImplementationRecord& record = records[i];
+    impl.non_negative("unit_roundoff", record.tolerance.unit_roundoff);
+    impl.non_negative("relative_l2_coefficient", record.tolerance.relative_l2_coefficient);
+    impl.non_negative("max_relative_coefficient", record.tolerance.max_relative_coefficient);
+    impl.non_negative("threads", record.threads);
+    // Records are looked up by name: a second one would never be read.
+    if (!first.try_emplace(record.name, i).second) {
+      impl.member("name").refuse_value(fmt::format("'{}' again", record.name),
+                                       "each implementation is listed once");
+    }
+  }
+}
+
+// A run times every measurement it validates: an ok result without its kernel timing would be
+// reported as measured with no figure. (validate's ok results are untimed.)
+void check_timed(const Fields& root, const ResultsDocument& document) {
+  if (kind_of(document.settings) != DocumentKind::run) return;
+  for (std::size_t i = 0; i < document.results.size(); ++i) {
+    const ResultRecord& r = document.results[i];
+    if (r.status == Status::ok && !r.kernel) {
+      root.element("results", i)
+          .refuse_value("ok without its kernel timing", "a run times every result it validates");
+    }
+  }
+}
+
 }  // namespace
 
 void check_results_values(const ResultsDocument& document) {
@@ -268,14 +321,7 @@ void check_results_values(const ResultsDocument& document) {
   check_machine(root.member("machine"), document.machine);
   check_settings(root.member("settings"), document.settings);
   if (document.ceilings) check_ceilings(root.member("ceilings"), *document.ceilings);
-  for (std::size_t i = 0; i < document.implementations.size(); ++i) {
-    const Fields impl = root.element("implementations", i);
-    const ImplementationRecord& record = document.implementations[i];
-    impl.non_negative("unit_roundoff", record.tolerance.unit_roundoff);
-    impl.non_negative("relative_l2_coefficient", record.tolerance.relative_l2_coefficient);
-    impl.non_negative("max_relative_coefficient", record.tolerance.max_relative_coefficient);
-    impl.non_negative("threads", record.threads);
-  }
+  check_implementations(root, document.implementations);
   for (std::size_t i = 0; i < document.inputs.size(); ++i) {
     root.element("inputs", i).positive("n", document.inputs[i].n);
   }
@@ -286,6 +332,9 @@ void check_results_values(const ResultsDocument& document) {
     check_simulation(root.element("simulations", i), document.simulations[i]);
   }
   check_phases(root, document.phase_seconds);
+  check_one_per_measurement(root, "results", document.results);
+  check_one_per_measurement(root, "simulations", document.simulations);
+  check_timed(root, document);
 }
 
 }  // namespace nbody
