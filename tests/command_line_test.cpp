@@ -1,19 +1,37 @@
 // nbody-fair's command line, run as a user runs it: what each command writes and says, bad input
 // refused in one line with exit code 2, interrupted runs keeping what they measured.
 #include <signal.h>
+#include <stdlib.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "nbody/accuracy.hpp"
+#include "nbody/app/wiring.hpp"
+#include "nbody/initial_conditions.hpp"
+#include "nbody/physics.hpp"
+#include "nbody/reference.hpp"
+#include "nbody/registry.hpp"
 #include "nbody/results.hpp"
+#include "nbody/sizes.hpp"
 #include "nbody_fair_tool.hpp"
 #include "plausible_results.hpp"
 
@@ -537,6 +555,181 @@ TEST(CommandLine, InterruptKeepsPartialResults) {
         << "stray file " << entry.path();
   }
   fs::remove_all(dir);
+}
+
+// The GPU's float32 interaction as this CPU can run it: physics.hpp's pair_acceleration, which
+// every GPU kernel calls (x^(-3/2) the cube of a reciprocal square root, rsqrtf there), summed over
+// all bodies with subnormals flushed to zero, as gpu.tuned is compiled (-ftz=true).
+std::vector<Vec3<double>> flushed_float32_accelerations(const std::vector<Body<float>>& bodies,
+                                                        double softening,
+                                                        const std::vector<std::uint32_t>& targets) {
+  std::vector<Vec3<double>> accelerations(bodies.size());
+#if defined(__SSE__)
+  const unsigned int control = _mm_getcsr();
+  _mm_setcsr(control | 0x8040);  // flush to zero, denormals are zero
+#endif
+  const auto eps2 = static_cast<float>(softening * softening);
+  for (const std::uint32_t i : targets) {
+    float ax = 0, ay = 0, az = 0;
+    for (const Body<float>& b : bodies) {
+      accumulate_interaction<float>(bodies[i].x, bodies[i].y, bodies[i].z, b.x, b.y, b.z, b.m, eps2,
+                                    ax, ay, az);
+    }
+    accelerations[i] = {ax, ay, az};
+  }
+#if defined(__SSE__)
+  _mm_setcsr(control);
+#endif
+  return accelerations;
+}
+
+bool finite(const Vec3<double>& a) {
+  return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z);
+}
+
+// What --softening's bounds stand on, found by bisection on log10(eps) to 0.02 decades with the
+// kernels of this build. Its floor: the smallest softening at which every formulation (both
+// precisions, the tree codes at theta 0, 0.5 and 1) and the GPU kernels' shared interaction give
+// finite accelerations for bodies at one point: two of them, and the coincident input at 8 and
+// 4097 bodies. Its ceilings: the largest at which every formulation still validates on the uniform
+// and Plummer inputs at 4097 bodies, and the GPU's flushed float32 interaction at 65536 (the
+// tests' largest GPU size) within the float32 all-pairs bound.
+class SofteningSearch {
+ public:
+  SofteningSearch() : registry_(make_default_registry()) {
+    registry_.bind_opening_angles(std::vector<double>{0.0, 0.5, 1.0});
+    for (const Implementation* impl : registry_.select(".")) {
+      if (!impl->unavailable_reason()) available_.push_back(impl);
+    }
+    one_point_.push_back({{0.25, -0.5, 0.125, 0.5}, {0.25, -0.5, 0.125, 0.5}});
+    for (const std::size_t n : {8, 4097}) {
+      one_point_.push_back(make_initial_condition(InitialCondition::coincident, n, 1).bodies);
+    }
+  }
+
+  const std::vector<const Implementation*>& formulations() const { return available_; }
+
+  // Where eps gives a non-finite acceleration: what gave it, or nothing. A formulation that refuses
+  // eps (a tree below kSmallestSoftening) gives none.
+  std::optional<std::string> not_finite(double eps) const {
+    const PairAcceleration<float> pair =
+        pair_acceleration<float>(0, 0, 0, 0, 0, 0, 1, static_cast<float>(eps * eps));
+    if (!finite({pair.x, pair.y, pair.z})) return "the GPU kernels' pair_acceleration<float>";
+    for (const std::vector<Body<double>>& bodies : one_point_) {
+      for (const Implementation* impl : available_) {
+        try {
+          const auto run = impl->prepare(bodies, eps, {});
+          run->evaluate(PreparedRun::Scope::kernel);
+          const auto a = run->accelerations();
+          if (!std::all_of(a.begin(), a.end(), finite)) {
+            return fmt::format("{}, {} bodies at one point", impl->info.name, bodies.size());
+          }
+        } catch (const std::invalid_argument&) {
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Where a formulation fails validation at eps, N = 4097: which, or nothing.
+  std::optional<std::string> formulation_not_validated(double eps) const {
+    for (const InitialCondition ic : {InitialCondition::uniform_ball, InitialCondition::plummer}) {
+      const std::vector<Body<double>> bodies = make_initial_condition(ic, 4097, 1).bodies;
+      for (const Precision precision : {Precision::f32, Precision::f64}) {
+        const std::vector<Body<double>> seen = seen_by(precision, bodies);
+        const std::vector<std::uint32_t> targets = validation_targets(seen.size(), seen.size());
+        const std::vector<Vec3<double>> reference = reference_accelerations(seen, eps, targets);
+        for (const Implementation* impl : available_) {
+          if (impl->info.precision != precision) continue;
+          const auto run = impl->prepare(bodies, eps, {});
+          run->evaluate(PreparedRun::Scope::kernel);
+          const AccuracyMetrics metrics =
+              compare_with_reference(run->accelerations(), reference, targets, seen);
+          if (!impl->info.tolerance.accepts(metrics, seen.size())) {
+            return fmt::format("{}, {}", impl->info.name, to_string(ic));
+          }
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Where the GPU's flushed float32 interaction fails the float32 all-pairs bound (cpu.soa's) at
+  // eps, N = 65536, 1024 bodies compared: on which input, or nothing.
+  std::optional<std::string> flushed_not_validated(double eps) const {
+    const std::size_t n = kLargestGpuTestSize;
+    const Tolerance bound = registry_.find("cpu.soa")->info.tolerance;
+    for (const InitialCondition ic : {InitialCondition::uniform_ball, InitialCondition::plummer}) {
+      const std::vector<Body<double>> bodies = make_initial_condition(ic, n, 1).bodies;
+      const std::vector<Body<double>> seen = seen_by(Precision::f32, bodies);
+      const std::vector<std::uint32_t> targets = validation_targets(n, 1024);
+      const AccuracyMetrics metrics = compare_with_reference(
+          flushed_float32_accelerations(convert_precision<float, double>(seen), eps, targets),
+          reference_accelerations(seen, eps, targets), targets, seen);
+      if (!bound.accepts(metrics, n)) {
+        return fmt::format("the GPU's float32 interaction, subnormals flushed, {}", to_string(ic));
+      }
+    }
+    return std::nullopt;
+  }
+
+  static constexpr std::size_t kLargestGpuTestSize = 65536;
+
+ private:
+  static std::vector<Body<double>> seen_by(Precision precision, std::vector<Body<double>> bodies) {
+    if (precision == Precision::f64) return bodies;
+    return convert_precision<double, float>(convert_precision<float, double>(bodies));
+  }
+
+  Registry registry_;
+  std::vector<const Implementation*> available_;
+  std::vector<std::vector<Body<double>>> one_point_;
+};
+
+// The boundary of `fails` between a passing log10(eps) `good` and a failing `bad`, to 0.02
+// decades: the last passing eps, and what failed beyond it.
+template <class Fails>
+std::pair<double, std::string> bisect(double good, double bad, Fails fails) {
+  std::string failure = fails(std::pow(10.0, bad)).value_or("nothing");
+  while (std::abs(good - bad) > 0.02) {
+    const double middle = (good + bad) / 2;
+    if (const auto reason = fails(std::pow(10.0, middle))) {
+      bad = middle;
+      failure = *reason;
+    } else {
+      good = middle;
+    }
+  }
+  return {std::pow(10.0, good), failure};
+}
+
+// --softening's bounds are what the kernels survive. The floor is the measured one, rounded up
+// (kSmallestSoftening: at most 5% above it). A ceiling falls with N (the masses are 1/N, and
+// m/eps^3 leaves float32's normal range sooner), at most as N^(-1/3) where every term underflows
+// at once: kLargestSoftening holds where each measured ceiling, carried so to kMaxBodies, does.
+TEST(CommandLine, SofteningBoundsAreWhatTheKernelsSurvive) {
+  const SofteningSearch search;
+  const auto [floor, below] = bisect(-2, -20, [&](double eps) { return search.not_finite(eps); });
+  const auto [ceiling, above] =
+      bisect(0, 19, [&](double eps) { return search.formulation_not_validated(eps); });
+  const auto [flushed_ceiling, flushed_above] =
+      bisect(0, 19, [&](double eps) { return search.flushed_not_validated(eps); });
+  const auto at_most_bodies = [](double measured, std::size_t n) {
+    return measured * std::cbrt(static_cast<double>(n) / static_cast<double>(kMaxBodies));
+  };
+  std::printf(
+      "softening floor %.4g (below it: %s); ceilings: formulations %.3g at N = 4097 (above: %s), "
+      "%.3g carried to N = %zu; the GPU's flushed float32 %.3g at N = %zu (above: %s), %.3g "
+      "carried to N = %zu\n",
+      floor, below.c_str(), ceiling, above.c_str(), at_most_bodies(ceiling, 4097), kMaxBodies,
+      flushed_ceiling, SofteningSearch::kLargestGpuTestSize, flushed_above.c_str(),
+      at_most_bodies(flushed_ceiling, SofteningSearch::kLargestGpuTestSize), kMaxBodies);
+  EXPECT_LE(floor, kSmallestSoftening);
+  EXPECT_LE(kSmallestSoftening, 1.05 * floor);
+  EXPECT_EQ(search.not_finite(kSmallestSoftening), std::nullopt);
+  EXPECT_LE(kLargestSoftening, at_most_bodies(ceiling, 4097));
+  EXPECT_LE(kLargestSoftening,
+            at_most_bodies(flushed_ceiling, SofteningSearch::kLargestGpuTestSize));
 }
 
 }  // namespace
