@@ -732,5 +732,17 @@ TEST(CommandLine, SofteningBoundsAreWhatTheKernelsSurvive) {
             at_most_bodies(flushed_ceiling, SofteningSearch::kLargestGpuTestSize));
 }
 
+// --impl finds a tree formulation at each opening angle by its own name, as `list` gives it:
+// '^cpu\.tree$' selects cpu.tree[theta=...] at every --theta, and not cpu.tree.f64.
+TEST(CommandLine, ImplFindsATreeFormulationByItsOwnName) {
+  const CommandResult r =
+      run_tool({"validate", "--impl", "^cpu\\.tree$", "--sizes", "64", "--theta", "0.3,0.7"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stdout_text.find("cpu.tree[theta=0.3]"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("cpu.tree[theta=0.7]"), std::string::npos) << r.stdout_text;
+  EXPECT_EQ(r.stdout_text.find("cpu.tree.f64"), std::string::npos) << r.stdout_text;
+  EXPECT_EQ(r.stdout_text.find("cpu.soa"), std::string::npos) << r.stdout_text;
+}
+
 }  // namespace
 }  // namespace nbody

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <regex>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -87,6 +88,19 @@ std::vector<const Implementation*> Registry::where(
   return matching;
 }
 
+namespace {
+
+// A tree formulation bound to an opening angle, "cpu.tree[theta=0.5]", is also found by its own
+// name, "cpu.tree": the name `list` gives it, and --impl '^gpu\.tree$' would otherwise match
+// none of its angles.
+std::string_view formulation_name(const ImplementationInfo& info) {
+  const std::string_view name = info.name;
+  if (!info.theta) return name;
+  return name.substr(0, name.find("[theta="));
+}
+
+}  // namespace
+
 std::vector<const Implementation*> Registry::select(const std::string& pattern,
                                                     bool include_variants) const {
   std::regex regex;
@@ -100,7 +114,11 @@ std::vector<const Implementation*> Registry::select(const std::string& pattern,
     return include_variants || info.role != Role::tuning_variant;
   };
   for (const Implementation& impl : implementations_) {
-    if (eligible(impl.info) && std::regex_search(impl.info.name, regex)) selected.push_back(&impl);
+    const std::string_view own_name = formulation_name(impl.info);
+    if (eligible(impl.info) && (std::regex_search(impl.info.name, regex) ||
+                                std::regex_search(own_name.begin(), own_name.end(), regex))) {
+      selected.push_back(&impl);
+    }
   }
   if (selected.empty()) {
     std::string names;
