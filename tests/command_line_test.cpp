@@ -57,6 +57,36 @@ std::size_t count_lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
+// The words of `text`, as a shell splits a line without quotes.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> split;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) split.push_back(word);
+  return split;
+}
+
+std::string read_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Bad input as the contract has it: exit code 2, exactly one line on stderr that names
+// `named` (the option, or each of two), nothing on stdout, and `out` not made.
+void expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& named,
+                    const fs::path& out) {
+  const CommandResult r = run_tool(args);
+  std::string what;
+  for (const std::string& arg : args) what += arg + " ";
+  EXPECT_EQ(r.exit_code, 2) << what << ": " << r.stderr_text;
+  EXPECT_EQ(count_lines(r.stderr_text), 1u) << what << ": " << r.stderr_text;
+  EXPECT_TRUE(r.stderr_text.starts_with("nbody-fair: ")) << what << ": " << r.stderr_text;
+  for (const std::string& name : named) {
+    EXPECT_NE(r.stderr_text.find(name), std::string::npos) << what << ": " << r.stderr_text;
+  }
+  EXPECT_EQ(r.stdout_text, "") << what;
+  EXPECT_FALSE(fs::exists(out)) << what << " left " << out << " behind";
+}
+
 TEST(CommandLine, RunWritesResultsAndReport) {
   const fs::path dir = scratch("run");
   const CommandResult r =
@@ -195,14 +225,39 @@ TEST(CommandLine, VersionBesideAnyCommandPrintsTheVersion) {
   }
 }
 
+// Overwrites the accelerations of every cached float64 reference in `cache` (after each file's
+// header) with ones no formulation computes.
+void falsify_cached_references(const fs::path& cache) {
+  for (const auto& entry : fs::directory_iterator(cache / "reference")) {
+    std::string bytes = read_file(entry.path());
+    const std::size_t accelerations = 64 * 3 * sizeof(double);
+    ASSERT_GT(bytes.size(), accelerations) << entry.path();
+    const double wrong = 1e3;
+    for (std::size_t at = bytes.size() - accelerations; at < bytes.size(); at += sizeof wrong) {
+      std::copy_n(reinterpret_cast<const char*>(&wrong), sizeof wrong, bytes.begin() + at);
+    }
+    std::ofstream(entry.path(), std::ios::binary | std::ios::trunc) << bytes;
+  }
+}
+
 // A run whose every measurement failed, and a simulation that failed, exit 1 (and keep what they
-// wrote): a script or CI job must not read a failure as success. Float32 cannot hold the square
-// of a 1e30 softening; a step of 1e300 takes the state past any double.
+// wrote): a script or CI job must not read a failure as success. No softening the command line
+// takes breaks float32 (SofteningBoundsAreWhatTheKernelsSurvive), so the run meets a float64
+// reference it disagrees with: its cached one, altered. A step of 1e300 takes the state past any
+// double.
 TEST(CommandLine, RunsAndSimulationsThatFailedExitOne) {
   const fs::path dir = scratch("failed");
-  const CommandResult run =
-      run_tool({"run", "--impl", "^cpu\\.soa$", "--sizes", "64", "--softening", "1e30", "--reps",
-                "2", "--min-time", "0.001", "--no-counters", "--out", (dir / "run").string()});
+  const std::string out = (dir / "run").string();
+  std::vector<std::string> run_args =
+      words("run --impl ^cpu\\.soa$ --sizes 64 --reps 2 --min-time 0.001 --no-counters");
+  run_args.insert(run_args.end(), {"--out", out});
+  // A cache of this test's own, so that no other run meets the altered reference.
+  const std::string tests_cache = ::getenv("NBODY_FAIR_CACHE_DIR");
+  ::setenv("NBODY_FAIR_CACHE_DIR", (dir / "cache").c_str(), 1);
+  ASSERT_EQ(run_tool(run_args).exit_code, 0);
+  falsify_cached_references(dir / "cache");
+  const CommandResult run = run_tool(run_args);
+  ::setenv("NBODY_FAIR_CACHE_DIR", tests_cache.c_str(), 1);
   EXPECT_EQ(run.exit_code, 1) << run.stderr_text;
   const ResultsDocument runs = load_results(dir / "run" / "results.json");
   ASSERT_EQ(runs.results.size(), 1u);
@@ -385,7 +440,7 @@ TEST(CommandLine, BadInputFailsCleanlyWithExitCodeTwo) {
       {"run", "--isa", "avx9", "--out", out},
       {"run", "--threads", "100000", "--out", out},
       {"run", "--softening", "0", "--out", out},
-      {"run", "--softening", "1e-20", "--out", out},  // eps^2 below float32's normals
+      {"run", "--softening", "1e-20", "--out", out},  // (1/eps)^3 past float32's largest
       {"validate", "--sizes", "12q"},
       {"no-such-command"},
   };
@@ -553,6 +608,96 @@ TEST(CommandLine, InterruptKeepsPartialResults) {
     EXPECT_TRUE(name == "results.json" || name == "report.md" || name == "results.csv" ||
                 name == "report.html")
         << "stray file " << entry.path();
+  }
+  fs::remove_all(dir);
+}
+
+// Every comma list, on every command that takes it, parsed alike: an empty item (doubled, leading,
+// trailing or lone comma), an item given twice, or an item that is not a value of its kind is
+// refused naming the option; a lone comma takes no other option as its value.
+TEST(CommandLine, EveryListOptionIsParsedAlike) {
+  const fs::path dir = scratch("lists");
+  const std::string out = (dir / "out").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"validate", "--sizes", "1K,,2K"}, "--sizes"},
+      {{"run", "--sizes", ",", "--impl", "^cpu\\.soa$", "--out", out}, "--sizes"},
+      {{"simulate", "--sizes", "64,64", "--out", out}, "--sizes"},
+      {{"run", "--theta", "0.5,,0.7", "--out", out}, "--theta"},
+      {{"validate", "--theta", "0.5,0.5"}, "--theta"},
+      {{"validate", "--theta", "0.5,0.50"}, "--theta"},
+      {{"validate", "--theta", ",", "--sizes", "8"}, "--theta"},
+      {{"validate", "--theta", "0.5,", "--sizes", "8"}, "--theta"},
+      {{"run", "--theta", "nan", "--out", out}, "--theta"},
+      {{"run", "--theta", "inf", "--out", out}, "--theta"},
+      {{"simulate", "--theta", "1.5", "--out", out}, "--theta"},
+      {{"bench", "--theta", "x"}, "--theta"},
+      {{"run", "--gpus", "0,,1", "--out", out}, "--gpus"},
+      {{"validate", "--gpus", "0,0"}, "--gpus"},
+      {{"validate", "--gpus", "all,0"}, "--gpus"},
+      {{"peaks", "--gpus", "0,"}, "--gpus"},
+      {{"run", "--sizes", "8", "--counters-at", "8,", "--out", out}, "--counters-at"},
+      {{"run", "--sizes", "8", "--counters-at", "all,8", "--out", out}, "--counters-at"},
+  };
+  for (const auto& [args, option] : cases) expect_refused(args, {option}, out);
+  fs::remove_all(dir);
+}
+
+// A number is checked for its type before its range, on every kind of number option: a whole
+// number's "is not a whole number" before "must be from 1 to 1000", a real's "is not a number"
+// (or "is not a finite number") before its bound.
+TEST(CommandLine, NumbersAreCheckedForTheirTypeBeforeTheirRange) {
+  const fs::path dir = scratch("numbers");
+  const std::string out = (dir / "out").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string said;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "--reps", "2.5", "--out", out}, "--reps: '2.5' is not a whole number"},
+      {{"run", "--reps", "abc", "--out", out}, "--reps: 'abc' is not a whole number"},
+      {{"run", "--reps", "0", "--out", out}, "--reps: must be from 1 to 1000"},
+      {{"run", "--max-attempts", "1.5", "--out", out}, "--max-attempts: '1.5' is not a whole"},
+      {{"run", "--max-attempts", "21", "--out", out}, "--max-attempts: must be from 1 to 20"},
+      {{"run", "--threads", "1.5", "--out", out}, "--threads: '1.5' is not a whole number"},
+      {{"run", "--seed", "1e3", "--out", out}, "--seed: '1e3' is not a whole number"},
+      {{"run", "--seed", "-1", "--out", out}, "--seed: must be at least 0"},
+      {{"validate", "--validate-bodies", "0"}, "--validate-bodies: must be at least 1"},
+      {{"list", "--gpu", "x"}, "--gpu: 'x' is not a whole number"},
+      {{"list", "--threads", "-2"}, "--threads: must be from 0 to"},
+      {{"simulate", "--steps", "2.5", "--out", out}, "--steps: '2.5' is not a whole number"},
+      {{"simulate", "--diag-every", "x", "--out", out}, "--diag-every: 'x' is not a whole number"},
+      {{"run", "--min-time", "abc", "--out", out}, "--min-time: 'abc' is not a number"},
+      {{"run", "--min-time", "0", "--out", out}, "--min-time: must be greater than 0"},
+      {{"run", "--budget", "nan", "--out", out}, "--budget: 'nan' is not a finite number"},
+      {{"simulate", "--dt", "1/256", "--out", out}, "--dt: '1/256' is not a number"},
+      {{"simulate", "--max-seconds", "-1", "--out", out}, "--max-seconds: must be greater"},
+      {{"run", "--softening", "0.01x", "--out", out}, "--softening: '0.01x' is not a number"},
+  };
+  for (const Case& c : cases) expect_refused(c.args, {c.said}, out);
+  fs::remove_all(dir);
+}
+
+// --softening outside what the kernels survive is refused before anything runs, saying why; its
+// bounds themselves run, float32 on bodies at one point included.
+TEST(CommandLine, SofteningOutsideWhatTheKernelsSurviveIsRefused) {
+  const fs::path dir = scratch("softening");
+  const std::string out = (dir / "out").string();
+  const std::string floor = fmt::format("{:g}", kSmallestSoftening);
+  const std::string ceiling = fmt::format("{:g}", kLargestSoftening);
+  expect_refused({"run", "--softening", "1e-30", "--out", out},
+                 {"--softening", "1e-30 is below " + floor, "overflow"}, out);
+  expect_refused({"run", "--softening", "1.4e-13", "--out", out}, {"--softening", "below"}, out);
+  expect_refused({"validate", "--softening", "1e308"}, {"--softening", "1e308 is above " + ceiling},
+                 out);
+  expect_refused({"simulate", "--softening", "2e8", "--out", out}, {"--softening", "above"}, out);
+  expect_refused({"bench", "--softening", "1e10"}, {"--softening", "above"}, out);
+  for (const std::string& eps : {floor, ceiling}) {
+    for (const char* ic : {"coincident", "uniform"}) {
+      const CommandResult r =
+          run_tool({"validate", "--impl", "^cpu\\.(soa|simd|tbb|tbb.symmetric|tree)$", "--sizes",
+                    "64", "--theta", "0.5", "--softening", eps, "--ic", ic});
+      EXPECT_EQ(r.exit_code, 0) << eps << " " << ic << ": " << r.stdout_text << r.stderr_text;
+    }
   }
   fs::remove_all(dir);
 }
@@ -730,6 +875,29 @@ TEST(CommandLine, SofteningBoundsAreWhatTheKernelsSurvive) {
   EXPECT_LE(kLargestSoftening, at_most_bodies(ceiling, 4097));
   EXPECT_LE(kLargestSoftening,
             at_most_bodies(flushed_ceiling, SofteningSearch::kLargestGpuTestSize));
+}
+
+// Options that contradict each other are refused naming both, never one of them ignored.
+TEST(CommandLine, ConflictingOptionsAreRefusedNamingBoth) {
+  const fs::path dir = scratch("conflicts");
+  const std::string out = (dir / "out").string();
+  const std::string ic_file = (dir / "initial.hdf5").string();
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"run", "--counters-at", "all", "--no-counters", "--out", out},
+       {"--counters-at", "--no-counters"}},
+      {{"run", "--sizes", "8", "--counters-at", "8", "--no-counters", "--out", out},
+       {"--counters-at", "--no-counters"}},
+      {{"run", "--gpu", "0", "--gpus", "0", "--out", out}, {"--gpu", "--gpus"}},
+      {{"run", "--extra-work", "cpu.simd=10%", "--impl", "^cpu\\.soa$", "--out", out},
+       {"--extra-work", "--impl"}},
+      {{"simulate", "--steps", "8", "--t-end", "1", "--out", out}, {"--steps", "--t-end"}},
+      {{"simulate", "--ic-file", ic_file, "--sizes", "64", "--out", out}, {"--ic-file", "--sizes"}},
+      {{"simulate", "--ic-file", ic_file, "--ic", "uniform", "--out", out}, {"--ic-file", "--ic"}},
+      {{"simulate", "--ic-file", ic_file, "--seed", "3", "--out", out}, {"--ic-file", "--seed"}},
+      {{"validate", "--gpu", "0", "--gpus", "all"}, {"--gpu", "--gpus"}},
+  };
+  for (const auto& [args, named] : cases) expect_refused(args, named, out);
+  fs::remove_all(dir);
 }
 
 // --impl finds a tree formulation at each opening angle by its own name, as `list` gives it:

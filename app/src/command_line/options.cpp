@@ -1,5 +1,7 @@
 #include "command_line/options.hpp"
 
+#include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -18,92 +20,209 @@
 
 namespace nbody::commands {
 
-CLI::Validator at_least(double minimum, bool inclusive) {
+namespace {
+
+// CLI11's validator from a check that says what is wrong, or nothing.
+template <class Check>
+CLI::Validator validator(Check check, std::string description) {
   return CLI::Validator(
-      [minimum, inclusive](std::string& text) -> std::string {
-        double value = 0;
-        if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
-        if (!std::isfinite(value)) return "'" + text + "' is not a finite number";
-        if (inclusive ? value >= minimum : value > minimum) return {};
+      [check](std::string& text) -> std::string { return check(text).value_or(""); },
+      std::move(description));
+}
+
+// What a whole number out of [minimum, maximum] must be; `too_large` where it is past maximum.
+std::string range_words(std::uint64_t minimum, std::uint64_t maximum, bool too_large) {
+  if (maximum != std::numeric_limits<std::uint64_t>::max()) {
+    return fmt::format("must be from {} to {}", minimum, maximum);
+  }
+  return too_large ? fmt::format("must be at most {}", maximum)
+                   : fmt::format("must be at least {}", minimum);
+}
+
+}  // namespace
+
+std::optional<std::string> whole_number_problem(const std::string& text, std::uint64_t minimum,
+                                                std::uint64_t maximum) {
+  const bool negative = text.starts_with('-');
+  const std::string_view digits = std::string_view(text).substr(negative || text.starts_with('+'));
+  const bool whole = !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+  if (!whole) return fmt::format("'{}' is not a whole number", text);
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  const bool zero = error == std::errc() && value == 0;
+  const bool too_large = !negative && (error != std::errc() || value > maximum);
+  if ((negative && !zero) || too_large || value < minimum) {
+    return range_words(minimum, maximum, too_large);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> real_number_problem(const std::string& text) {
+  const std::string_view number = std::string_view(text).substr(text.starts_with('+'));
+  double value = 0;
+  const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (number.empty() || end != number.data() + number.size() ||
+      (error != std::errc() && error != std::errc::result_out_of_range)) {
+    return fmt::format("'{}' is not a number", text);
+  }
+  if (!std::isfinite(value) || error == std::errc::result_out_of_range) {
+    return fmt::format("'{}' is not a finite number", text);
+  }
+  return std::nullopt;
+}
+
+std::uint64_t parse_whole_number(const std::string& text, std::uint64_t minimum,
+                                 std::uint64_t maximum) {
+  if (const auto problem = whole_number_problem(text, minimum, maximum)) {
+    // An item of a list is named with its range: "'-1' must be at least 0".
+    throw UsageError(problem->starts_with('\'') ? *problem
+                                                : fmt::format("'{}' {}", text, *problem));
+  }
+  std::uint64_t value = 0;
+  const std::string_view digits = std::string_view(text).substr(text.starts_with('+'));
+  if (!text.starts_with('-')) std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  return value;
+}
+
+double parse_real_number(const std::string& text) {
+  if (const auto problem = real_number_problem(text)) throw UsageError(*problem);
+  const std::string_view number = std::string_view(text).substr(text.starts_with('+'));
+  double value = 0;
+  std::from_chars(number.data(), number.data() + number.size(), value);
+  return value;
+}
+
+CLI::Validator at_least(double minimum, bool inclusive) {
+  return validator(
+      [minimum, inclusive](const std::string& text) -> std::optional<std::string> {
+        if (auto problem = real_number_problem(text)) return problem;
+        const double value = parse_real_number(text);
+        if (inclusive ? value >= minimum : value > minimum) return std::nullopt;
         return fmt::format("must be {} {}", inclusive ? "at least" : "greater than", minimum);
       },
       inclusive ? fmt::format(">= {}", minimum) : fmt::format("> {}", minimum));
 }
 
-CLI::Validator whole_number() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        std::uint64_t value = 0;
-        const char* end = text.data() + text.size();
-        const auto [stop, error] = std::from_chars(text.data(), end, value);
-        if (text.empty() || error != std::errc() || stop != end) {
-          return "'" + text + "' is not a whole number from 0 to 18446744073709551615";
-        }
-        return {};
+CLI::Validator whole_number(std::uint64_t minimum, std::uint64_t maximum) {
+  return validator(
+      [minimum, maximum](const std::string& text) {
+        return whole_number_problem(text, minimum, maximum);
       },
       "UINT");
 }
 
-std::vector<std::size_t> sizes_option(const char* option, const std::vector<std::string>& items) {
-  try {
-    return parse_sizes(items);
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{}: {}", option, e.what()));
+CLI::Validator softening_length() {
+  return validator(
+      [](const std::string& text) -> std::optional<std::string> {
+        if (auto problem = real_number_problem(text)) return problem;
+        const double eps = parse_real_number(text);
+        if (eps < kSmallestSoftening) {
+          return fmt::format(
+              "{} is below {:g}: float32 kernels overflow for bodies at one point, (1/eps)^3 past "
+              "the largest float32 (docs/tolerances.md)",
+              text, kSmallestSoftening);
+        }
+        if (eps > kLargestSoftening) {
+          return fmt::format(
+              "{} is above {:g}: float32 accelerations m/eps^3 fall below float32's normal range "
+              "and fail validation (docs/tolerances.md)",
+              text, kLargestSoftening);
+        }
+        return std::nullopt;
+      },
+      fmt::format("in [{:g}, {:g}]", kSmallestSoftening, kLargestSoftening));
+}
+
+std::vector<std::string> list_items(std::string_view option,
+                                    const std::vector<std::string>& given) {
+  std::vector<std::string> items;
+  for (const std::string& argument : given) {
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t comma = argument.find(',', start);
+      std::string item = argument.substr(start, comma - start);
+      const std::size_t first = item.find_first_not_of(" \t");
+      if (first == std::string::npos) {
+        throw UsageError(fmt::format("{}: an empty item in '{}'", option, argument));
+      }
+      item = item.substr(first, item.find_last_not_of(" \t") + 1 - first);
+      items.push_back(std::move(item));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
   }
+  if (items.empty()) throw UsageError(fmt::format("{}: no value given", option));
+  return items;
+}
+
+UsageError with_option(std::string_view option, const UsageError& error) {
+  return UsageError(fmt::format("{}: {}", option, error.what()));
+}
+
+UsageError repeated_item(std::string_view option, const std::string& earlier,
+                         const std::string& item) {
+  if (earlier == item) return UsageError(fmt::format("{}: '{}' given twice", option, item));
+  return UsageError(
+      fmt::format("{}: '{}' and '{}' are the same, given twice", option, earlier, item));
+}
+
+std::vector<std::size_t> sizes_option(const char* option, const std::vector<std::string>& items) {
+  return parse_list<std::size_t>(option, items, [](const std::string& item) {
+    return parse_sizes(item).front();  // one item: no comma is left in it
+  });
 }
 
 std::vector<int> parse_gpu_list(const std::vector<std::string>& items) {
-  if (items.size() == 1 && items.front() == "all") {
+  if (list_items("--gpus", items) == std::vector<std::string>{"all"}) {
     const std::size_t count = describe_gpus().size();
     if (count == 0) throw UsageError("--gpus all: this machine has no GPU nbody-fair can use");
     std::vector<int> all(count);
     for (std::size_t d = 0; d < count; ++d) all[d] = static_cast<int>(d);
     return all;
   }
-  std::vector<int> devices;
-  for (const std::string& item : items) {
-    std::size_t used = 0;
-    int ordinal = -1;
-    try {
-      ordinal = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || ordinal < 0) {
+  return parse_list<int>("--gpus", items, [](const std::string& item) {
+    if (whole_number_problem(item, 0, kLargestInt)) {
       throw UsageError(
-          fmt::format("--gpus: '{}' is not a device ordinal (use e.g. 0,1 or all)", item));
+          fmt::format("'{}' is not a device ordinal (give ordinals, e.g. 0,1, or all)", item));
     }
-    devices.push_back(ordinal);
-  }
-  return devices;
+    return static_cast<int>(parse_whole_number(item, 0, kLargestInt));
+  });
 }
 
 void add_selection_options(CLI::App& command, SelectionOptions& o) {
   command.add_option("--sizes", o.sizes,
                      "Body counts, e.g. 1000,4096 or 1K,64K,1M (default: from the hardware)");
-  command.add_option("--impl", o.impl, "Regular expression selecting implementations by name")
+  command
+      .add_option("--impl", o.impl,
+                  "Regular expression selecting implementations by name; a tree formulation at "
+                  "each angle of --theta (cpu.tree[theta=0.5]) also by its own name (cpu.tree)")
       ->capture_default_str();
   command.add_option("--ic", o.ic, "Initial condition: " + initial_condition_choices())
       ->capture_default_str();
   command.add_option("--seed", o.suite.seed, "Seed of the initial condition")
       ->capture_default_str()
       ->check(whole_number());
-  command.add_option("--softening", o.suite.softening, "Softening length eps")
+  command
+      .add_option(
+          "--softening", o.suite.softening,
+          fmt::format("Softening length eps, from {:g} to {:g} (what float32 kernels survive)",
+                      kSmallestSoftening, kLargestSoftening))
       ->capture_default_str()
-      ->check(at_least(kSmallestSoftening, true));
+      ->check(softening_length());
   command.add_option("--threads", o.suite.execution.threads, "CPU threads (0 = all)")
       ->capture_default_str()
-      ->check(at_least(0, true));
+      ->check(whole_number(0, kLargestInt));
   command.add_option("--isa", o.suite.execution.isa,
                      "Force a CPU SIMD ISA: sse4.2, avx2 or avx512f");
   command.add_option("--gpu", o.suite.execution.gpu_device, "CUDA device ordinal")
       ->capture_default_str()
-      ->check(at_least(0, true));
+      ->check(whole_number(0, kLargestInt));
   command
       .add_option("--gpus", o.gpus,
                   "Several GPUs driven by this process, e.g. 0,1 or all: each computes a slice of "
                   "the bodies, NCCL all-gathers (GPU formulations; replaces --gpu)")
-      ->delimiter(',')
       ->excludes("--gpu");
   command.add_option("--gpu-exchange", o.gpu_exchange,
                      "Under mpirun, how GPU formulations' slices travel between the ranks: nccl "
@@ -113,15 +232,12 @@ void add_selection_options(CLI::App& command, SelectionOptions& o) {
       .add_option("--validate-bodies", o.suite.validation_bodies,
                   "Validate every body up to this N, an even sample of this many above")
       ->capture_default_str()
-      ->check(whole_number())
-      ->check(at_least(0, false));
-  command
-      .add_option("--theta", o.suite.thetas,
-                  "Opening angles the tree formulations run at, each its own measurement, e.g. "
-                  "0.3,0.5,0.7 (in [0, 1]; 0 opens every cell: the all-pairs sum)")
-      ->delimiter(',')
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(whole_number(1));
+  command.add_option(
+      "--theta", o.thetas,
+      fmt::format("Opening angles the tree formulations run at, each its own measurement (in [0, "
+                  "1]; 0 opens every cell: the all-pairs sum) [{}]",
+                  fmt::join(o.suite.thetas, ",")));
   command.add_flag(
       "--no-reference-cache", [&o](std::int64_t) { o.suite.reference_cache = false; },
       "Recompute the float64 reference instead of reading the on-disk cache");
@@ -138,6 +254,13 @@ void finish_options(SelectionOptions& o, Registry& registry, int argc, char** ar
     // One listed is --gpu: monitors, ceilings and records name that device.
     o.suite.execution.gpu_device = o.suite.execution.gpu_devices.front();
     if (o.suite.execution.gpu_devices.size() == 1) o.suite.execution.gpu_devices.clear();
+  }
+  if (!o.thetas.empty()) {
+    o.suite.thetas = parse_list<double>("--theta", o.thetas, [](const std::string& item) {
+      const double theta = parse_real_number(item);
+      if (theta < 0 || theta > 1) throw UsageError(fmt::format("'{}' is not in [0, 1]", item));
+      return theta;
+    });
   }
   registry.bind_opening_angles(o.suite.thetas);
   (void)registry.select(o.impl, include_variants);

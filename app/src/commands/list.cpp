@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "command_line/command.hpp"
+#include "command_line/options.hpp"
 
 namespace nbody::commands {
 namespace {
@@ -15,8 +16,10 @@ class ListCommand final : public Command {
       : Command(*program.add_subcommand("list",
                                         "List the implementations and whether they can run here")) {
     CLI::App& command = cli();
-    command.add_option("--threads", execution_.threads, "CPU threads (0 = all)");
-    command.add_option("--gpu", execution_.gpu_device, "CUDA device ordinal");
+    command.add_option("--threads", execution_.threads, "CPU threads (0 = all)")
+        ->check(whole_number(0, kLargestInt));
+    command.add_option("--gpu", execution_.gpu_device, "CUDA device ordinal")
+        ->check(whole_number(0, kLargestInt));
     command.add_flag("--variants", variants_,
                      "Also list the tuning variants (other shapes of the optimized kernels)");
   }

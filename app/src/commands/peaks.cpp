@@ -22,11 +22,9 @@ class PeaksCommand final : public Command {
             "Measure (or show the cached) ceilings of this machine; the cache is "
             "$NBODY_FAIR_CACHE_DIR, else $XDG_CACHE_HOME/nbody-fair, else ~/.cache/nbody-fair")) {
     cli().add_flag("--remeasure", options_.remeasure, "Ignore the cached ceilings");
-    cli()
-        .add_option("--gpus", gpus_,
-                    "Also NCCL's all-gather between these GPUs, e.g. 0,1 or all: its latency "
-                    "and bus bandwidth (measured each time, never cached)")
-        ->delimiter(',');
+    cli().add_option("--gpus", gpus_,
+                     "Also NCCL's all-gather between these GPUs, e.g. 0,1 or all: its latency "
+                     "and bus bandwidth (measured each time, never cached)");
   }
 
   int execute(const Invocation& invocation) override {

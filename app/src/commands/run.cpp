@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,12 +35,15 @@ class RunCommand final : public Command {
 
   int execute(const Invocation& invocation) override {
     Processes& processes = invocation.processes;
-    if (!extra_work_.empty()) add_extra_work(invocation.registry, parse_extra_work(extra_work_));
+    std::optional<ExtraWork> extra;
+    if (!extra_work_.empty()) extra = parse_extra_work(extra_work_);
+    if (extra) add_extra_work(invocation.registry, *extra);
     finish_options(selection_, invocation.registry, invocation.argc, invocation.argv);
     SuiteOptions& suite = selection_.suite;
     finish_counter_sizes(suite);
     // Every check that can fail on bad input runs before the output folder is touched.
     const auto selected = invocation.registry.select(suite.implementation_pattern);
+    if (extra) require_selected(selected, *extra);
     for (const std::size_t n : suite.sizes) check_memory(selected, n);
     const SuiteShare share = processes.share(invocation.registry, selection_.exchange, suite);
     ReportedSuite reported(processes, out_);
@@ -66,7 +70,7 @@ class RunCommand final : public Command {
     cli()
         .add_option("--reps", suite.timing.repetitions, "Timed repetitions (median reported)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 1000));
+        ->check(whole_number(1, 1000));
     cli()
         .add_option("--min-time", suite.timing.min_time_s, "Minimum seconds per repetition")
         ->capture_default_str()
@@ -87,7 +91,7 @@ class RunCommand final : public Command {
                     "Time a measurement again while other processes take over 10% of the CPUs, "
                     "up to this many attempts in all (the least disturbed is kept, flagged)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 20));
+        ->check(whole_number(1, 20));
   }
 
   void add_output_options() {
@@ -95,25 +99,40 @@ class RunCommand final : public Command {
         .add_option("--out", out_,
                     "Output folder: results.json, report.md, report.html, results.csv")
         ->capture_default_str();
-    cli().add_option("--counters-at", counters_at_,
-                     "Sizes whose measurements read hardware counters, or 'all' (default: the "
-                     "largest size up to 64K)");
-    cli().add_flag(
-        "--no-counters", [this](std::int64_t) { selection_.suite.counters = false; },
-        "Do not read hardware counters");
+    CLI::Option* counters_at =
+        cli().add_option("--counters-at", counters_at_,
+                         "Sizes whose measurements read hardware counters, or 'all' (default: "
+                         "the largest size up to 64K)");
+    cli()
+        .add_flag(
+            "--no-counters", [this](std::int64_t) { selection_.suite.counters = false; },
+            "Do not read hardware counters")
+        ->excludes(counters_at);
     cli().add_option("--extra-work", extra_work_,
                      "NAME=FRACTION: NAME also evaluates the first FRACTION of its targets again "
                      "in every evaluation (e.g. cpu.simd=10%), a real slowdown to test a compare "
                      "gate; recorded in its details");
   }
 
+  // An --extra-work on a formulation --impl leaves out would slow nothing, in silence.
+  void require_selected(const std::vector<const Implementation*>& selected,
+                        const ExtraWork& extra) const {
+    if (std::none_of(selected.begin(), selected.end(), [&](const Implementation* impl) {
+          return impl->info.name == extra.implementation ||
+                 impl->info.name.starts_with(extra.implementation + "[theta=");
+        })) {
+      throw UsageError(fmt::format("--extra-work {}: --impl '{}' does not select {}", extra_work_,
+                                   selection_.impl, extra.implementation));
+    }
+  }
+
   // --counters-at: 'all', or sizes among --sizes (where given).
   void finish_counter_sizes(SuiteOptions& suite) const {
-    if (counters_at_.size() == 1 && counters_at_.front() == "all") {
+    if (counters_at_.empty()) return;
+    if (list_items("--counters-at", counters_at_) == std::vector<std::string>{"all"}) {
       suite.counters_at_every_size = true;
       return;
     }
-    if (counters_at_.empty()) return;
     suite.counter_sizes = sizes_option("--counters-at", counters_at_);
     for (const std::size_t n : suite.counter_sizes) {
       if (!suite.sizes.empty() &&

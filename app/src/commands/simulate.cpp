@@ -62,6 +62,9 @@ class SimulateCommand final : public Command {
  private:
   SuiteOptions& suite() { return options_.suite; }
 
+  // A simulation's steps and the intervals between its checks and snapshots.
+  static constexpr std::uint64_t kMostSteps = std::uint64_t{1} << 40;
+
   void add_integration_options() {
     cli()
         .add_option("--dt", options_.dt, "Time step (Henon units)")
@@ -70,7 +73,7 @@ class SimulateCommand final : public Command {
     CLI::Option* steps = cli()
                              .add_option("--steps", options_.steps, "Steps to take")
                              ->capture_default_str()
-                             ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+                             ->check(whole_number(1, kMostSteps));
     cli()
         .add_option("--t-end", t_end_, "Integrate to this time instead of --steps")
         ->check(at_least(0, false))
@@ -79,19 +82,19 @@ class SimulateCommand final : public Command {
         .add_option("--diag-every", options_.diag_every,
                     "Check conservation every K steps (0: first and last step only)")
         ->capture_default_str()
-        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+        ->check(whole_number(0, kMostSteps));
     cli()
         .add_option("--snapshot-every", options_.snapshot_every,
                     "Write an HDF5 snapshot every K steps into OUT/snapshots (0: none)")
         ->capture_default_str()
-        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+        ->check(whole_number(0, kMostSteps));
     cli().add_option("--ic-file", options_.ic_file,
                      "Initial condition from an HDF5 snapshot (docs/snapshot-format.md)");
     cli()
         .add_option("--phase-steps", options_.phase_steps,
                     "The first steps are timed phase by phase (force, integration)")
         ->capture_default_str()
-        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+        ->check(whole_number(0, kMostSteps));
     cli()
         .add_option("--divergence-up-to", options_.divergence_up_to,
                     "Follow the float64 trajectory for N up to this, to measure divergence")
@@ -141,8 +144,14 @@ class SimulateCommand final : public Command {
       }
     }
     if (!options_.ic_file.empty()) {
-      if (!selection_.sizes.empty())
-        throw UsageError("--ic-file sets N: give it or --sizes, not both");
+      // The file is the initial condition: what would generate one has nothing to do.
+      for (const char* generated : {"--sizes", "--ic", "--seed"}) {
+        if (cli().count(generated) > 0) {
+          throw UsageError(
+              fmt::format("--ic-file is the initial condition, N included: give it or {}, not both",
+                          generated));
+        }
+      }
       options_.initial_state = read_snapshot(options_.ic_file).state;
     }
     if (processes.decomposed() && options_.snapshot_every > 0) {
