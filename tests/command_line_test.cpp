@@ -637,6 +637,11 @@ TEST(CommandLine, EveryListOptionIsParsedAlike) {
       {{"peaks", "--gpus", "0,"}, "--gpus"},
       {{"run", "--sizes", "8", "--counters-at", "8,", "--out", out}, "--counters-at"},
       {{"run", "--sizes", "8", "--counters-at", "all,8", "--out", out}, "--counters-at"},
+      {{"bench", "--scope", "kernel,kernel"}, "--scope"},
+      {{"bench", "--scope", "kernel,,end_to_end"}, "--scope"},
+      {{"bench", "--scope", "both"}, "--scope"},
+      {{"bench", "--profile-metrics", "a,a"}, "--profile-metrics"},
+      {{"bench", "--profile-metrics", ","}, "--profile-metrics"},
   };
   for (const auto& [args, option] : cases) expect_refused(args, {option}, out);
   fs::remove_all(dir);
@@ -666,6 +671,7 @@ TEST(CommandLine, NumbersAreCheckedForTheirTypeBeforeTheirRange) {
       {{"list", "--threads", "-2"}, "--threads: must be from 0 to"},
       {{"simulate", "--steps", "2.5", "--out", out}, "--steps: '2.5' is not a whole number"},
       {{"simulate", "--diag-every", "x", "--out", out}, "--diag-every: 'x' is not a whole number"},
+      {{"bench", "--iterations", "1.5"}, "--iterations: '1.5' is not a whole number"},
       {{"run", "--min-time", "abc", "--out", out}, "--min-time: 'abc' is not a number"},
       {{"run", "--min-time", "0", "--out", out}, "--min-time: must be greater than 0"},
       {{"run", "--budget", "nan", "--out", out}, "--budget: 'nan' is not a finite number"},
@@ -875,6 +881,49 @@ TEST(CommandLine, SofteningBoundsAreWhatTheKernelsSurvive) {
   EXPECT_LE(kLargestSoftening, at_most_bodies(ceiling, 4097));
   EXPECT_LE(kLargestSoftening,
             at_most_bodies(flushed_ceiling, SofteningSearch::kLargestGpuTestSize));
+}
+
+// bench keeps the contract: Google Benchmark's flag errors, and a run that would time nothing, are
+// bad input, one line with nbody-fair's prefix, exit 2, no --benchmark_out file left.
+TEST(CommandLine, BenchFlagErrorsAndRunningNothingAreBadInput) {
+  const fs::path dir = scratch("bench-flags");
+  const fs::path out = dir / "bench.json";
+  const std::string out_flag = "--benchmark_out=" + out.string();
+  const std::vector<std::string> soa = {"bench", "--impl", "^cpu\\.soa$", "--sizes", "64"};
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--benchmark_filter=([", out_flag}, "--benchmark_filter"},
+      {{"--benchmark_filter=nothing-is-named-so", out_flag}, "--benchmark_filter"},
+      {{"--benchmark_filter=-.", out_flag}, "--benchmark_filter"},
+      {{"--benchmark_filter", out_flag}, "--benchmark_filter"},
+      {{"--benchmark_format=xml", out_flag}, "--benchmark_format"},
+      {{"--benchmark_out_format=xml", out_flag}, "--benchmark_out_format"},
+      {{"--benchmark_min_time=abc", out_flag}, "--benchmark_min_time"},
+      {{"--benchmark_min_warmup_time=-1", out_flag}, "--benchmark_min_warmup_time"},
+      {{"--benchmark_repetitions=0", out_flag}, "--benchmark_repetitions"},
+      {{"--benchmark_time_unit=h", out_flag}, "--benchmark_time_unit"},
+      {{"--benchmark_color=", out_flag}, "--benchmark_color"},
+      {{"--benchmark_context=nokey", out_flag}, "--benchmark_context"},
+      {{"--benchmark_no_such_flag", out_flag}, "--benchmark_no_such_flag"},
+      {{"--benchmark_out=" + (dir / "missing" / "bench.json").string()}, "--benchmark_out"},
+      {{"--benchmark_out=" + dir.string()}, "--benchmark_out"},
+      {{"--scope", "end_to_end", out_flag}, "--scope"},
+      {{"--profile-metrics", "dram__bytes_read.sum", out_flag}, "--profile-metrics"},
+  };
+  for (const auto& [extra, option] : cases) {
+    std::vector<std::string> args = soa;
+    args.insert(args.end(), extra.begin(), extra.end());
+    expect_refused(args, {option}, out);
+  }
+  EXPECT_FALSE(fs::exists(dir / "missing"));
+  // What runs, runs: the filter keeps what it names.
+  const CommandResult r =
+      run_tool({"bench", "--impl", "^cpu\\.(soa|aos)$", "--sizes", "64", "--benchmark_filter=soa",
+                "--benchmark_min_time=0.001", out_flag, "--benchmark_out_format=json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const nlohmann::json json = nlohmann::json::parse(std::ifstream(out));
+  ASSERT_EQ(json["benchmarks"].size(), 1u) << json.dump();
+  EXPECT_EQ(json["benchmarks"][0]["name"], "cpu.soa/kernel/n:64/manual_time");
+  fs::remove_all(dir);
 }
 
 // Options that contradict each other are refused naming both, never one of them ignored.

@@ -33,9 +33,10 @@ struct BenchOptions {
 // on the CPU, clocks and caches still cold).
 inline constexpr double kBenchWarmupSeconds = 0.05;
 
-// The command line `bench` hands Google Benchmark: the arguments, with its default warm-up added
-// and --help / -h held back (Google Benchmark would print only its own flags, and exit), then put
-// back for nbody-fair's help. Owns the strings it adds; `argv` points into it and the original.
+// The command line of `bench`, as main hands it to the commands: unchanged. Google Benchmark's
+// own flags stay in it for the bench command, which checks them (a bad one is bad input like any
+// other: one line, exit 2, where Google Benchmark would print its usage and exit 0, or exit 1 from
+// within the run) and hands them over with initialize_benchmark. Owns the pointers `argv` gives.
 class BenchArguments {
  public:
   BenchArguments(int argc, char** argv);
@@ -45,16 +46,22 @@ class BenchArguments {
   char** argv() { return pointers_.data(); }
 
  private:
-  std::string warmup_;
   std::vector<char*> pointers_;
   int argc_ = 0;
 };
 
+// Hands Google Benchmark its flags (--benchmark_..., checked by the caller), with the default
+// warm-up (kBenchWarmupSeconds) where they set none; `program` is argv[0], which its reports name
+// (it keeps the pointer). Throws UsageError for a flag it does not take.
+void initialize_benchmark(char* program, const std::vector<std::string>& flags);
+
 // Google Benchmark's own flags, as its --help lists them: the second half of `bench --help`.
 void print_benchmark_flags();
 
-// Runs the benchmarks (Google Benchmark's flags were taken by benchmark::Initialize). Returns the
-// exit code: 0, or 1 when a profile failed. Throws UsageError for a pattern that matches nothing.
+// Runs the benchmarks (Google Benchmark's flags given to initialize_benchmark). Returns the exit
+// code: 0, or 1 when a profile failed. Throws UsageError where nothing would run: a pattern or
+// --benchmark_filter that matches nothing, formulations that cannot run here, --profile-metrics
+// of a CPU formulation or in a build without CUDA.
 int run_bench(const Registry& registry, const BenchOptions& options);
 
 }  // namespace nbody
