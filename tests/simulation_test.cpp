@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <numbers>
 #include <optional>
 #include <string>
@@ -439,6 +440,36 @@ TEST(Simulation, TimeBudgetIsDecidedByOneStepWhereSetupMakesTheFirstEvaluationSl
   EXPECT_EQ(over.reason.rfind("40 steps predicted to take ", 0), 0u) << over.reason;
   EXPECT_NE(over.reason.find("(one step 0.0"), std::string::npos) << over.reason;
   EXPECT_TRUE(over.conservation.empty());
+}
+
+// A simulation skipped on its one measured step still estimates the larger N from that step, and
+// the larger N is never prepared: a machine slow enough to skip N = 1K (a sanitized build) once
+// prepared N = 1M for hours instead.
+TEST(Simulation, TheStepOfASkippedSmallerNEstimatesTheLargerOne) {
+  auto prepared = std::make_shared<std::vector<std::size_t>>();
+  Registry registry;
+  registry.add(stand_in_implementation(
+      {.name = "cpu.slow", .description = "sleeps in every evaluation"},
+      [prepared](std::span<const Body<double>> bodies, double) -> std::unique_ptr<PreparedRun> {
+        prepared->push_back(bodies.size());
+        return std::make_unique<SlowRun>(bodies.size(), 0, 0.05);
+      }));
+  const std::unique_ptr<ProgressSink> progress = make_silent_progress();
+  const SuiteContext context = quiet_context(registry, *progress);
+  SimulateOptions options;
+  options.suite.sizes = {1024, 65536};
+  options.steps = 40;  // 40 x 0.05 s = 2 s at 1K, over the 1 s below
+  options.divergence_up_to = 0;
+  options.max_seconds = 1.0;
+  const ResultsDocument doc = run_simulations(context, options);
+  ASSERT_EQ(doc.simulations.size(), 2u);
+  EXPECT_EQ(doc.simulations[0].status, Status::skipped);
+  EXPECT_EQ(doc.simulations[0].reason.rfind("40 steps predicted to take ", 0), 0u)
+      << doc.simulations[0].reason;
+  EXPECT_EQ(doc.simulations[1].status, Status::skipped);
+  EXPECT_NE(doc.simulations[1].reason.find("a step at N = 1K"), std::string::npos)
+      << doc.simulations[1].reason;
+  EXPECT_EQ(*prepared, std::vector<std::size_t>{1024});
 }
 
 // A NaN appearing mid-run stops that simulation at the next check, naming the step and the body;
