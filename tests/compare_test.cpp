@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -409,9 +410,95 @@ TEST(CompareMachineShift, AShiftOfTheWholeMachineIsMeasuredSaidAndRemoved) {
   EXPECT_NE(markdown.find("% slower across the board (the median of 12 measurements of 4"),
             std::string::npos)
       << markdown;
-  EXPECT_NE(markdown.find("no control tells this from a change of every formulation"),
+  EXPECT_NE(markdown.find("within the 15.0% the machine drifts (the most a CPU was measured"),
             std::string::npos)
       << markdown;
+}
+
+// A build that lost its optimization, or a thread pool on one core, slows every formulation at
+// once: beyond the machine's drift the shift is not removed, and the comparison fails naming it.
+TEST(CompareMachineShift, ASlowdownOfEverythingBeyondTheDriftFails) {
+  const ResultsDocument base = four_formulations();
+  ResultsDocument now = base;
+  scale_all_with_wobble(now, 1.5);
+  const Comparison c = compare_results(base, now);
+  ASSERT_EQ(c.shifts.size(), 1u);
+  const MachineShift& shift = c.shifts.front();
+  EXPECT_TRUE(shift.beyond_drift);
+  EXPECT_FALSE(shift.applied);
+  EXPECT_NEAR(shift.drift_bound, 1 + kCpuDriftBound, 1e-12);
+  EXPECT_TRUE(c.regressed());
+  EXPECT_EQ(count_verdicts(c, Verdict::slower), c.rows.size());
+  const std::string markdown = render_comparison_markdown(c, {"a", "b"});
+  EXPECT_NE(markdown.find("- the whole CPU: NEW's CPU ran 50."), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("beyond the 15.0% it drifts"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("the machine or the build changed"), std::string::npos) << markdown;
+  EXPECT_NE(render_comparison_html(c, {"a", "b"}).find("the machine or the build changed"),
+            std::string::npos);
+
+  // Just within the drift: the machine's, removed; just beyond it fails.
+  ResultsDocument within = base, beyond = base;
+  scale_all_with_wobble(within, 1.13);
+  scale_all_with_wobble(beyond, 1.17);
+  EXPECT_FALSE(compare_results(base, within).regressed());
+  EXPECT_TRUE(compare_results(base, beyond).regressed());
+  // A machine measured to drift further (--cpu-drift) removes it; everything faster fails nothing.
+  EXPECT_FALSE(compare_results(base, beyond, {.cpu_drift = 0.25}).regressed());
+  const Comparison faster = compare_results(now, base);
+  EXPECT_TRUE(faster.shifts.front().beyond_drift);
+  EXPECT_FALSE(faster.regressed());
+  EXPECT_THROW(compare_results(base, now, {.cpu_drift = -0.1}), UsageError);
+}
+
+// --impl compares only what it finds: a GPU host gates its GPU formulations alone.
+TEST(Compare, OnlyTheImplementationsThePatternFindsAreCompared) {
+  ResultsDocument base = four_formulations();
+  ResultsDocument now = base;
+  for (ResultRecord& r : now.results) {
+    if (r.implementation == "cpu.soa") scale_times(r, 1.5);
+  }
+  EXPECT_TRUE(compare_results(base, now).regressed());
+  const Comparison c = compare_results(base, now, {.implementation_pattern = "^cpu\\.simd"});
+  EXPECT_FALSE(c.regressed());
+  EXPECT_EQ(c.rows.size(), 6u);  // cpu.simd and cpu.simd.f64 at three sizes
+  EXPECT_NE(render_comparison_markdown(c, {}).find("Only the implementations that --impl"),
+            std::string::npos);
+  // The whole CPU slower fails wherever the pattern looks: the shift is measured on every row.
+  ResultsDocument everything = base;
+  scale_all_with_wobble(everything, 1.5);
+  EXPECT_TRUE(
+      compare_results(base, everything, {.implementation_pattern = "^cpu\\.simd$"}).regressed());
+  EXPECT_THROW(compare_results(base, now, {.implementation_pattern = "^gpu\\."}), UsageError);
+  EXPECT_THROW(compare_results(base, now, {.implementation_pattern = "("}), UsageError);
+}
+
+// Each device has its own drift: the GPU's is a few percent, so 8% on the GPU alone fails.
+TEST(CompareMachineShift, TheGpuDriftsLessThanTheCpu) {
+  ResultsDocument base = four_formulations();
+  for (ResultRecord& r : base.results) r.implementation = "gpu." + r.implementation.substr(4);
+  ResultsDocument now = base;
+  scale_all_with_wobble(now, 1.08);
+  const Comparison c = compare_results(base, now);
+  ASSERT_EQ(c.shifts.size(), 1u);
+  EXPECT_EQ(c.shifts.front().device, DeviceKind::gpu);
+  EXPECT_NEAR(c.shifts.front().drift_bound, 1 + kGpuDriftBound, 1e-12);
+  EXPECT_TRUE(c.regressed());
+  EXPECT_FALSE(compare_results(base, now, {.gpu_drift = 0.1}).regressed());
+}
+
+// Where a side's own unchanged runs moved further apart than the bound, that is the machine's
+// drift measured on the day, and it is the bound.
+TEST(CompareRunSets, RunsThatDriftedFurtherWidenTheBound) {
+  std::vector<ResultsDocument> base(3, four_formulations());
+  scale_all_with_wobble(base[1], 1.2);
+  std::vector<ResultsDocument> now(3, four_formulations());
+  for (ResultsDocument& run : now) scale_all_with_wobble(run, 1.17);
+  const Comparison c = compare_results(base, now);
+  ASSERT_EQ(c.shifts.size(), 1u);
+  EXPECT_NEAR(c.shifts.front().drift_bound, 1.2, 0.01);
+  EXPECT_NE(c.shifts.front().drift_source.find("BASE's own 3 runs"), std::string::npos);
+  EXPECT_FALSE(c.shifts.front().beyond_drift);
+  EXPECT_FALSE(c.regressed());
 }
 
 // On that drifting machine one formulation 10% slower still: it alone is named.
@@ -634,6 +721,46 @@ void write_json(const fs::path& file, const nlohmann::json& j) {
   std::ofstream(file) << j.dump();
 }
 
+// A results record's kernel timing made `factor` times slower, its rates with it.
+void scale_kernel_timing(nlohmann::json& record, double factor) {
+  nlohmann::json& kernel = record["kernel"];
+  for (auto& sample : kernel["samples_s"]) sample = sample.get<double>() * factor;
+  for (const char* field :
+       {"median_s", "mean_s", "min_s", "max_s", "stddev_s", "ci_low_s", "ci_high_s"}) {
+    kernel[field] = kernel[field].get<double>() * factor;
+  }
+  for (const char* field : {"interactions_per_second", "interactions_per_second_min",
+                            "interactions_per_second_max", "gflops_at_20"}) {
+    record["kernel_rate"][field] = record["kernel_rate"][field].get<double>() / factor;
+  }
+}
+
+// A copy of a real run with every timing 1.5x slower (a build without its optimization, a pool on
+// one core) fails, naming the whole CPU; 1.05x is within the machine's drift and removed.
+TEST(CompareCommand, ARealRunSlowerAsAWholeFails) {
+  const fs::path dir = scratch("uniform");
+  const std::string a = (dir / "A").string();
+  const CommandResult run =
+      run_tool({"run", "--impl", "^cpu\\.(aos|soa|simd)$", "--sizes", "256,512", "--out", a});
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const nlohmann::json original = read_json(dir / "A" / "results.json");
+  for (const double factor : {1.5, 1.05}) {
+    nlohmann::json copy = original;
+    for (nlohmann::json& record : copy["results"]) {
+      if (record["status"] == "ok") scale_kernel_timing(record, factor);
+    }
+    const fs::path file = dir / fmt::format("slower-{}.json", factor);
+    write_json(file, copy);
+    const CommandResult r = run_tool({"compare", a, file.string()});
+    const bool beyond = factor > 1 + kCpuDriftBound;
+    EXPECT_EQ(r.exit_code, beyond ? 1 : 0) << factor << "\n" << r.stdout_text << r.stderr_text;
+    EXPECT_EQ(r.stdout_text.find("the machine or the build changed") != std::string::npos, beyond)
+        << factor << "\n"
+        << r.stdout_text;
+  }
+  fs::remove_all(dir);
+}
+
 // One real run (gtest_discover_tests runs each TEST in a process of its own, so the run's three
 // comparisons share one TEST): against itself, against a copy whose accuracy now fails, against a
 // copy with one record 20% slower.
@@ -672,16 +799,7 @@ TEST(CompareCommand, ExitCodesOnARealRun) {
   }
   nlohmann::json slower = original;
   nlohmann::json& record = slower["results"][chosen];
-  nlohmann::json& kernel = record["kernel"];
-  for (auto& sample : kernel["samples_s"]) sample = sample.get<double>() * 1.2;
-  for (const char* field :
-       {"median_s", "mean_s", "min_s", "max_s", "stddev_s", "ci_low_s", "ci_high_s"}) {
-    kernel[field] = kernel[field].get<double>() * 1.2;
-  }
-  for (const char* field : {"interactions_per_second", "interactions_per_second_min",
-                            "interactions_per_second_max", "gflops_at_20"}) {
-    record["kernel_rate"][field] = record["kernel_rate"][field].get<double>() / 1.2;
-  }
+  scale_kernel_timing(record, 1.2);
   write_json(dir / "slower.json", slower);
   const std::string row_name =
       "cpu.soa at N = " + std::to_string(record["n"].get<std::size_t>()) + " (uniform)";

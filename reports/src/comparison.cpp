@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <regex>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -283,11 +284,38 @@ struct TimedPair {
   DeviceKind device = DeviceKind::cpu;
 };
 
+// The drift within which `shift` is the machine's: the settings' bound, or how far either side's
+// own runs moved apart where that is further (the machine measured on the day). Beyond it, a shift
+// of every measurement is a change of the machine or the build, and is not removed.
+void bound_by_drift(MachineShift& shift, const ComparisonSettings& settings, const RunSet& base,
+                    const RunSet& now) {
+  const bool cpu = shift.device == DeviceKind::cpu;
+  const double given = cpu ? settings.cpu_drift : settings.gpu_drift;
+  const double measured = cpu ? kCpuDriftBound : kGpuDriftBound;
+  shift.drift_bound = 1 + given;
+  shift.drift_source =
+      given == measured
+          ? fmt::format(
+                "the most a {} was measured to move between unchanged runs, with a margin "
+                "(docs/compare.md)",
+                cpu ? "CPU" : "GPU")
+          : fmt::format("given by --{}-drift", cpu ? "cpu" : "gpu");
+  for (const auto& [side, set] : {std::pair{"BASE", &base}, std::pair{"NEW", &now}}) {
+    const auto it = set->run_drift.find(shift.device);
+    if (it == set->run_drift.end() || it->second <= shift.drift_bound) continue;
+    shift.drift_bound = it->second;
+    shift.drift_source = fmt::format("how far {}'s own {} runs moved apart", side, set->runs);
+  }
+  shift.beyond_drift = std::abs(std::log(shift.time_ratio)) > std::log(shift.drift_bound);
+}
+
 // The common shift of each device's rows (the median of their log fastest ratios) and their scatter
-// around it; applied where enough formulations share it.
+// around it; applied where enough formulations share it and it is within the machine's drift.
 std::vector<MachineShift> machine_shifts(const std::vector<TimedPair>& pairs,
-                                         const ResultsDocument& base, const ResultsDocument& now,
+                                         const RunSet& base_set, const RunSet& new_set,
                                          const ComparisonSettings& settings) {
+  const ResultsDocument& base = base_set.combined;
+  const ResultsDocument& now = new_set.combined;
   std::vector<MachineShift> shifts;
   for (const DeviceKind device : {DeviceKind::cpu, DeviceKind::gpu}) {
     std::vector<double> logs;
@@ -307,6 +335,7 @@ std::vector<MachineShift> machine_shifts(const std::vector<TimedPair>& pairs,
     for (const double x : logs) deviations.push_back(std::abs(x - center));
     shift.time_ratio = std::exp(center);
     shift.spread = 1.4826 * median_of(deviations);
+    bound_by_drift(shift, settings, base_set, new_set);
     if (!settings.correct_machine_shift) {
       shift.why_not_applied = "--no-shift-correction";
     } else if (shift.measurements < kShiftMeasurements || shift.formulations < kShiftFormulations) {
@@ -314,6 +343,9 @@ std::vector<MachineShift> machine_shifts(const std::vector<TimedPair>& pairs,
           "{} measurements of {} formulations: too few to tell the machine from one formulation "
           "(at least {} of {} needed)",
           shift.measurements, shift.formulations, kShiftMeasurements, kShiftFormulations);
+    } else if (shift.beyond_drift) {
+      shift.why_not_applied = fmt::format("beyond the {:.1f}% the machine drifts ({})",
+                                          100 * (shift.drift_bound - 1), shift.drift_source);
     } else {
       shift.applied = true;
     }
@@ -424,10 +456,13 @@ bool Comparison::repetitions_gate() const {
 }
 
 bool Comparison::regressed() const {
-  return std::any_of(rows.begin(), rows.end(), [](const ComparedRow& row) {
-    return row.verdict == Verdict::slower || row.verdict == Verdict::accuracy_regression ||
-           row.verdict == Verdict::now_failing;
+  const bool device_slower = std::any_of(shifts.begin(), shifts.end(), [](const MachineShift& s) {
+    return s.beyond_drift && s.time_ratio > 1;
   });
+  return device_slower || std::any_of(rows.begin(), rows.end(), [](const ComparedRow& row) {
+           return row.verdict == Verdict::slower || row.verdict == Verdict::accuracy_regression ||
+                  row.verdict == Verdict::now_failing;
+         });
 }
 
 Comparison compare_results(const ResultsDocument& base, const ResultsDocument& now,
@@ -448,6 +483,12 @@ void check_comparable(std::span<const ResultsDocument> base_runs,
   }
   if (!(settings.alpha > 0 && settings.alpha < 1)) {
     throw UsageError(fmt::format("alpha {} must be between 0 and 1", settings.alpha));
+  }
+  for (const auto& [name, drift] :
+       {std::pair{"cpu", settings.cpu_drift}, std::pair{"gpu", settings.gpu_drift}}) {
+    if (!(drift >= 0) || !std::isfinite(drift)) {
+      throw UsageError(fmt::format("{} drift {} must be a finite number, at least 0", name, drift));
+    }
   }
   if (base_runs.empty() || new_runs.empty()) {
     throw UsageError("a side of the comparison has no run");
@@ -484,6 +525,30 @@ void check_comparable(std::span<const ResultsDocument> base_runs,
   }
 }
 
+// Only the rows of implementations the settings' pattern finds stay; UsageError for a pattern that
+// is not a regular expression, or one that finds none. The machine's shifts were measured on every
+// row first: a slowdown of a whole device fails wherever the pattern looks.
+void keep_selected_rows(Comparison& comparison, const ComparisonSettings& settings) {
+  if (settings.implementation_pattern.empty()) return;
+  std::regex pattern;
+  try {
+    pattern = std::regex(settings.implementation_pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw UsageError(fmt::format("--impl '{}' is not a regular expression: {}",
+                                 settings.implementation_pattern, e.what()));
+  }
+  const auto unselected = [&](const auto& row) {
+    return !std::regex_search(row.implementation, pattern);
+  };
+  std::erase_if(comparison.rows, unselected);
+  std::erase_if(comparison.only_in_base, unselected);
+  std::erase_if(comparison.only_in_new, unselected);
+  if (comparison.rows.empty()) {
+    throw UsageError(fmt::format("--impl '{}' finds no measurement BASE and NEW have in common",
+                                 settings.implementation_pattern));
+  }
+}
+
 }  // namespace
 
 Comparison compare_results(std::span<const ResultsDocument> base_runs,
@@ -513,7 +578,7 @@ Comparison compare_results(std::span<const ResultsDocument> base_runs,
           {&r, it->second, describe_pair(r, *it->second), device_of(base, r.implementation)});
     }
   }
-  comparison.shifts = machine_shifts(pairs, base, now, settings);
+  comparison.shifts = machine_shifts(pairs, base_set, new_set, settings);
   for (TimedPair& p : pairs) {
     const auto shift = std::find_if(comparison.shifts.begin(), comparison.shifts.end(),
                                     [&](const MachineShift& s) { return s.device == p.device; });
@@ -521,10 +586,11 @@ Comparison compare_results(std::span<const ResultsDocument> base_runs,
           comparison.repetitions_gate());
     comparison.rows.push_back(std::move(p.row));
   }
-  comparison.formulations = formulation_changes(comparison.rows);
   for (const ResultRecord& r : now.results) {
     if (!in_base.contains(key_of(r))) comparison.only_in_new.push_back(unmatched(r));
   }
+  keep_selected_rows(comparison, settings);
+  comparison.formulations = formulation_changes(comparison.rows);
   if (comparison.rows.empty()) {
     throw UsageError(
         "BASE and NEW have no measurement in common (the same implementation, N and initial "

@@ -88,6 +88,16 @@ Summary summarize(const Comparison& c) {
   constexpr int kVerdicts = static_cast<int>(Verdict::not_compared) + 1;
   std::size_t counts[kVerdicts] = {};
   Summary summary;
+  for (const MachineShift& shift : c.shifts) {
+    if (!shift.beyond_drift || shift.time_ratio <= 1) continue;
+    const char* device = shift.device == DeviceKind::cpu ? "CPU" : "GPU";
+    summary.regressions.push_back(fmt::format(
+        "the whole {0}: NEW's {0} ran {1:.1f}% slower across the board (the median of {2} "
+        "measurements of {3} formulations), beyond the {4:.1f}% it drifts ({5}): the machine or "
+        "the build changed",
+        device, 100 * (shift.time_ratio - 1), shift.measurements, shift.formulations,
+        100 * (shift.drift_bound - 1), shift.drift_source));
+  }
   for (const ComparedRow& row : c.rows) {
     ++counts[static_cast<int>(row.verdict)];
     const std::string corrected =
@@ -165,9 +175,17 @@ std::string method(const Comparison& c) {
 
 // How many runs each side combined, and how far one measurement strays between runs.
 std::string sides_sentence(const Comparison& c) {
+  const std::string selection = c.settings.implementation_pattern.empty()
+                                    ? ""
+                                    : fmt::format(
+                                          " Only the implementations that --impl '{}' finds are "
+                                          "judged; each device's shift is "
+                                          "measured on all its measurements.",
+                                          c.settings.implementation_pattern);
   if (c.base_runs == 1 && c.new_runs == 1) {
     return "One run a side: a measurement that strays from one run to the next cannot be told "
-           "from a change (give each side a folder of several runs).";
+           "from a change (give each side a folder of several runs)." +
+           selection;
   }
   const auto side = [](const char* name, std::size_t runs, double scatter) {
     return runs == 1 ? fmt::format("{}: one run", name)
@@ -176,8 +194,8 @@ std::string sides_sentence(const Comparison& c) {
                            "strays ±{:.1f}%, each run's own shift removed)",
                            name, runs, 100 * std::expm1(scatter));
   };
-  return fmt::format("{}; {}.", side("BASE", c.base_runs, c.base_scatter),
-                     side("NEW", c.new_runs, c.new_scatter));
+  return fmt::format("{}; {}.{}", side("BASE", c.base_runs, c.base_scatter),
+                     side("NEW", c.new_runs, c.new_scatter), selection);
 }
 
 std::string percent_change(double time_ratio) {
@@ -191,20 +209,19 @@ std::vector<std::string> shift_sentences(const Comparison& c) {
   for (const MachineShift& shift : c.shifts) {
     const std::string device = shift.device == DeviceKind::cpu ? "CPU" : "GPU";
     const std::string control =
-        shift.ceiling_ratio
-            ? fmt::format("the float32 FMA ceiling each run measured ran {}",
-                          percent_change(*shift.ceiling_ratio))
-            : "both runs read their ceilings from one cache, so no control tells this from a "
-              "change of every formulation at once";
+        shift.ceiling_ratio ? fmt::format("the float32 FMA ceiling each run measured ran {}",
+                                          percent_change(*shift.ceiling_ratio))
+                            : "both runs read their ceilings from one cache (no control measured)";
     const std::string basis = fmt::format(
         "the median of {} measurements of {} formulations; single measurements stray ±{:.1f}% "
         "around it",
         shift.measurements, shift.formulations, 100 * std::expm1(shift.spread));
     if (shift.applied) {
       sentences.push_back(fmt::format(
-          "NEW's {} ran {} across the board ({}); {}. The verdicts on its rows use each ratio "
-          "with that shift removed.",
-          device, percent_change(shift.time_ratio), basis, control));
+          "NEW's {} ran {} across the board ({}); {}. That is within the {:.1f}% the machine "
+          "drifts ({}), so the verdicts on its rows use each ratio with that shift removed.",
+          device, percent_change(shift.time_ratio), basis, control, 100 * (shift.drift_bound - 1),
+          shift.drift_source));
     } else {
       sentences.push_back(
           fmt::format("NEW's {} measurements moved {} together ({}); not removed: {}.", device,

@@ -128,6 +128,10 @@ RunSet combine_runs(std::span<const ResultsDocument> runs) {
   if (runs.size() == 1) return set;
   const std::map<Key, std::vector<double>> logs = logs_timed_everywhere(runs);
   const Shifts shifts = run_shifts(logs, runs.size());
+  for (const auto& [device, per_run] : shifts) {
+    const auto [lowest, highest] = std::minmax_element(per_run.begin(), per_run.end());
+    set.run_drift[device] = std::exp(*highest - *lowest);
+  }
   std::vector<double> deviations;
   for (const auto& [key, values] : logs) {
     const std::vector<double>& shift = shifts.at(std::get<0>(key));

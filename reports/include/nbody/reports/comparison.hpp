@@ -25,11 +25,25 @@ MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const doub
 // Above alpha, no difference between so few repetitions can be significant.
 double smallest_p_value(std::size_t m, std::size_t n);
 
+// How far a whole device was measured to move between unchanged runs of one build, as a fraction
+// of its time: the most a shift of every measurement is removed as the machine's (docs/compare.md,
+// "How far a machine drifts"). CPU: between single runs, 10.3% on nvidia-h100-x1's shared Xeon
+// and 5.5% on the 2-core VM, half as much again for what was not seen. GPU: 1.2% on the H100.
+inline constexpr double kCpuDriftBound = 0.15;
+inline constexpr double kGpuDriftBound = 0.05;
+
 struct ComparisonSettings {
   double threshold = 0.05;  // a time ratio beyond 1 ± threshold counts as a change
   double alpha = 0.05;      // significance level of the U test
   // Each row's ratio divided by its device's common shift (MachineShift) before the verdict.
   bool correct_machine_shift = true;
+  // The machine's drift on each device (--cpu-drift, --gpu-drift): a larger shift of the whole
+  // device is the build's or the machine's, and fails where NEW is slower.
+  double cpu_drift = kCpuDriftBound;
+  double gpu_drift = kGpuDriftBound;
+  // A regular expression: only the measurements of implementations it finds are compared (empty:
+  // all). A GPU host gates its GPU formulations where its shared CPU is too noisy to gate.
+  std::string implementation_pattern;
 };
 
 // A formulation is slower (or faster) where at least this share of its measurements is: on a
@@ -54,6 +68,13 @@ struct MachineShift {
   std::optional<double> ceiling_ratio;
   bool applied = false;  // the verdicts used ratios divided by time_ratio
   std::string why_not_applied;
+  // The largest shift removed as the machine's, as a ratio above 1 (1.15: 15% either way), and
+  // where it comes from: the settings' drift, or a side's own runs where they drifted further.
+  double drift_bound = 1;
+  std::string drift_source;
+  // The shift is beyond drift_bound: not the machine's drift but a change of the machine or the
+  // build; where NEW is slower it fails the comparison.
+  bool beyond_drift = false;
 };
 
 enum class Verdict {
@@ -129,7 +150,8 @@ struct Comparison {
   bool repetitions_gate() const;
 
   // A formulation slower (kFormulationAgreement of its measurements significantly slower beyond
-  // the threshold, the machine's shift removed), or a measurement that passed and now fails.
+  // the threshold, the machine's shift removed), a measurement that passed and now fails, or a
+  // device slower as a whole beyond its drift.
   bool regressed() const;
 };
 

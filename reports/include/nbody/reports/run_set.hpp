@@ -6,6 +6,7 @@
 // the fastest of three runs is the time least disturbed (docs/perf-notes.md, "compare on a shared
 // machine").
 #include <cstddef>
+#include <map>
 #include <span>
 
 #include "nbody/results.hpp"
@@ -19,6 +20,9 @@ struct RunSet {
   // over every measurement timed in every run (each run's shift removed): one measurement's
   // scatter from one run to the next, as a standard deviation of its log. 0 for one run.
   double scatter = 0;
+  // Per device, the largest shift between two of the set's runs (the slowest run's over the
+  // fastest's, as a ratio): how far the machine moved between unchanged runs. Absent for one run.
+  std::map<DeviceKind, double> run_drift;
 };
 
 // The time a verdict stands on: the fastest repetition (interference from other processes only
