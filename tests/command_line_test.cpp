@@ -248,8 +248,9 @@ void falsify_cached_references(const fs::path& cache) {
 TEST(CommandLine, RunsAndSimulationsThatFailedExitOne) {
   const fs::path dir = scratch("failed");
   const std::string out = (dir / "run").string();
+  // The second run replaces the first's documents.
   std::vector<std::string> run_args =
-      words("run --impl ^cpu\\.soa$ --sizes 64 --reps 2 --min-time 0.001 --no-counters");
+      words("run --impl ^cpu\\.soa$ --sizes 64 --reps 2 --min-time 0.001 --no-counters --replace");
   run_args.insert(run_args.end(), {"--out", out});
   // A cache of this test's own, so that no other run meets the altered reference.
   const std::string tests_cache = ::getenv("NBODY_FAIR_CACHE_DIR");
@@ -946,6 +947,61 @@ TEST(CommandLine, ConflictingOptionsAreRefusedNamingBoth) {
       {{"validate", "--gpu", "0", "--gpus", "all"}, {"--gpu", "--gpus"}},
   };
   for (const auto& [args, named] : cases) expect_refused(args, named, out);
+  fs::remove_all(dir);
+}
+
+// --out never mixes two runs: a folder holding another run's documents is refused, naming
+// --replace, and left as it was; with --replace those documents (snapshots/ included) are removed
+// before the new run writes, and the user's own files stay. An empty folder, and a run's own
+// folder for report --in, need no flag.
+TEST(CommandLine, OutFolderHoldingAnotherRunIsRefusedUnlessReplaced) {
+  const fs::path dir = scratch("out-mixing");
+  const fs::path out = dir / "out";
+  std::vector<std::string> simulate =
+      words("simulate --impl ^cpu\\.soa$ --sizes 64 --steps 4 --snapshot-every 2 --out");
+  simulate.push_back(out.string());
+  ASSERT_EQ(run_tool(simulate).exit_code, 0);
+  ASSERT_TRUE(fs::is_directory(out / "snapshots"));
+  std::ofstream(out / "notes.txt") << "the user's own";
+  const std::string simulation = read_file(out / "results.json");
+  std::vector<std::string> run =
+      words("run --impl ^cpu\\.soa$ --sizes 64 --reps 2 --min-time 0.001 --no-counters --out");
+  run.push_back(out.string());
+
+  const CommandResult refused = run_tool(run);
+  EXPECT_EQ(refused.exit_code, 2) << refused.stderr_text;
+  EXPECT_EQ(count_lines(refused.stderr_text), 1u) << refused.stderr_text;
+  EXPECT_TRUE(refused.stderr_text.starts_with("nbody-fair: --out " + out.string() +
+                                              ": the folder holds another run's results.json"))
+      << refused.stderr_text;
+  EXPECT_NE(refused.stderr_text.find("--replace"), std::string::npos) << refused.stderr_text;
+  EXPECT_EQ(refused.stdout_text, "");
+  EXPECT_EQ(read_file(out / "results.json"), simulation) << "the refused run wrote";
+  EXPECT_TRUE(fs::is_directory(out / "snapshots"));
+
+  run.push_back("--replace");
+  const CommandResult replaced = run_tool(run);
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.stderr_text;
+  EXPECT_FALSE(fs::exists(out / "snapshots")) << "a simulation's snapshots stayed beside a run";
+  EXPECT_EQ(load_results(out / "results.json").settings.command, "run");
+  EXPECT_EQ(read_file(out / "notes.txt"), "the user's own");
+  // A report of the run, or a comparison, into a folder holding another comparison: the same.
+  const fs::path other = dir / "other";
+  fs::create_directories(other);
+  std::ofstream(other / "compare.md") << "another comparison";
+  expect_refused({"report", "--in", out.string(), "--out", other.string()}, {"--out", "--replace"},
+                 other / "report.md");
+  expect_refused({"compare", out.string(), out.string(), "--out", other.string()},
+                 {"--out", "--replace"}, other / "compare.html");
+  // The run's own folder takes its reports again, named as --in or as --out; an empty folder
+  // needs no flag.
+  EXPECT_EQ(run_tool({"report", "--in", out.string()}).exit_code, 0);
+  EXPECT_EQ(run_tool({"report", "--in", (out / "results.json").string(), "--out", out.string()})
+                .exit_code,
+            0);
+  fs::create_directories(dir / "empty");
+  EXPECT_EQ(run_tool({"report", "--in", out.string(), "--out", (dir / "empty").string()}).exit_code,
+            0);
   fs::remove_all(dir);
 }
 

@@ -268,21 +268,141 @@ void finish_options(SelectionOptions& o, Registry& registry, int argc, char** ar
   o.suite.command_line.assign(argv, argv + argc);
 }
 
-void prepare_output_directory(const std::filesystem::path& directory) {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The documents any command writes into its output folder; simulate's snapshots go below it.
+constexpr std::array<std::string_view, 9> kOutputDocuments = {
+    "results.json", "report.md",  "report.html",  "results.csv", "compare.md",
+    "compare.html", "scaling.md", "scaling.html", "scaling.csv"};
+constexpr std::string_view kSnapshotFolder = "snapshots";
+
+// The temporary an interrupted write of one of kOutputDocuments leaves (write_file_atomically:
+// ".NAME.tmpPID").
+bool is_temporary_of_a_document(const std::string& name) {
+  return std::any_of(kOutputDocuments.begin(), kOutputDocuments.end(), [&](std::string_view doc) {
+    const std::string temporary = fmt::format(".{}.tmp", doc);
+    return name.starts_with(temporary) && name.size() > temporary.size() &&
+           std::all_of(name.begin() + static_cast<std::ptrdiff_t>(temporary.size()), name.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+  });
+}
+
+// simulate's snapshots: snapshots/IMPLEMENTATION-NN/snapshot_NNN.hdf5.
+bool is_snapshot(const fs::path& file) {
+  const std::string name = file.filename().string();
+  const std::string folder = file.parent_path().filename().string();
+  const auto digits = [](std::string_view text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) != 0;
+    });
+  };
+  const std::size_t n = folder.rfind("-N");
+  return name.starts_with("snapshot_") && name.ends_with(".hdf5") &&
+         digits(std::string_view(name).substr(9, name.size() - 14)) && n != std::string::npos &&
+         n > 0 && digits(std::string_view(folder).substr(n + 2));
+}
+
+// --replace as the command line gave it. A process runs one command, and what prepares its
+// output folder (Processes::prepare_output: this process, or rank 0 of mpirun) is handed only
+// the folder.
+bool& replace_requested() {
+  static bool replace = false;
+  return replace;
+}
+
+// Whether `directory` holds one of `inputs` (a results file, or a run folder): then it is that
+// run's folder, and what is rendered from the run belongs there.
+bool holds_an_input(const fs::path& directory, std::span<const fs::path> inputs) {
   std::error_code ec;
-  const bool existed = std::filesystem::exists(directory, ec);
-  std::filesystem::create_directories(directory, ec);
-  if (ec || !std::filesystem::is_directory(directory)) {
+  return std::any_of(inputs.begin(), inputs.end(), [&](const fs::path& input) {
+    const fs::path folder = fs::is_directory(input, ec) ? input : input.parent_path();
+    return fs::equivalent(folder.empty() ? fs::path(".") : folder, directory, ec);
+  });
+}
+
+// Removes `documents` (output_documents_in), then the snapshot folders they leave empty; a folder
+// still holding a file of the user's stays.
+void remove_documents(const fs::path& directory, const std::vector<fs::path>& documents) {
+  std::error_code ec;
+  std::vector<fs::path> snapshot_folders;
+  for (const fs::path& document : documents) {
+    if (!fs::remove(document, ec) && ec) {
+      throw UsageError(fmt::format("--out {}: cannot remove {} to replace it: {}",
+                                   directory.string(), document.string(), ec.message()));
+    }
+    if (is_snapshot(document)) snapshot_folders.push_back(document.parent_path());
+  }
+  snapshot_folders.push_back(directory / kSnapshotFolder);  // after the folders within it
+  for (const fs::path& folder : snapshot_folders) {
+    if (fs::is_directory(folder, ec) && fs::is_empty(folder, ec)) fs::remove(folder, ec);
+  }
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> output_documents_in(const std::filesystem::path& directory) {
+  std::vector<fs::path> documents;
+  std::error_code ec;
+  for (const std::string_view name : kOutputDocuments) {
+    const fs::path document = directory / name;
+    if (fs::exists(fs::symlink_status(document, ec)) && !fs::is_directory(document, ec)) {
+      documents.push_back(document);
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(directory, ec)) {
+    if (is_temporary_of_a_document(entry.path().filename().string())) {
+      documents.push_back(entry.path());
+    }
+  }
+  const fs::path snapshots = directory / kSnapshotFolder;
+  if (fs::is_directory(snapshots, ec)) {
+    std::vector<fs::path> found;
+    for (const auto& entry : fs::recursive_directory_iterator(snapshots, ec)) {
+      if (entry.is_regular_file(ec) && is_snapshot(entry.path())) found.push_back(entry.path());
+    }
+    std::sort(found.begin(), found.end());
+    documents.insert(documents.end(), found.begin(), found.end());
+  }
+  return documents;
+}
+
+void add_replace_option(CLI::App& command) {
+  command.add_flag("--replace", replace_requested(),
+                   "Replace the documents of another run in --out (results.json, report.*, "
+                   "results.csv, compare.*, scaling.*, snapshots/): they are removed before "
+                   "anything is written; without it such a folder is refused. Other files stay");
+}
+
+void prepare_output_directory(const std::filesystem::path& directory,
+                              std::span<const std::filesystem::path> inputs) {
+  std::error_code ec;
+  const bool existed = fs::exists(directory, ec);
+  std::vector<fs::path> documents;
+  if (existed && fs::is_directory(directory, ec) && !holds_an_input(directory, inputs)) {
+    documents = output_documents_in(directory);
+  }
+  if (!documents.empty() && !replace_requested()) {
+    throw UsageError(fmt::format(
+        "--out {}: the folder holds another run's {}{}; give --replace to replace them, or "
+        "another folder",
+        directory.string(), fs::relative(documents.front(), directory, ec).string(),
+        documents.size() > 1 ? fmt::format(" and {} more", documents.size() - 1) : ""));
+  }
+  fs::create_directories(directory, ec);
+  if (ec || !fs::is_directory(directory)) {
     throw UsageError(fmt::format("--out: cannot create the folder '{}'{}", directory.string(),
                                  ec ? ": " + ec.message() : ""));
   }
-  const std::filesystem::path probe = directory / ".nbody-fair-write-test";
+  const fs::path probe = directory / ".nbody-fair-write-test";
   const bool writable = static_cast<bool>(std::ofstream(probe));
-  std::filesystem::remove(probe, ec);
+  fs::remove(probe, ec);
   if (!writable) {
-    if (!existed) std::filesystem::remove(directory, ec);
+    if (!existed) fs::remove(directory, ec);
     throw UsageError(fmt::format("--out: the folder '{}' is not writable", directory.string()));
   }
+  if (!documents.empty()) remove_documents(directory, documents);
 }
 
 std::filesystem::path results_file_of(const std::filesystem::path& in, const std::string& option) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,9 +88,25 @@ void add_selection_options(CLI::App& command, SelectionOptions& options);
 void finish_options(SelectionOptions& options, Registry& registry, int argc, char** argv,
                     bool include_variants = false);
 
+// --replace, on every command that writes documents into an --out folder: without it a folder
+// holding another run's documents is refused (prepare_output_directory).
+void add_replace_option(CLI::App& command);
+
 // Creates the output folder and proves it writable before anything is measured, so a bad --out
-// fails at once and leaves nothing behind.
-void prepare_output_directory(const std::filesystem::path& directory);
+// fails at once and leaves nothing behind. A folder that holds documents nbody-fair writes
+// (output_documents_in) is another run's: refused, naming --replace, unless --replace was given;
+// then they are removed first, so that no document of that run stays beside the new one's.
+// `inputs`: the results files or run folders the command reads; a folder holding one of them is
+// that run's own, and the documents rendered from it go there without --replace (report --in RUN).
+void prepare_output_directory(const std::filesystem::path& directory,
+                              std::span<const std::filesystem::path> inputs = {});
+
+// What nbody-fair has written into `directory`, any command: results.json, report.md,
+// report.html, results.csv, compare.md, compare.html, scaling.md, scaling.html, scaling.csv, the
+// temporaries an interrupted write leaves (.NAME.tmpPID), and simulate's snapshots
+// (snapshots/IMPLEMENTATION-NN/snapshot_NNN.hdf5). Known by those names, nothing else: a user's
+// own files are never counted, nor removed.
+std::vector<std::filesystem::path> output_documents_in(const std::filesystem::path& directory);
 
 // A results.json, or the run folder holding one; `option` names the argument in messages.
 std::filesystem::path results_file_of(const std::filesystem::path& in,

@@ -91,6 +91,7 @@ class CompareCommand final : public Command {
         "Judge each ratio as measured, without removing the common shift of its device's "
         "measurements (how far the machine itself moved between the runs)");
     cli().add_option("--out", out_, "Also write compare.md and compare.html here");
+    add_replace_option(cli());
   }
 
   int execute(const Invocation&) override {
@@ -105,7 +106,9 @@ class CompareCommand final : public Command {
     const reports::ComparedSources sources{source(base_, base_runs.size()),
                                            source(new_, new_runs.size())};
     // An --out that cannot be made is bad input, said before anything is printed.
-    if (!out_.empty()) prepare_output_directory(out_);
+    if (!out_.empty()) {
+      prepare_output_directory(out_, std::vector<std::filesystem::path>{base_, new_});
+    }
     fmt::print("{}", reports::render_comparison_markdown(comparison, sources));
     if (!out_.empty()) {
       for (const auto& file : reports::write_comparison_files(comparison, sources, out_)) {

@@ -1,6 +1,7 @@
 // report: the reports rendered again from a results.json, or from two runs' sides combined.
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -36,6 +37,7 @@ class ReportCommand final : public Command {
     cli().add_option("--out", out_,
                      "Output folder for report.md, report.html and results.csv (default: the "
                      "folder of --in; required with --cpu-from)");
+    add_replace_option(cli());
   }
 
   int execute(const Invocation&) override {
@@ -50,7 +52,11 @@ class ReportCommand final : public Command {
     const ResultsDocument doc = in_.empty() ? combined() : load_results(results_file);
     std::filesystem::path folder = out_.empty() ? results_file.parent_path() : out_;
     if (folder.empty()) folder = ".";
-    prepare_output_directory(folder);
+    // The run's own folder takes its reports again; any other folder of documents is another's,
+    // a side's folder too: the combined reports are neither side's.
+    std::vector<std::filesystem::path> own_run;
+    if (!in_.empty()) own_run.push_back(results_file);
+    prepare_output_directory(folder, own_run);
     for (const std::filesystem::path& file : reports::write_report_files(doc, folder)) {
       fmt::print("wrote {}\n", file.string());
     }

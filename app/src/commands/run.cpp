@@ -99,6 +99,7 @@ class RunCommand final : public Command {
         .add_option("--out", out_,
                     "Output folder: results.json, report.md, report.html, results.csv")
         ->capture_default_str();
+    add_replace_option(cli());
     CLI::Option* counters_at =
         cli().add_option("--counters-at", counters_at_,
                          "Sizes whose measurements read hardware counters, or 'all' (default: "

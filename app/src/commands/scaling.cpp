@@ -29,13 +29,14 @@ class ScalingCommand final : public Command {
     cli()
         .add_option("--out", out_, "Write scaling.md, scaling.html and scaling.csv here")
         ->required();
+    add_replace_option(cli());
   }
 
   int execute(const Invocation&) override {
     // Every document is read and the study made before the output folder is touched: bad input
     // leaves nothing.
     const reports::ScalingStudy study = reports::analyze_scaling(read_inputs());
-    prepare_output_directory(out_);
+    prepare_output_directory(out_, in_);
     fmt::print("Fairness audit: {}\n", study.verdict);
     for (const auto& file : reports::write_scaling_files(study, out_)) {
       fmt::print("wrote {}\n", file.string());

@@ -121,6 +121,7 @@ class SimulateCommand final : public Command {
                     "Output folder: results.json, report.md, report.html, results.csv, and "
                     "snapshots/ with --snapshot-every")
         ->capture_default_str();
+    add_replace_option(cli());
   }
 
   // The steps from --t-end, the initial state from --ic-file; throws UsageError for bad input.
