@@ -896,6 +896,10 @@ TEST(CompareCommand, BadInputExitsTwoWithOneLineAndWritesNothing) {
       {"compare", good, good, "--threshold", "-1", "--out", out},
       {"compare", good, good, "--threshold", "0", "--out", out},
       {"compare", good, good, "--alpha", "1.5", "--out", out},
+      {"compare", good, good, "--cpu-drift", "-0.1", "--out", out},
+      {"compare", good, good, "--gpu-drift", "nan", "--out", out},
+      {"compare", good, good, "--impl", "(", "--out", out},
+      {"compare", good, good, "--impl", "^nothing$", "--out", out},
       {"compare", good, "--out", out},
   };
   for (const auto& args : cases) {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -90,6 +91,20 @@ class CompareCommand final : public Command {
         "--no-shift-correction", [this](std::int64_t) { settings_.correct_machine_shift = false; },
         "Judge each ratio as measured, without removing the common shift of its device's "
         "measurements (how far the machine itself moved between the runs)");
+    cli().add_option("--impl", settings_.implementation_pattern,
+                     "Compare only the implementations this regular expression finds (e.g. "
+                     "'^gpu\\.' on a GPU host whose shared CPU is too noisy to gate)");
+    for (auto [option, drift, device] : {std::tuple{"--cpu-drift", &settings_.cpu_drift, "CPU"},
+                                         std::tuple{"--gpu-drift", &settings_.gpu_drift, "GPU"}}) {
+      cli()
+          .add_option(option, *drift,
+                      fmt::format("The most the whole {} moves between unchanged runs of this "
+                                  "machine, as a fraction: a larger shift of every measurement "
+                                  "is a change of the machine or build, and fails where slower",
+                                  device))
+          ->capture_default_str()
+          ->check(at_least(0, true));
+    }
     cli().add_option("--out", out_, "Also write compare.md and compare.html here");
     add_replace_option(cli());
   }
