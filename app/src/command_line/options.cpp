@@ -304,14 +304,6 @@ bool is_snapshot(const fs::path& file) {
          n > 0 && digits(std::string_view(folder).substr(n + 2));
 }
 
-// --replace as the command line gave it. A process runs one command, and what prepares its
-// output folder (Processes::prepare_output: this process, or rank 0 of mpirun) is handed only
-// the folder.
-bool& replace_requested() {
-  static bool replace = false;
-  return replace;
-}
-
 // Whether `directory` holds one of `inputs` (a results file, or a run folder): then it is that
 // run's folder, and what is rendered from the run belongs there.
 bool holds_an_input(const fs::path& directory, std::span<const fs::path> inputs) {
@@ -368,14 +360,14 @@ std::vector<std::filesystem::path> output_documents_in(const std::filesystem::pa
   return documents;
 }
 
-void add_replace_option(CLI::App& command) {
-  command.add_flag("--replace", replace_requested(),
+void add_replace_option(CLI::App& command, bool& replace) {
+  command.add_flag("--replace", replace,
                    "Replace the documents of another run in --out (results.json, report.*, "
                    "results.csv, compare.*, scaling.*, snapshots/): they are removed before "
                    "anything is written; without it such a folder is refused. Other files stay");
 }
 
-void prepare_output_directory(const std::filesystem::path& directory,
+void prepare_output_directory(const std::filesystem::path& directory, bool replace,
                               std::span<const std::filesystem::path> inputs) {
   std::error_code ec;
   const bool existed = fs::exists(directory, ec);
@@ -383,7 +375,7 @@ void prepare_output_directory(const std::filesystem::path& directory,
   if (existed && fs::is_directory(directory, ec) && !holds_an_input(directory, inputs)) {
     documents = output_documents_in(directory);
   }
-  if (!documents.empty() && !replace_requested()) {
+  if (!documents.empty() && !replace) {
     throw UsageError(fmt::format(
         "--out {}: the folder holds another run's {}{}; give --replace to replace them, or "
         "another folder",

@@ -90,15 +90,15 @@ void finish_options(SelectionOptions& options, Registry& registry, int argc, cha
 
 // --replace, on every command that writes documents into an --out folder: without it a folder
 // holding another run's documents is refused (prepare_output_directory).
-void add_replace_option(CLI::App& command);
+void add_replace_option(CLI::App& command, bool& replace);
 
 // Creates the output folder and proves it writable before anything is measured, so a bad --out
 // fails at once and leaves nothing behind. A folder that holds documents nbody-fair writes
-// (output_documents_in) is another run's: refused, naming --replace, unless --replace was given;
+// (output_documents_in) is another run's: refused, naming --replace, unless `replace` (--replace);
 // then they are removed first, so that no document of that run stays beside the new one's.
 // `inputs`: the results files or run folders the command reads; a folder holding one of them is
 // that run's own, and the documents rendered from it go there without --replace (report --in RUN).
-void prepare_output_directory(const std::filesystem::path& directory,
+void prepare_output_directory(const std::filesystem::path& directory, bool replace,
                               std::span<const std::filesystem::path> inputs = {});
 
 // What nbody-fair has written into `directory`, any command: results.json, report.md,

@@ -53,8 +53,8 @@ class OneProcess final : public Processes {
   bool decomposed() const override { return false; }
   bool writes() const override { return true; }
 
-  void prepare_output(const std::filesystem::path& folder) override {
-    prepare_output_directory(folder);
+  void prepare_output(const std::filesystem::path& folder, bool replace) override {
+    prepare_output_directory(folder, replace);
   }
 
   SuiteShare share(const Registry&, GpuExchangeRequest, SuiteOptions&) override { return {}; }

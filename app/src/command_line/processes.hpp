@@ -45,8 +45,8 @@ class Processes {
 
   // Makes `folder` ready for output where it is written; decomposed, the ranks then agree, so
   // that its failure (an unwritable --out) is every rank's. Call it once every rank's input is
-  // known to be good (after share()).
-  virtual void prepare_output(const std::filesystem::path& folder) = 0;
+  // known to be good (after share()). `replace`: --replace (prepare_output_directory).
+  virtual void prepare_output(const std::filesystem::path& folder, bool replace) = 0;
 
   // Settles how the processes share the suite (and adjusts it: decomposed, no counters, since a
   // rank's would be of its own slice, and each rank its host's next GPU). `request`: how GPU

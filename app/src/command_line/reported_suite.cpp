@@ -10,9 +10,9 @@
 
 namespace nbody::commands {
 
-ReportedSuite::ReportedSuite(Processes& processes, std::filesystem::path folder)
+ReportedSuite::ReportedSuite(Processes& processes, std::filesystem::path folder, bool replace)
     : processes_(processes), folder_(std::move(folder)) {
-  processes.prepare_output(folder_);
+  processes.prepare_output(folder_, replace);
 }
 
 std::function<void(const ResultsDocument&)> ReportedSuite::checkpoint() {

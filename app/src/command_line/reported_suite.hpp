@@ -13,8 +13,9 @@ namespace nbody::commands {
 
 class ReportedSuite {
  public:
-  // Prepares `folder` (Processes::prepare_output): call it once the input is known to be good.
-  ReportedSuite(Processes& processes, std::filesystem::path folder);
+  // Prepares `folder` (Processes::prepare_output; `replace`: --replace): call it once the input is
+  // known to be good.
+  ReportedSuite(Processes& processes, std::filesystem::path folder, bool replace);
 
   // For SuiteContext::checkpoint: empty where this process does not write. Borrows this object.
   std::function<void(const ResultsDocument&)> checkpoint();

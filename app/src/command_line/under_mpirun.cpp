@@ -46,11 +46,11 @@ class RankProcesses final : public Processes {
   bool decomposed() const override { return true; }
   bool writes() const override { return world_.rank() == 0; }
 
-  void prepare_output(const std::filesystem::path& folder) override {
+  void prepare_output(const std::filesystem::path& folder, bool replace) override {
     std::exception_ptr failure;
     if (world_.rank() == 0) {
       try {
-        prepare_output_directory(folder);
+        prepare_output_directory(folder, replace);
       } catch (...) {
         failure = std::current_exception();
       }

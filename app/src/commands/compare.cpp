@@ -106,7 +106,7 @@ class CompareCommand final : public Command {
           ->check(at_least(0, true));
     }
     cli().add_option("--out", out_, "Also write compare.md and compare.html here");
-    add_replace_option(cli());
+    add_replace_option(cli(), replace_);
   }
 
   int execute(const Invocation&) override {
@@ -122,7 +122,7 @@ class CompareCommand final : public Command {
                                            source(new_, new_runs.size())};
     // An --out that cannot be made is bad input, said before anything is printed.
     if (!out_.empty()) {
-      prepare_output_directory(out_, std::vector<std::filesystem::path>{base_, new_});
+      prepare_output_directory(out_, replace_, std::vector<std::filesystem::path>{base_, new_});
     }
     fmt::print("{}", reports::render_comparison_markdown(comparison, sources));
     if (!out_.empty()) {
@@ -135,6 +135,7 @@ class CompareCommand final : public Command {
 
  private:
   std::filesystem::path base_, new_, out_;
+  bool replace_ = false;
   reports::ComparisonSettings settings_;
 };
 

@@ -37,7 +37,7 @@ class ReportCommand final : public Command {
     cli().add_option("--out", out_,
                      "Output folder for report.md, report.html and results.csv (default: the "
                      "folder of --in; required with --cpu-from)");
-    add_replace_option(cli());
+    add_replace_option(cli(), replace_);
   }
 
   int execute(const Invocation&) override {
@@ -56,7 +56,7 @@ class ReportCommand final : public Command {
     // a side's folder too: the combined reports are neither side's.
     std::vector<std::filesystem::path> own_run;
     if (!in_.empty()) own_run.push_back(results_file);
-    prepare_output_directory(folder, own_run);
+    prepare_output_directory(folder, replace_, own_run);
     for (const std::filesystem::path& file : reports::write_report_files(doc, folder)) {
       fmt::print("wrote {}\n", file.string());
     }
@@ -71,6 +71,7 @@ class ReportCommand final : public Command {
   }
 
   std::filesystem::path in_, out_, cpu_from_, gpu_from_;
+  bool replace_ = false;
 };
 
 }  // namespace

@@ -46,7 +46,7 @@ class RunCommand final : public Command {
     if (extra) require_selected(selected, *extra);
     for (const std::size_t n : suite.sizes) check_memory(selected, n);
     const SuiteShare share = processes.share(invocation.registry, selection_.exchange, suite);
-    ReportedSuite reported(processes, out_);
+    ReportedSuite reported(processes, out_, replace_);
     const SuiteCeilings ceilings = processes.ceilings(suite.execution, suite.counters);
     const auto counter_sources = processes.counter_sources();
     const auto progress = processes.progress();
@@ -99,7 +99,7 @@ class RunCommand final : public Command {
         .add_option("--out", out_,
                     "Output folder: results.json, report.md, report.html, results.csv")
         ->capture_default_str();
-    add_replace_option(cli());
+    add_replace_option(cli(), replace_);
     CLI::Option* counters_at =
         cli().add_option("--counters-at", counters_at_,
                          "Sizes whose measurements read hardware counters, or 'all' (default: "
@@ -145,6 +145,7 @@ class RunCommand final : public Command {
 
   SelectionOptions selection_;
   std::filesystem::path out_ = "results";
+  bool replace_ = false;
   std::vector<std::string> counters_at_;
   std::string extra_work_;
 };

@@ -29,14 +29,14 @@ class ScalingCommand final : public Command {
     cli()
         .add_option("--out", out_, "Write scaling.md, scaling.html and scaling.csv here")
         ->required();
-    add_replace_option(cli());
+    add_replace_option(cli(), replace_);
   }
 
   int execute(const Invocation&) override {
     // Every document is read and the study made before the output folder is touched: bad input
     // leaves nothing.
     const reports::ScalingStudy study = reports::analyze_scaling(read_inputs());
-    prepare_output_directory(out_, in_);
+    prepare_output_directory(out_, replace_, in_);
     fmt::print("Fairness audit: {}\n", study.verdict);
     for (const auto& file : reports::write_scaling_files(study, out_)) {
       fmt::print("wrote {}\n", file.string());
@@ -63,6 +63,7 @@ class ScalingCommand final : public Command {
 
   std::vector<std::filesystem::path> in_;
   std::filesystem::path out_;
+  bool replace_ = false;
 };
 
 }  // namespace

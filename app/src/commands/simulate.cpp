@@ -41,7 +41,7 @@ class SimulateCommand final : public Command {
     const auto selected = invocation.registry.select(options_.suite.implementation_pattern);
     for (const std::size_t n : options_.suite.sizes) check_memory(selected, n);
     const SuiteShare share = processes.share(invocation.registry, selection_.exchange, suite());
-    ReportedSuite reported(processes, out_);
+    ReportedSuite reported(processes, out_, replace_);
     options_.snapshot_dir = out_ / "snapshots";
     // Several GPUs of this process: the all-gather between them, the scaling model's.
     const SuiteCeilings ceilings = processes.ceilings(suite().execution, false);
@@ -121,7 +121,7 @@ class SimulateCommand final : public Command {
                     "Output folder: results.json, report.md, report.html, results.csv, and "
                     "snapshots/ with --snapshot-every")
         ->capture_default_str();
-    add_replace_option(cli());
+    add_replace_option(cli(), replace_);
   }
 
   // The steps from --t-end, the initial state from --ic-file; throws UsageError for bad input.
@@ -167,6 +167,7 @@ class SimulateCommand final : public Command {
   std::optional<double> t_end_;
   std::optional<double> budget_;
   std::filesystem::path out_ = "simulation";
+  bool replace_ = false;
 };
 
 }  // namespace
