@@ -351,8 +351,8 @@ TEST(TreeCode, CoincidentBodiesGiveNoNaN) {
       }
     }
   }
-  // A tiny softening, with cells of coincident bodies accepted from near. (Not the suite's
-  // smallest, 1.1e-19: below about 1.4e-13 the cube of 1/eps overflows float32, and the suite's
+  // A tiny softening, with cells of coincident bodies accepted from near. (Above the suite's
+  // smallest, 1.5e-13: below about 1.44e-13 the cube of 1/eps overflows float32, and the suite's
   // pair_acceleration itself returns NaN for every pair at distance 0, the j = i term included.)
   for (const Input input : {Input::duplicates, Input::coincident}) {
     for (const std::size_t n : kSizes) {

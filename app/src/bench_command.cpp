@@ -254,10 +254,6 @@ void require_something_runs(const std::vector<PlannedBenchmark>& planned,
 
 }  // namespace
 
-BenchArguments::BenchArguments(int argc, char** argv) : pointers_(argv, argv + argc), argc_(argc) {
-  pointers_.push_back(nullptr);
-}
-
 void initialize_benchmark(char* program, const std::vector<std::string>& flags) {
   std::vector<std::string> arguments = flags;
   const bool warmup_given = std::any_of(flags.begin(), flags.end(), [](const std::string& flag) {

@@ -5,7 +5,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -112,13 +111,6 @@ int run_in_one_process(int argc, char** argv, Program program) {
 }  // namespace nbody::commands
 
 int main(int argc, char** argv) {
-  // `bench` passes Google Benchmark's own flags through: Initialize takes them out of argv.
-  std::optional<nbody::BenchArguments> bench;
-  if (argc > 1 && std::string_view(argv[1]) == "bench") {
-    bench.emplace(argc, argv);
-    argc = bench->argc();
-    argv = bench->argv();
-  }
   // MPI only under a launcher, and only for more than one rank: otherwise a plain process.
   const std::optional<nbody::LauncherWorld> launched = nbody::mpi_launcher_world();
   if (!launched || launched->size == 1) {

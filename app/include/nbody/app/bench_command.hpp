@@ -33,23 +33,6 @@ struct BenchOptions {
 // on the CPU, clocks and caches still cold).
 inline constexpr double kBenchWarmupSeconds = 0.05;
 
-// The command line of `bench`, as main hands it to the commands: unchanged. Google Benchmark's
-// own flags stay in it for the bench command, which checks them (a bad one is bad input like any
-// other: one line, exit 2, where Google Benchmark would print its usage and exit 0, or exit 1 from
-// within the run) and hands them over with initialize_benchmark. Owns the pointers `argv` gives.
-class BenchArguments {
- public:
-  BenchArguments(int argc, char** argv);
-  BenchArguments(const BenchArguments&) = delete;
-  BenchArguments& operator=(const BenchArguments&) = delete;
-  int& argc() { return argc_; }
-  char** argv() { return pointers_.data(); }
-
- private:
-  std::vector<char*> pointers_;
-  int argc_ = 0;
-};
-
 // Hands Google Benchmark its flags (--benchmark_..., checked by the caller), with the default
 // warm-up (kBenchWarmupSeconds) where they set none; `program` is argv[0], which its reports name
 // (it keeps the pointer). Throws UsageError for a flag it does not take.
