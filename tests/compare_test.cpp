@@ -410,7 +410,7 @@ TEST(CompareMachineShift, AShiftOfTheWholeMachineIsMeasuredSaidAndRemoved) {
   EXPECT_NE(markdown.find("% slower across the board (the median of 12 measurements of 4"),
             std::string::npos)
       << markdown;
-  EXPECT_NE(markdown.find("within the 15.0% the machine drifts (the most a CPU was measured"),
+  EXPECT_NE(markdown.find("within the 15.0% the machine drifts (the most a CPU moved between"),
             std::string::npos)
       << markdown;
 }

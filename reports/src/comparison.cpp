@@ -296,8 +296,8 @@ void bound_by_drift(MachineShift& shift, const ComparisonSettings& settings, con
   shift.drift_source =
       given == measured
           ? fmt::format(
-                "the most a {} was measured to move between unchanged runs, with a margin "
-                "(docs/compare.md)",
+                "the most a {} moved between unchanged runs where measured, with a margin; "
+                "docs/compare.md",
                 cpu ? "CPU" : "GPU")
           : fmt::format("given by --{}-drift", cpu ? "cpu" : "gpu");
   for (const auto& [side, set] : {std::pair{"BASE", &base}, std::pair{"NEW", &now}}) {

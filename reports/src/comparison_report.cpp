@@ -164,8 +164,8 @@ std::string method(const Comparison& c) {
       "a formulation is slower (or faster) when at least {:.0f}% of its measurements are, and a "
       "measurement slower alone in its formulation is only possibly slower. Possibly slower or "
       "faster also: {}beyond {:.4g} (or 1/{:.4g}); said, not failed. The exit code is 1 when a "
-      "formulation is slower, or a measurement passed in BASE and fails in NEW (its accuracy "
-      "bound, or an error).",
+      "formulation is slower, a measurement passed in BASE and fails in NEW (its accuracy "
+      "bound, or an error), or a whole device is slower beyond the machine's drift.",
       c.repetitions_gate() ? ""
                            : "; shown, not deciding: with several runs a side the runs are the "
                              "replication, and repetitions pooled from different runs are not "
