@@ -135,9 +135,9 @@ class Registry {
   // before anything is measured or written.
   void add_option_check(std::function<void(const ExecutionOptions&)> check);
   void check_options(const ExecutionOptions& options) const;
-  // Implementations whose name matches the ECMAScript regex (search, not full match), tuning
-  // variants only when `include_variants`. Throws UsageError for an invalid regex or when nothing
-  // matches.
+  // Implementations whose name matches the ECMAScript regex (search, not full match), a tree
+  // bound to an angle also by its own name (cpu.tree for cpu.tree[theta=0.5]), tuning variants
+  // only when `include_variants`. Throws UsageError for an invalid regex or when nothing matches.
   std::vector<const Implementation*> select(const std::string& pattern,
                                             bool include_variants = false) const;
   // Implementations whose properties satisfy `predicate`, in registration order.
