@@ -448,6 +448,18 @@ TEST(CompareMachineShift, ASlowdownOfEverythingBeyondTheDriftFails) {
   EXPECT_TRUE(faster.shifts.front().beyond_drift);
   EXPECT_FALSE(faster.regressed());
   EXPECT_THROW(compare_results(base, now, {.cpu_drift = -0.1}), UsageError);
+
+  // One formulation at one size is not the whole device: one disturbed timing, 1.5x, decides
+  // nothing there.
+  ResultsDocument one = base, one_slower = base;
+  one.results.resize(1);
+  one_slower.results.resize(1);
+  scale_times(one_slower.results[0], 1.5);
+  one_slower.results[0].kernel->conditions = MeasurementConditions{};
+  one_slower.results[0].kernel->conditions->disturbances = {"a neighbour"};
+  const Comparison single = compare_results(one, one_slower);
+  EXPECT_FALSE(single.shifts.front().beyond_drift);
+  EXPECT_FALSE(single.regressed());
 }
 
 // --impl compares only what it finds: a GPU host gates its GPU formulations alone.

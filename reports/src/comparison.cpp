@@ -335,10 +335,15 @@ std::vector<MachineShift> machine_shifts(const std::vector<TimedPair>& pairs,
     for (const double x : logs) deviations.push_back(std::abs(x - center));
     shift.time_ratio = std::exp(center);
     shift.spread = 1.4826 * median_of(deviations);
+    const bool enough =
+        shift.measurements >= kShiftMeasurements && shift.formulations >= kShiftFormulations;
     bound_by_drift(shift, settings, base_set, new_set);
+    // Too few measurements are not the whole device: their own verdicts decide (one disturbed
+    // timing decides nothing).
+    shift.beyond_drift = shift.beyond_drift && enough;
     if (!settings.correct_machine_shift) {
       shift.why_not_applied = "--no-shift-correction";
-    } else if (shift.measurements < kShiftMeasurements || shift.formulations < kShiftFormulations) {
+    } else if (!enough) {
       shift.why_not_applied = fmt::format(
           "{} measurements of {} formulations: too few to tell the machine from one formulation "
           "(at least {} of {} needed)",

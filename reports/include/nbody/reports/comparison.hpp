@@ -72,8 +72,9 @@ struct MachineShift {
   // where it comes from: the settings' drift, or a side's own runs where they drifted further.
   double drift_bound = 1;
   std::string drift_source;
-  // The shift is beyond drift_bound: not the machine's drift but a change of the machine or the
-  // build; where NEW is slower it fails the comparison.
+  // The shift, of enough measurements to be the device's (as `applied` needs), is beyond
+  // drift_bound: not the machine's drift but a change of the machine or the build; where NEW is
+  // slower it fails the comparison.
   bool beyond_drift = false;
 };
 
