@@ -18,7 +18,13 @@
 namespace nbody {
 namespace {
 
+#ifdef NBODY_SANITIZED_BUILD
+// The sanitizers watch memory, which slices of 1031 bodies (a partial SIMD block at each end on
+// every ISA) exercise as slices of 4097 do, at a sixteenth of the work.
+constexpr std::size_t kAwkwardSizes[] = {1, 2, 7, 31, 1000, 1031};
+#else
 constexpr std::size_t kAwkwardSizes[] = {1, 2, 7, 31, 1000, 4097};
+#endif
 constexpr int kPartCounts[] = {2, 3};
 
 TEST(TargetRange, BalancedSlicesCoverEveryBodyOnceInOrder) {
