@@ -19,7 +19,7 @@ namespace nbody {
 namespace {
 
 #ifdef NBODY_SANITIZED_BUILD
-// The sanitizers watch memory, which slices of 1031 bodies (a partial SIMD block at each end on
+// The sanitizers watch memory, which slices of 1031 bodies (their bounds inside SIMD blocks on
 // every ISA) exercise as slices of 4097 do, at a sixteenth of the work.
 constexpr std::size_t kAwkwardSizes[] = {1, 2, 7, 31, 1000, 1031};
 #else
