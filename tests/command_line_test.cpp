@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "awkward_sizes.hpp"
 #include "nbody/accuracy.hpp"
 #include "nbody/app/wiring.hpp"
 #include "nbody/initial_conditions.hpp"
@@ -826,14 +827,12 @@ class SofteningSearch {
     return std::nullopt;
   }
 
+  // A ceiling measured at fewer bodies is carried to kMaxBodies alike.
+  static constexpr std::size_t kSearchSize = nbody::testing::kLargestAwkwardSize;
 #ifdef NBODY_SANITIZED_BUILD
-  // The sanitizers watch memory, which the search exercises at 1031 bodies as at 4097, at a
-  // sixteenth of the work; a ceiling measured at fewer bodies is carried to kMaxBodies alike. The
-  // GPU tests stop at 4097 there.
-  static constexpr std::size_t kSearchSize = 1031;
+  // The GPU tests stop at 4097 there.
   static constexpr std::size_t kLargestGpuTestSize = 4097;
 #else
-  static constexpr std::size_t kSearchSize = 4097;
   static constexpr std::size_t kLargestGpuTestSize = 65536;
 #endif
 

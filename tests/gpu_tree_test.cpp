@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "awkward_sizes.hpp"
 #include "nbody/accuracy.hpp"
 #include "nbody/cpu/tree/octree.hpp"
 #include "nbody/gpu/tree/gpu_tree.hpp"
@@ -26,13 +27,12 @@ namespace nbody::gpu::tree {
 namespace {
 
 constexpr double kSoftening = 0.01;
+using nbody::testing::kAwkwardSizes;
 #ifdef NBODY_SANITIZED_BUILD
 // The sanitizers watch the host side (the CPU trees compared with, the reference, the copies),
-// which 1031 and 20011 bodies exercise as 4097 and 100003 do, both beyond one block of threads.
-constexpr std::size_t kSizes[] = {1, 2, 7, 31, 1000, 1031};
+// which 20011 bodies exercise as 100003 do, far beyond one block of threads.
 constexpr std::size_t kLargeSize = 20011;
 #else
-constexpr std::size_t kSizes[] = {1, 2, 7, 31, 1000, 4097};
 // The large size, compared on a sample of targets (the reference of every body would take
 // minutes).
 constexpr std::size_t kLargeSize = 100003;
@@ -138,7 +138,7 @@ std::string describe(Input input, std::size_t n, double theta, const AccuracyMet
 }
 
 std::vector<std::size_t> sizes_with_large() {
-  std::vector<std::size_t> sizes(std::begin(kSizes), std::end(kSizes));
+  std::vector<std::size_t> sizes(std::begin(kAwkwardSizes), std::end(kAwkwardSizes));
   sizes.push_back(kLargeSize);
   return sizes;
 }
@@ -331,7 +331,7 @@ TEST(GpuTree, BuildsTheCpuTreesTreeInFloat64) {
 TEST(GpuTree, CoincidentBodiesGiveNoNaN) {
   SKIP_WITHOUT_GPU();
   for (const GpuTreeSettings& settings : kSettings) {
-    for (const std::size_t n : kSizes) {
+    for (const std::size_t n : kAwkwardSizes) {
       GpuTreeEvaluator<float> evaluator(n, settings);
       evaluator.set_bodies(make_input(Input::one_point, n, 1));
       for (const double theta : {0.0, 0.5, 1.0}) {

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "awkward_sizes.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/simulate.hpp"
 #include "nbody/app/wiring.hpp"
@@ -29,6 +30,8 @@
 
 namespace nbody {
 namespace {
+
+using nbody::testing::kAwkwardSizes;
 
 const Registry& registry() {
   static const Registry r = make_default_registry();
@@ -242,7 +245,7 @@ PhaseSpaceState leapfrog_by_hand(const Implementation& impl, const PhaseSpaceSta
 TEST(Simulation, StepsFollowTheLeapfrogOfTheFormulationsOwnForces) {
   print_gpu_skip_reason_once();
   const double dt = 1.0 / 128, softening = 0.05;
-  for (const std::size_t n : {1, 2, 7, 1000, 4097}) {
+  for (const std::size_t n : kAwkwardSizes) {
     const PhaseSpaceState initial = plummer(n, 100 + n);
     for (const Implementation* impl : runnable()) {
       SCOPED_TRACE(impl->info.name + " N=" + std::to_string(n));
@@ -273,7 +276,7 @@ TEST(Simulation, StepsFollowTheLeapfrogOfTheFormulationsOwnForces) {
 // of the same rows, to the last few bits (FMA contraction may differ between host and device).
 TEST(Simulation, PotentialSummedBesideTheStateIsTheHostSum) {
   print_gpu_skip_reason_once();
-  for (const std::size_t n : {1, 2, 7, 1000, 4097}) {
+  for (const std::size_t n : kAwkwardSizes) {
     const PhaseSpaceState initial = plummer(n, 200 + n);
     for (const Implementation* impl : runnable()) {
       SCOPED_TRACE(impl->info.name + " N=" + std::to_string(n));
@@ -325,7 +328,7 @@ TEST(Simulation, OnSeveralGpusFollowsTheOneGpuTrajectory) {
         impl->info.algorithm != Algorithm::all_pairs) {
       continue;  // symmetric pairs and trees refuse several GPUs
     }
-    for (const std::size_t n : {1, 2, 7, 1000, 4097}) {
+    for (const std::size_t n : kAwkwardSizes) {
       SCOPED_TRACE(impl->info.name + " N=" + std::to_string(n));
       const PhaseSpaceState initial = plummer(n, 300 + n);
       SimulationSetup setup{.bodies = initial.bodies,

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "awkward_sizes.hpp"
 #include "nbody/app/wiring.hpp"
 #include "nbody/cpu/simd_runs.hpp"
 #include "nbody/initial_conditions.hpp"
@@ -18,13 +19,7 @@
 namespace nbody {
 namespace {
 
-#ifdef NBODY_SANITIZED_BUILD
-// The sanitizers watch memory, which slices of 1031 bodies (their bounds inside SIMD blocks on
-// every ISA) exercise as slices of 4097 do, at a sixteenth of the work.
-constexpr std::size_t kAwkwardSizes[] = {1, 2, 7, 31, 1000, 1031};
-#else
-constexpr std::size_t kAwkwardSizes[] = {1, 2, 7, 31, 1000, 4097};
-#endif
+using nbody::testing::kAwkwardSizes;
 constexpr int kPartCounts[] = {2, 3};
 
 TEST(TargetRange, BalancedSlicesCoverEveryBodyOnceInOrder) {

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "awkward_sizes.hpp"
 #include "nbody/accuracy.hpp"
 #include "nbody/cpu/cpu_run.hpp"
 #include "nbody/cpu/simd_runs.hpp"
@@ -30,14 +31,7 @@ namespace nbody::cpu::tree {
 namespace {
 
 constexpr double kSoftening = 0.01;
-#ifdef NBODY_SANITIZED_BUILD
-// The sanitizers watch memory, which a tree of 1031 bodies exercises through the same paths as
-// one of 4097, at a sixteenth of the reference's and the θ = 0 walks' work; the bounds at 4097
-// are the optimized build's to check.
-constexpr std::size_t kSizes[] = {1, 2, 7, 31, 1000, 1031};
-#else
-constexpr std::size_t kSizes[] = {1, 2, 7, 31, 1000, 4097};
-#endif
+using nbody::testing::kAwkwardSizes;
 
 // A fresh seed per run unless NBODY_TEST_SEED pins one (the tests print it on failure).
 std::uint64_t fresh_seed() {
@@ -216,7 +210,7 @@ TreeSettings with_isa(TreeSettings settings, const std::string& isa) {
 template <class T>
 void expect_all_pairs_at_theta_zero(std::uint64_t seed, const Tolerance& tolerance) {
   for (const Input input : kInputs) {
-    for (const std::size_t n : kSizes) {
+    for (const std::size_t n : kAwkwardSizes) {
       const std::vector<Body<double>> seen = as_seen_in<T>(make_input(input, n, seed));
       const std::vector<Vec3<double>> reference = reference_of(seen);
       for (const std::string& isa : machine_isas()) {
@@ -270,7 +264,7 @@ constexpr ThetaBound kThetaBounds[] = {{0.2, 3e-5, 8e-5, 2e-4},   {0.35, 3e-4, 1
 template <class T>
 void expect_error_within_bounds(std::uint64_t seed) {
   for (const Input input : kInputs) {
-    for (const std::size_t n : kSizes) {
+    for (const std::size_t n : kAwkwardSizes) {
       const std::vector<Body<double>> seen = as_seen_in<T>(make_input(input, n, seed));
       const std::vector<Vec3<double>> reference = reference_of(seen);
       for (const std::string& isa : machine_isas()) {
@@ -342,7 +336,7 @@ void expect_finite(const TreeForces<T>& forces, const std::string& what) {
 
 TEST(TreeCode, CoincidentBodiesGiveNoNaN) {
   for (const TreeSettings& settings : kSettings) {
-    for (const std::size_t n : kSizes) {
+    for (const std::size_t n : kAwkwardSizes) {
       const std::vector<Body<float>> bodies =
           convert_precision<float, double>(make_input(Input::one_point, n, 1));
       for (const double theta : {0.0, 0.5, 1.0}) {
@@ -362,7 +356,7 @@ TEST(TreeCode, CoincidentBodiesGiveNoNaN) {
   // smallest, 1.5e-13: below about 1.44e-13 the cube of 1/eps overflows float32, and the suite's
   // pair_acceleration itself returns NaN for every pair at distance 0, the j = i term included.)
   for (const Input input : {Input::duplicates, Input::coincident}) {
-    for (const std::size_t n : kSizes) {
+    for (const std::size_t n : kAwkwardSizes) {
       const std::vector<Body<double>> input_bodies = make_input(input, n, 7);
       for (const TreeSettings& settings : kSettings) {
         const std::string what = name_of(input) + " N=" + std::to_string(n);
@@ -535,7 +529,7 @@ TEST(Octree, InvariantsHoldOnEveryInput) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (const Input input : kInputs) {
-    for (const std::size_t n : kSizes) {
+    for (const std::size_t n : kAwkwardSizes) {
       SCOPED_TRACE(name_of(input) + " N=" + std::to_string(n));
       const std::vector<Body<double>> bodies = make_input(input, n, seed);
       for (const TreeSettings& settings : kSettings) {
