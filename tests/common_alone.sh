@@ -12,7 +12,9 @@ if grep -rnE 'NBODY_HAVE_CUDA|#include "nbody/(cpu|gpu|reports|app|peaks|profile
   exit 1
 fi
 rm -rf "$binary_dir"
-cmake -S "$source_dir/common" -B "$binary_dir" -DCMAKE_BUILD_TYPE=Release \
+# No build type, so no optimizer: whether common/ builds alone does not depend on it, and it builds
+# in a third of the time.
+cmake -S "$source_dir/common" -B "$binary_dir" -DCMAKE_BUILD_TYPE= \
   ${prefix:+-DCMAKE_PREFIX_PATH="$prefix"} >"$binary_dir.log" 2>&1 ||
   { cat "$binary_dir.log"; exit 1; }
 cmake --build "$binary_dir" -j"$(nproc)" >>"$binary_dir.log" 2>&1 || { tail -40 "$binary_dir.log"; exit 1; }
