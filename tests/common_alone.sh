@@ -12,8 +12,8 @@ if grep -rnE 'NBODY_HAVE_CUDA|#include "nbody/(cpu|gpu|reports|app|peaks|profile
   exit 1
 fi
 rm -rf "$binary_dir"
-# No build type, so no optimizer: whether common/ builds alone does not depend on it, and it builds
-# in a third of the time.
+# No build type, so no optimizer: whether common/ builds alone does not depend on it (115 s
+# optimized, 80 s without, in the sanitized suite on two cores).
 cmake -S "$source_dir/common" -B "$binary_dir" -DCMAKE_BUILD_TYPE= \
   ${prefix:+-DCMAKE_PREFIX_PATH="$prefix"} >"$binary_dir.log" 2>&1 ||
   { cat "$binary_dir.log"; exit 1; }
