@@ -118,13 +118,14 @@ TimingStatistics statistics_of(const std::vector<benchmark::BenchmarkReporter::R
 }
 
 Timings time_once(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
-                  const RepetitionSettings& options) {
+                  const RepetitionSettings& options, std::int64_t* evaluations_run) {
   benchmark::ClearRegisteredBenchmarks();
   register_evaluation({.name = "evaluation",
                        .run = [&run]() -> PreparedRun& { return run; },
                        .scope = scope,
                        .n = n,
-                       .annotate = {}})
+                       .annotate = {},
+                       .evaluations_run = evaluations_run})
       ->Repetitions(options.repetitions)
       ->MinTime(options.min_time_s)
       ->MinWarmUpTime(options.warmup_s)
@@ -226,16 +227,33 @@ std::vector<std::string> disturbances(const MeasurementConditions& c) {
 }
 
 Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
-                         const RepetitionSettings& options, const GpuObservation* gpu) {
+                         const RepetitionSettings& options, const GpuObservation* gpu,
+                         const EnergyObservation* energy) {
   std::optional<Timings> kept;
   double kept_disturbance = 0;
   for (int attempt = 1; attempt <= std::max(1, options.max_attempts); ++attempt) {
     const bool sample_gpu = gpu != nullptr && gpu->sample_gpu;
     const std::optional<GpuSample> gpu_before =
         sample_gpu ? gpu->sample_gpu() : std::optional<GpuSample>{};
+    std::optional<EnergyWindow> window;
+    if (energy != nullptr && energy->meter != nullptr && energy->record != nullptr) {
+      try {
+        window.emplace(*energy->meter, *energy->record);
+      } catch (const EnergyReadError&) {
+        window.reset();
+      }
+    }
     const std::optional<CpuActivity> before = sample_cpu_activity();
-    Timings timings = time_once(run, scope, n, options);
+    std::int64_t evaluations_run = 0;
+    Timings timings = time_once(run, scope, n, options, &evaluations_run);
     std::optional<CpuActivity> after = sample_cpu_activity();
+    if (window) {
+      try {
+        timings.total.energy = timings.kernel.energy = window->close(evaluations_run);
+      } catch (const EnergyReadError&) {
+        timings.total.energy = timings.kernel.energy = std::nullopt;
+      }
+    }
     if (options.job_cpu_seconds_on_host) {  // every process calls it, sampled or not
       const double own = before && after ? after->own_seconds - before->own_seconds : 0;
       const double job = options.job_cpu_seconds_on_host(own);
@@ -304,6 +322,7 @@ benchmark::internal::Benchmark* register_evaluation(EvaluationBenchmark evaluati
                    break;
                  }
                  const PreparedRun::Seconds seconds = run->evaluate(evaluation.scope);
+                 if (evaluation.evaluations_run != nullptr) ++*evaluation.evaluations_run;
                  state.SetIterationTime(seconds.total);
                  kernel_seconds += seconds.kernel;
                  communication_seconds += seconds.communication;

@@ -342,7 +342,8 @@ double timing_seconds(double manual_s, double wall_s, const RepetitionSettings& 
 double estimated_measurement_seconds(const ImplementationInfo& info, const ProbeFigures& at_n,
                                      const SuiteOptions& options, bool counters_here,
                                      int attempts) {
-  const RepetitionSettings& timing = options.timing;
+  RepetitionSettings timing = options.timing;
+  timing.min_time_s = timing_min_time_s(options, info.device);
   const double validation = at_n.prepare_s + at_n.kernel_wall_s;
   // The validation evaluation is the warm-up where it lasted the warm-up time (the runner).
   const double warmup = at_n.kernel_s >= timing.warmup_s ? 0 : timing.warmup_s;
@@ -350,7 +351,7 @@ double estimated_measurement_seconds(const ImplementationInfo& info, const Probe
   if (info.device == DeviceKind::gpu) {
     timed = timing_seconds(at_n.end_to_end_s, at_n.end_to_end_wall_s, timing, warmup);
     if (at_n.kernel_s < options.separate_kernel_timing_below_s)
-      timed += timing_seconds(at_n.kernel_s, at_n.kernel_wall_s, timing, warmup);
+      timed += timing_seconds(at_n.kernel_s, at_n.kernel_wall_s, options.timing, warmup);
   } else {
     timed = timing_seconds(at_n.kernel_s, at_n.kernel_wall_s, timing, warmup);
   }

@@ -216,12 +216,6 @@ SizeCosts measure_size_costs(const SuiteOptions& options, ProbeInputs& inputs,
   return costs;
 }
 
-bool selects_usable_gpu(std::span<const Implementation* const> selected) {
-  return std::any_of(selected.begin(), selected.end(), [](const Implementation* i) {
-    return i->info.device == DeviceKind::gpu && !i->unavailable_reason();
-  });
-}
-
 // The budget a run's measurements are planned within (SuiteOptions::budget_s), 0 for none.
 double budget_of(const SuiteOptions& options, std::span<const Implementation* const> selected,
                  bool decomposed) {
@@ -433,19 +427,28 @@ void time_record(const Measurement& m, PreparedRun& run, const ImplementationInf
   if (first_seconds >= timing.warmup_s) timing.warmup_s = 0;
   const std::size_t n = record.n;
   const GpuObservation* observation = &m.context.gpu_observation;
+  const EnergyObservation energy =
+      m.context.energy ? m.context.energy->observe(info.device) : EnergyObservation{};
+  // The repetitions span enough of the energy counter's updates to resolve their energy.
+  timing.min_time_s = timing_min_time_s(m.options, info.device);
   if (info.device == DeviceKind::gpu) {
     const Timings timings =
-        time_repetitions(run, PreparedRun::Scope::end_to_end, n, timing, observation);
+        time_repetitions(run, PreparedRun::Scope::end_to_end, n, timing, observation, &energy);
     record.kernel = timings.kernel;
     record.end_to_end = timings.total;
     record.communication = timings.communication;
     if (timings.kernel.median_s < m.options.separate_kernel_timing_below_s) {
+      // The end-to-end timing read the energy of these evaluations; the kernel alone keeps
+      // --min-time and reads none (energy_figure takes the end-to-end's, copies included).
+      RepetitionSettings kernel_alone = timing;
+      kernel_alone.min_time_s = m.options.timing.min_time_s;
       record.kernel =
-          time_repetitions(run, PreparedRun::Scope::kernel, n, timing, observation).kernel;
+          time_repetitions(run, PreparedRun::Scope::kernel, n, kernel_alone, observation).kernel;
     }
     if (record.tree_work) record.tree_work->build = timings.tree_build;
   } else {
-    const Timings timings = time_repetitions(run, PreparedRun::Scope::kernel, n, timing);
+    const Timings timings =
+        time_repetitions(run, PreparedRun::Scope::kernel, n, timing, nullptr, &energy);
     record.kernel = timings.kernel;
     if (timings.communication) {  // decomposed over ranks: the all-gather included
       record.end_to_end = timings.total;
@@ -541,6 +544,37 @@ std::optional<ResultRecord> measure(Measurement& m, const Implementation& impl,
 
 }  // namespace
 
+bool selects_usable_gpu(std::span<const Implementation* const> selected) {
+  return std::any_of(selected.begin(), selected.end(), [](const Implementation* i) {
+    return i->info.device == DeviceKind::gpu && !i->unavailable_reason();
+  });
+}
+
+double timing_min_time_s(const SuiteOptions& options, DeviceKind device) {
+  const auto span = options.energy_span_s.find(device);
+  if (span == options.energy_span_s.end()) return options.timing.min_time_s;
+  return std::max(options.timing.min_time_s,
+                  span->second / std::max(1, options.timing.repetitions));
+}
+
+EnergyObservation EnergyMeters::observe(DeviceKind device) const {
+  const DeviceEnergy& energy = device == DeviceKind::gpu ? gpu : cpu;
+  if (!energy.meter || !energy.record.available) return {};
+  return {.meter = energy.meter.get(), .record = &energy.record};
+}
+
+std::vector<EnergyMeterRecord> EnergyMeters::records(bool with_gpu) const {
+  std::vector<EnergyMeterRecord> kept{cpu.record};
+  if (with_gpu) kept.push_back(gpu.record);
+  return kept;
+}
+
+double energy_span_s(const EnergyMeters& meters, DeviceKind device) {
+  const DeviceEnergy& energy = device == DeviceKind::gpu ? meters.gpu : meters.cpu;
+  if (!energy.meter || !energy.record.available) return 0;
+  return kMinEnergyPeriods * energy.record.update_period_s;
+}
+
 std::unique_ptr<ProgressSink> make_stderr_progress() {
   return std::make_unique<StderrProgress>();
 }
@@ -607,6 +641,7 @@ ResultsDocument make_document(const SuiteContext& context, const SuiteOptions& o
     if (s.ranks > 1) s.gpu_exchange = context.decomposition->gpu_exchange;
   }
   doc.machine.gpus = context.gpus;
+  if (context.energy) doc.energy = context.energy->records(selects_usable_gpu(selected));
   for (const Implementation* impl : selected) {
     doc.implementations.push_back(describe(*impl, options.execution));
     if (impl->info.theta &&

@@ -323,10 +323,36 @@ std::optional<std::string> decide_on_one_step(SimulationRun& run, const Simulate
 // `skipped_step_s`: the one step measured where it alone decided to skip the simulation. A slower
 // machine (or a sanitized build) that skips N = 1K so still estimates N = 1M from it, rather than
 // preparing 1M's bodies and first force evaluation, which take hours there.
+// The energy of the steps from here to close(), where the device's meter reads; a counter that
+// fails leaves the simulation without energy.
+class StepsEnergy {
+ public:
+  explicit StepsEnergy(const EnergyObservation& energy) {
+    if (energy.meter == nullptr || energy.record == nullptr) return;
+    try {
+      window_.emplace(*energy.meter, *energy.record);
+    } catch (const EnergyReadError&) {
+      window_.reset();
+    }
+  }
+  std::optional<EnergyStatistics> close(std::int64_t steps) {
+    if (!window_ || steps <= 0) return std::nullopt;
+    try {
+      return window_->close(steps);
+    } catch (const EnergyReadError&) {
+      return std::nullopt;
+    }
+  }
+
+ private:
+  std::optional<EnergyWindow> window_;
+};
+
 SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions& options,
                               const SimulationInput& input, ProgressSink& progress,
                               std::size_t step_index, std::size_t total,
-                              std::optional<double>& skipped_step_s) {
+                              std::optional<double>& skipped_step_s,
+                              const EnergyObservation& energy) {
   const std::size_t n = input.initial.bodies.size();
   SimulationRecord record;
   record.implementation = impl.info.name;
@@ -362,6 +388,8 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
   } else if (finite && options.snapshot_every > 0) {
     run.snapshot(0);
   }
+  const std::int64_t steps_before = run.done();
+  StepsEnergy steps_energy(energy);
   while (finite && run.done() < options.steps) {
     if (interrupt_requested()) break;
     progress.update(step_index, total,
@@ -371,6 +399,7 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
     run.step_to(end);
     finite = run.after_steps();
   }
+  record.energy = steps_energy.close(run.done() - steps_before);
   run.finish();
   record.wall_seconds = seconds_since(wall_start);
   if (record.status != Status::failed && run.done() < options.steps) {
@@ -458,7 +487,8 @@ ResultsDocument run_simulations(const SuiteContext& context, const SimulateOptio
         std::optional<double> skipped_step_s;
         record = simulate_one(
             *impl, options, {initial, reference_end, reference_energy_error, smaller, budget_left},
-            context.progress, step_index, total, skipped_step_s);
+            context.progress, step_index, total, skipped_step_s,
+            context.energy ? context.energy->observe(impl->info.device) : EnergyObservation{});
         if (record.status == Status::ok && record.steps > 0) {  // as on every rank
           last_step[impl->info.name] = {.n = n, .seconds = record.per_step.step_s};
         } else if (skipped_step_s) {

@@ -6,11 +6,13 @@
 
 #include "nbody/cpu/register.hpp"
 #include "nbody/cpu_peaks/cpu_counter_source.hpp"
+#include "nbody/cpu_peaks/rapl_energy.hpp"
 #include "nbody/errors.hpp"
 #if defined(NBODY_HAVE_CUDA)
 #include "nbody/gpu/describe_gpus.hpp"
 #include "nbody/gpu/device_query.hpp"
 #include "nbody/gpu/formulations.hpp"
+#include "nbody/gpu/gpu_energy.hpp"
 #include "nbody/gpu/gpu_monitor.hpp"
 #include "nbody/gpu/multi_gpu.hpp"
 #include "nbody/profiler/cupti.hpp"
@@ -57,6 +59,52 @@ GpuObservation observe_gpu(int ordinal) {
   observation.unavailable_reason = "this build has no CUDA";
 #endif
   return observation;
+}
+
+namespace {
+
+// Idle power is read over ten of the counter's updates, and at least half a second.
+double idle_seconds_for(const EnergyMeter& meter) {
+  return meter.source() == "nvml" ? 1.0 : 0.5;
+}
+
+DeviceEnergy described(std::unique_ptr<EnergyMeter> meter, DeviceKind device, std::string why_not) {
+  DeviceEnergy energy;
+  const double idle_s = meter ? idle_seconds_for(*meter) : 0;
+  energy.record = describe_energy_meter(meter.get(), device, std::move(why_not), idle_s);
+  if (energy.record.available) energy.meter = std::move(meter);
+  return energy;
+}
+
+}  // namespace
+
+EnergyMeters make_energy_meters(const ExecutionOptions& execution, bool with_gpu) {
+  EnergyMeters meters;
+  std::string why_not;
+  std::unique_ptr<EnergyMeter> cpu = peaks::make_rapl_meter(
+      peaks::RaplPaths::from_environment(), peaks::packages_of_this_process(), why_not);
+  meters.cpu = described(std::move(cpu), DeviceKind::cpu, why_not);
+  if (!with_gpu) return meters;
+  why_not.clear();
+#if defined(NBODY_HAVE_CUDA)
+  const std::vector<int> ordinals = execution.gpu_devices.empty()
+                                        ? std::vector<int>{execution.gpu_device}
+                                        : execution.gpu_devices;
+  std::unique_ptr<EnergyMeter> gpu = gpu::make_gpu_energy_meter(ordinals, why_not);
+#else
+  (void)execution;
+  std::unique_ptr<EnergyMeter> gpu;
+  why_not = "this build has no CUDA";
+#endif
+  meters.gpu = described(std::move(gpu), DeviceKind::gpu, why_not);
+  return meters;
+}
+
+EnergyMeters energy_not_read(const std::string& why) {
+  EnergyMeters meters;
+  meters.cpu.record = {.device = DeviceKind::cpu, .unavailable_reason = why};
+  meters.gpu.record = {.device = DeviceKind::gpu, .unavailable_reason = why};
+  return meters;
 }
 
 std::vector<GpuDescription> describe_gpus() {

@@ -67,10 +67,17 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasurementConditions, wall_seco
                                                 cpu_clock_mhz_before, cpu_clock_mhz_after, attempts,
                                                 disturbances, gpu_before, gpu_after,
                                                 gpu_unavailable_reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnergyStatistics, joules, domain_joules, seconds,
+                                                evaluations, per_evaluation_j, ci_low_j, ci_high_j,
+                                                mean_watts, periods_spanned, resolved)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnergyMeterRecord, device, available,
+                                                unavailable_reason, source, domains, unit_j,
+                                                update_period_s, idle_watts, idle_seconds,
+                                                limit_watts, idle_accounting)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimingStatistics, repetitions,
                                                 iterations_per_repetition, samples_s, median_s,
                                                 mean_s, min_s, max_s, stddev_s, ci_low_s, ci_high_s,
-                                                ci_confidence, cv, noisy, conditions)
+                                                ci_confidence, cv, noisy, conditions, energy)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AccuracyRecord, metrics, relative_l2_bound,
                                                 max_relative_bound, sampled, passed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RateFigures, interactions_per_second,
@@ -161,13 +168,19 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SimulationRecord, implementation
                                                 n, status, reason, input_hash, threads, steps, dt,
                                                 wall_seconds, steps_per_second, per_step,
                                                 max_relative_energy_error, conservation, divergence,
-                                                details)
+                                                details, energy)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputRecord, initial_condition, n, seed, hash_f64,
                                                 hash_f32)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultsDocument, schema, schema_version,
                                                 generated_at, command_line, complete, interrupted,
                                                 machine, build, settings, ceilings, implementations,
-                                                inputs, results, simulations, phase_seconds)
+                                                inputs, results, simulations, energy, phase_seconds)
+
+double EnergyMeterRecord::idle_total_watts() const {
+  double sum = 0;
+  for (const double w : idle_watts) sum += w;
+  return sum;
+}
 
 void save_results(const ResultsDocument& document, const std::filesystem::path& path) {
   // Non-finite values (an infinite error) become null rather than invalid JSON.
@@ -259,7 +272,7 @@ ResultsDocument load_results(const std::filesystem::path& path) {
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("{}: {}", path.string(), e.what()));
   }
-  // Versions 2 to 9 only added fields, absent from older files.
+  // Versions 2 to 10 only added fields, absent from older files.
   if (j.value("schema_version", 0) < 2) upgrade_from_version_1(j);
   j["schema_version"] = kResultsSchemaVersion;
   ResultsDocument document;

@@ -49,6 +49,15 @@ class RunCommand final : public Command {
     ReportedSuite reported(processes, out_, replace_);
     const SuiteCeilings ceilings = processes.ceilings(suite.execution, suite.counters);
     const auto counter_sources = processes.counter_sources();
+    const EnergyMeters energy =
+        share.decomposition ? energy_not_read("not read in runs decomposed over ranks")
+        : energy_           ? make_energy_meters(suite.execution, selects_usable_gpu(selected))
+                            : energy_not_read("not read: --no-energy");
+    for (const DeviceKind device : {DeviceKind::cpu, DeviceKind::gpu}) {
+      if (const double span = energy_span_s(energy, device); span > 0) {
+        suite.energy_span_s[device] = span;
+      }
+    }
     const auto progress = processes.progress();
     const SuiteContext context{.registry = share.registry_or(invocation.registry),
                                .counter_sources = counter_sources,
@@ -59,7 +68,8 @@ class RunCommand final : public Command {
                                .progress = *progress,
                                .checkpoint = reported.checkpoint(),
                                .decomposition = share.decomposition,
-                               .announce = processes.announcer()};
+                               .announce = processes.announcer(),
+                               .energy = &energy};
     processes.handle_interrupts();
     return reported.finish(run_suite(context, suite, SuiteMode::run));
   }
@@ -109,6 +119,11 @@ class RunCommand final : public Command {
             "--no-counters", [this](std::int64_t) { selection_.suite.counters = false; },
             "Do not read hardware counters")
         ->excludes(counters_at);
+    cli().add_flag(
+        "--no-energy", [this](std::int64_t) { energy_ = false; },
+        "Do not read the CPU's and GPU's energy counters (RAPL, NVML): no idle power is measured "
+        "at the start, and GPU timings keep --min-time where five counter updates would take "
+        "longer");
     cli().add_option("--extra-work", extra_work_,
                      "NAME=FRACTION: NAME also evaluates the first FRACTION of its targets again "
                      "in every evaluation (e.g. cpu.simd=10%), a real slowdown to test a compare "
@@ -148,6 +163,7 @@ class RunCommand final : public Command {
   bool replace_ = false;
   std::vector<std::string> counters_at_;
   std::string extra_work_;
+  bool energy_ = true;
 };
 
 }  // namespace

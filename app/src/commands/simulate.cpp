@@ -45,6 +45,10 @@ class SimulateCommand final : public Command {
     options_.snapshot_dir = out_ / "snapshots";
     // Several GPUs of this process: the all-gather between them, the scaling model's.
     const SuiteCeilings ceilings = processes.ceilings(suite().execution, false);
+    const EnergyMeters energy =
+        share.decomposition ? energy_not_read("not read in runs decomposed over ranks")
+        : energy_           ? make_energy_meters(suite().execution, selects_usable_gpu(selected))
+                            : energy_not_read("not read: --no-energy");
     const auto progress = processes.progress();
     const SuiteContext context{.registry = share.registry_or(invocation.registry),
                                .counter_sources = {},
@@ -54,7 +58,8 @@ class SimulateCommand final : public Command {
                                .gpu_observation = {},
                                .progress = *progress,
                                .checkpoint = reported.checkpoint(),
-                               .decomposition = share.decomposition};
+                               .decomposition = share.decomposition,
+                               .energy = &energy};
     processes.handle_interrupts();
     return reported.finish(run_simulations(context, options_));
   }
@@ -122,6 +127,9 @@ class SimulateCommand final : public Command {
                     "snapshots/ with --snapshot-every")
         ->capture_default_str();
     add_replace_option(cli(), replace_);
+    cli().add_flag(
+        "--no-energy", [this](std::int64_t) { energy_ = false; },
+        "Do not read the CPU's and GPU's energy counters (RAPL, NVML) around each simulation");
   }
 
   // The steps from --t-end, the initial state from --ic-file; throws UsageError for bad input.
@@ -168,6 +176,7 @@ class SimulateCommand final : public Command {
   std::optional<double> budget_;
   std::filesystem::path out_ = "simulation";
   bool replace_ = false;
+  bool energy_ = true;
 };
 
 }  // namespace

@@ -28,9 +28,10 @@ inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
 // 6: the GPUs each rank drives (settings.gpu_devices). 7: how GPU formulations' slices travel
 // between ranks (settings.gpu_exchange). 8: the run's budget (settings.budget_s). 9: tree
 // formulations (implementations' algorithm and theta, settings.thetas, results' tree_work, the
-// step's tree_build_s).
+// step's tree_build_s). 10: energy (the run's energy meters; each timing's and simulation's
+// energy).
 // Older files are still read (docs/results-schema.md says how).
-inline constexpr int kResultsSchemaVersion = 9;
+inline constexpr int kResultsSchemaVersion = 10;
 
 // The GPU's state at one instant, as NVML reports it: SM clock, temperature, and the reasons its
 // clocks are held below the maximum (names as NVML's clock event reasons, e.g. "sw_power_cap").
@@ -59,6 +60,23 @@ struct MeasurementConditions {
   std::string gpu_unavailable_reason;
 };
 
+// The energy a timing used, read from its device's counters around the whole of it (version 10):
+// its warm-up, its iteration search and its repetitions, every evaluation of the same work, with
+// both reads just after a counter update. A repetition alone spans too few of NVML's 100 ms
+// updates to be read on its own, so there is one figure per timing, not one per repetition.
+struct EnergyStatistics {
+  double joules = 0;                  // every domain; the idle tail after the last update taken off
+  std::vector<double> domain_joules;  // per domain, in the meter's order
+  double seconds = 0;                 // wall seconds from the first evaluation to the last
+  std::int64_t evaluations = 0;       // every evaluation in those seconds
+  double per_evaluation_j = 0;        // joules / evaluations
+  // Its interval: up to one counter update period of energy at the mean power, either way.
+  double ci_low_j = 0, ci_high_j = 0;
+  double mean_watts = 0;       // joules / seconds
+  double periods_spanned = 0;  // seconds over the counter's update period
+  bool resolved = false;       // periods_spanned >= kMinEnergyPeriods
+};
+
 struct TimingStatistics {
   int repetitions = 0;
   std::int64_t iterations_per_repetition = 0;
@@ -69,6 +87,26 @@ struct TimingStatistics {
   double cv = 0;                                    // stddev / mean
   bool noisy = false;                               // cv above the noise threshold
   std::optional<MeasurementConditions> conditions;  // schema version 3
+  std::optional<EnergyStatistics> energy;           // version 10: where its device's is read
+};
+
+// How one device's energy was read in a run, or why it was not (version 10; FAIRNESS.md rule 10).
+struct EnergyMeterRecord {
+  DeviceKind device = DeviceKind::cpu;
+  bool available = false;
+  std::string unavailable_reason;    // one line: what was looked for and not found
+  std::string source;                // nvml, powercap, perf_power
+  std::vector<std::string> domains;  // what each counter covers
+  double unit_j = 0;                 // the counter's smallest step
+  double update_period_s = 0;        // measured at the start of the run
+  // Idle power per domain, measured once before the first measurement with nothing running.
+  std::vector<double> idle_watts;
+  double idle_seconds = 0;
+  std::optional<double> limit_watts;  // the GPU boards' enforced power limits, summed
+  // How idle power is accounted, alike on both sides: "included" (the figures are what the
+  // counters read; idle is shown beside) or "subtracted".
+  std::string idle_accounting = "included";
+  double idle_total_watts() const;
 };
 
 struct AccuracyRecord {
@@ -291,6 +329,8 @@ struct SimulationRecord {
   std::vector<ConservationSample> conservation;
   std::optional<TrajectoryDivergence> divergence;
   std::map<std::string, std::string> details;
+  // Version 10: the energy of the whole simulation on its device (evaluations: steps), where read.
+  std::optional<EnergyStatistics> energy;
 };
 
 struct InputRecord {
@@ -326,6 +366,9 @@ struct ResultsDocument {
   std::vector<InputRecord> inputs;
   std::vector<ResultRecord> results;
   std::vector<SimulationRecord> simulations;  // simulate (version 4)
+  // Version 10: how each device's energy was read (or why not), one record per device the run
+  // could measure on: the CPU always, the GPU where a GPU formulation was selected.
+  std::vector<EnergyMeterRecord> energy;
   // Wall seconds of the whole run and of its parts outside the measurements: ceilings, total.
   std::map<std::string, double> phase_seconds;
   // A report combined from two runs: where each side was measured. Empty for one run; made by
@@ -339,6 +382,10 @@ void to_json(nlohmann::json& j, const GpuSample& v);
 void from_json(const nlohmann::json& j, GpuSample& v);
 void to_json(nlohmann::json& j, const MeasurementConditions& v);
 void from_json(const nlohmann::json& j, MeasurementConditions& v);
+void to_json(nlohmann::json& j, const EnergyStatistics& v);
+void from_json(const nlohmann::json& j, EnergyStatistics& v);
+void to_json(nlohmann::json& j, const EnergyMeterRecord& v);
+void from_json(const nlohmann::json& j, EnergyMeterRecord& v);
 void to_json(nlohmann::json& j, const TimingStatistics& v);
 void from_json(const nlohmann::json& j, TimingStatistics& v);
 void to_json(nlohmann::json& j, const AccuracyRecord& v);

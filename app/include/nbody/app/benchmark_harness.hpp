@@ -4,12 +4,14 @@
 // (device events on the GPU, a steady wall clock on the CPU), N^2 interactions per evaluation as
 // items (FAIRNESS.md rule 4), and a stop between iterations when an interrupt was requested.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 
 #include <benchmark/benchmark.h>
 
+#include "nbody/energy_meter.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/results.hpp"
 
@@ -26,6 +28,9 @@ struct EvaluationBenchmark {
   Algorithm algorithm = Algorithm::all_pairs;
   // Optional: adds counters or a label once the timed loop is over (the run is prepared then).
   std::function<void(benchmark::State&, PreparedRun&)> annotate;
+  // Optional: counts every evaluation run, the warm-up's and the iteration search's included (the
+  // energy of a timing is that of all of them).
+  std::int64_t* evaluations_run = nullptr;
 };
 
 // Registers `evaluation` with Google Benchmark (manual time, seconds) and returns the benchmark
@@ -64,6 +69,13 @@ struct GpuObservation {
   std::string unavailable_reason;
 };
 
+// The energy a timing reads around itself: its device's meter and the meter's record (update
+// period, idle power); none where the device's energy is not read.
+struct EnergyObservation {
+  EnergyMeter* meter = nullptr;
+  const EnergyMeterRecord* record = nullptr;
+};
+
 // A timing's figures: of the whole evaluation on the scope's clock, and of the kernel alone
 // within the same evaluations (its own device events; the same figure in kernel scope and on the
 // CPU). Both carry the conditions of the one timing.
@@ -78,10 +90,12 @@ struct Timings {
 
 // Times evaluations of `run` (N = n) as the suite measures: the samples of every repetition, their
 // median with a distribution-free confidence interval, spread and noise flag, and the conditions
-// they were taken under (re-measured while disturbed, up to max_attempts). Throws when timing
-// stopped (an interrupt, an error).
+// they were taken under (re-measured while disturbed, up to max_attempts), and the energy of each
+// attempt where `energy` has a meter (a counter that fails mid-timing leaves the timing without
+// energy). Throws when timing stopped (an interrupt, an error).
 Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
-                         const RepetitionSettings& settings, const GpuObservation* gpu = nullptr);
+                         const RepetitionSettings& settings, const GpuObservation* gpu = nullptr,
+                         const EnergyObservation* energy = nullptr);
 
 // Why a timing's figure may read low, in words: other processes or steal above kMaxOtherCpuShare
 // of the CPUs; on the GPU, clocks held down (NVML's reasons) or the SM clock after the timing

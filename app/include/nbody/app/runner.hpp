@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -13,6 +14,7 @@
 
 #include "nbody/app/benchmark_harness.hpp"  // interrupt_requested()
 #include "nbody/counters.hpp"
+#include "nbody/energy_meter.hpp"
 #include "nbody/initial_conditions.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/results.hpp"
@@ -48,7 +50,14 @@ struct SuiteOptions {
   std::optional<double> budget_s;
   ExecutionOptions execution;
   std::vector<std::string> command_line;
+  // Seconds every timing of a device spans at least, so that its energy counter resolves it
+  // (energy_span_s); none where the device's energy is not read.
+  std::map<DeviceKind, double> energy_span_s;
 };
+
+// The seconds each repetition of a timing of `device` lasts at least: --min-time, or more where
+// the repetitions together must span the device's energy_span_s.
+double timing_min_time_s(const SuiteOptions& options, DeviceKind device);
 
 enum class SuiteMode { validate, run };
 
@@ -67,6 +76,9 @@ std::unique_ptr<ProgressSink> make_silent_progress();
 std::vector<std::size_t> default_sizes(std::span<const Implementation* const> selected,
                                        const ExecutionOptions& execution);
 
+// Some selected GPU formulation can run on this machine.
+bool selects_usable_gpu(std::span<const Implementation* const> selected);
+
 // Throws UsageError when N bodies cannot fit in this machine's available memory.
 void check_memory(std::span<const Implementation* const> selected, std::size_t n);
 
@@ -82,6 +94,19 @@ struct ProcessDecomposition {
   std::string gpu_exchange = "mpi";
 };
 
+// The run's energy meters, one per device, made before the first measurement (app/wiring.hpp).
+struct EnergyMeters {
+  DeviceEnergy cpu, gpu;
+  // What a timing of `device` reads around itself (no meter where its energy is not read).
+  EnergyObservation observe(DeviceKind device) const;
+  // The records results.json keeps: the CPU's, and the GPU's where `with_gpu`.
+  std::vector<EnergyMeterRecord> records(bool with_gpu) const;
+};
+
+// Seconds a timing of `device` must span for its energy to be resolved (kMinEnergyPeriods of the
+// counter's updates); 0 where the device's energy is not read.
+double energy_span_s(const EnergyMeters& meters, DeviceKind device);
+
 struct SuiteContext {
   const Registry& registry;
   std::span<const std::unique_ptr<CounterSource>> counter_sources;
@@ -96,6 +121,8 @@ struct SuiteContext {
   std::optional<ProcessDecomposition> decomposition = std::nullopt;
   // A line for the user before the measurements (the run's plan); empty: not said.
   std::function<void(const std::string&)> announce = nullptr;
+  // Each device's energy meter; null: energy is not read (validate, decomposed runs).
+  const EnergyMeters* energy = nullptr;
 };
 
 // The document's header (machine, build, settings, implementations) without results.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nbody/app/benchmark_harness.hpp"
+#include "nbody/app/runner.hpp"
 #include "nbody/counters.hpp"
 #include "nbody/execution_options.hpp"
 #include "nbody/registry.hpp"
@@ -28,6 +29,14 @@ std::vector<GpuDescription> describe_gpus();
 
 // How GPU timings on CUDA device `ordinal` observe the GPU's state (NVML), or why they cannot.
 GpuObservation observe_gpu(int ordinal);
+
+// The run's energy meters (FAIRNESS.md rule 10): RAPL for the CPU packages this process may run
+// on, NVML for the GPU boards it drives where `with_gpu`; each described (update period, idle
+// power) before any measurement, or with the reason it is not read. Never throws.
+EnergyMeters make_energy_meters(const ExecutionOptions& execution, bool with_gpu);
+
+// Meters that read nothing, each device's record saying why.
+EnergyMeters energy_not_read(const std::string& why);
 
 // NCCL between the GPUs of mpirun's ranks, one GPU each (gpu/multi_gpu.hpp), where this
 // build has it:
