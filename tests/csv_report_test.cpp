@@ -103,11 +103,13 @@ TEST(Csv, OneRowPerRecordWithTheColumnsPeoplePlot) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 3u) << text;
   const std::vector<std::string>& header = rows[0];
-  EXPECT_EQ(header.size(), 38u);
+  EXPECT_EQ(header.size(), 44u);
   EXPECT_EQ(header.front(), "implementation");
-  // The columns before version 9 keep their places; the trees' come last.
+  // The columns before version 9 keep their places; the trees' come next, then energy's.
   EXPECT_EQ(header[32], "disturbances");
-  EXPECT_EQ(header.back(), "build_s");
+  EXPECT_EQ(header[37], "build_s");
+  EXPECT_EQ(header[38], "energy_j_per_evaluation");
+  EXPECT_EQ(header.back(), "energy_resolved");
   for (const auto& row : rows) EXPECT_EQ(row.size(), header.size()) << text;
   const auto& ok = rows[1];
   EXPECT_EQ(ok[column(header, "communication_median_s")], "");  // one process: no all-gather
@@ -130,6 +132,10 @@ TEST(Csv, OneRowPerRecordWithTheColumnsPeoplePlot) {
   EXPECT_EQ(ok[column(header, "end_to_end_median_s")], "");            // CPU: no copies
   EXPECT_EQ(ok[column(header, "disturbed")], "true");
   EXPECT_EQ(ok[column(header, "disturbances")], "other processes took 40% of the CPUs; steal, 12%");
+  // No energy read (a file older than version 10): every energy cell is empty, none a zero.
+  for (std::size_t i = column(header, "energy_j_per_evaluation"); i < header.size(); ++i) {
+    EXPECT_EQ(ok[i], "") << header[i];
+  }
 }
 
 // A tree's row: its algorithm and angle, the interactions it evaluated, its build; no rate.
@@ -187,7 +193,7 @@ TEST(Csv, SkippedRowHasEmptyCellsWhereNothingWasMeasured) {
 TEST(Csv, EmptyDocumentIsTheHeaderAlone) {
   const std::string text = csv_of(ResultsDocument{});
   EXPECT_EQ(parse_csv(text).size(), 1u);
-  EXPECT_TRUE(text.ends_with("build_s\r\n"));
+  EXPECT_TRUE(text.ends_with("energy_resolved\r\n"));
 }
 
 TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {
@@ -196,10 +202,11 @@ TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 1 + doc.simulations.size()) << text;
   const std::vector<std::string>& header = rows[0];
-  EXPECT_EQ(header.size(), 29u);
+  EXPECT_EQ(header.size(), 30u);
   EXPECT_EQ(header.front(), "implementation");
   EXPECT_EQ(header[25], "divergence_velocity");
-  EXPECT_EQ(header.back(), "tree_build_s");
+  EXPECT_EQ(header[28], "tree_build_s");
+  EXPECT_EQ(header.back(), "joules_per_step");
   EXPECT_EQ(std::find(header.begin(), header.end(), "median_s"), header.end());  // a run's
   for (const auto& row : rows) EXPECT_EQ(row.size(), header.size()) << text;
 
@@ -236,6 +243,7 @@ TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {
     } else {
       EXPECT_EQ(cell("divergence_position"), "");
     }
+    EXPECT_EQ(cell("joules_per_step"), "");  // no energy read
   }
   const auto& cpu = rows[1];
   EXPECT_EQ(cpu[column(header, "device")], "cpu");
@@ -264,7 +272,7 @@ TEST(Csv, SimulateRunWithoutSimulationsIsItsHeaderAlone) {
   doc.settings.command = "simulate";
   const std::string text = csv_of(doc);
   EXPECT_EQ(parse_csv(text).size(), 1u);
-  EXPECT_TRUE(text.ends_with("tree_build_s\r\n"));
+  EXPECT_TRUE(text.ends_with("joules_per_step\r\n"));
 }
 
 }  // namespace

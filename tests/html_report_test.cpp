@@ -1,14 +1,19 @@
 // report.html's printer on hand-made data: strings cannot break out of the page's <script>
-// elements, a page without Chart.js says why and still has its tables, and a simulate run's page
-// has its charts (speedups, energy error, step split) or one line saying why each is absent.
+// elements, a page without Chart.js says why and still has its tables, a simulate run's page
+// has its charts (speedups, energy error, step split) or one line saying why each is absent, and
+// a run's energy (FAIRNESS rule 10) has its ratios, its cells and its chart, or says why not.
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "nbody/energy_meter.hpp"
 #include "nbody/reports/analysis.hpp"
 #include "nbody/reports/combined_sides.hpp"
 #include "nbody/reports/html_report.hpp"
@@ -315,6 +320,202 @@ TEST(HtmlReport, ACombinedReportSaysNothingOfAPlanItDoesNotHave) {
   EXPECT_EQ(page.find("estimated 0 s"), std::string::npos);
   EXPECT_NE(page.find("id=\"answer\">With each side measured on its own machine, "),
             std::string::npos);
+}
+
+// ---- energy (FAIRNESS rule 10) ----
+
+ResultsDocument energy_run() {
+  return load_results(std::filesystem::path(NBODY_SOURCE_DIR) / "tests" / "data" /
+                      "results-schema-10-energy-hand-made.json");
+}
+
+ResultRecord& record(ResultsDocument& doc, const std::string& name, std::size_t n) {
+  const auto it = std::find_if(doc.results.begin(), doc.results.end(), [&](const ResultRecord& r) {
+    return r.implementation == name && r.n == n;
+  });
+  if (it == doc.results.end()) throw std::runtime_error("no " + name);
+  return *it;
+}
+
+// The part of `page` from `from` to the next `to`.
+std::string part(const std::string& page, const std::string& from, const std::string& to) {
+  const std::size_t at = page.find(from);
+  if (at == std::string::npos) return {};
+  return page.substr(at, page.find(to, at) - at);
+}
+
+// Energy on both sides: the answer's energy line, the ratio columns beside the speed ratios, the
+// Energy section with both meters, and its chart's data: every measurement with energy, per device.
+TEST(HtmlReport, EnergyOnBothSidesHasItsRatiosAndItsChart) {
+  ResultsDocument doc = energy_run();
+  const Analysis a = analyze(doc);
+  ASSERT_TRUE(a.energy.compares()) << a.energy.no_ratio_reason;
+  const std::string page = render_html(doc, a, {"var Chart;", ""});
+  const std::string answer = part(page, "<p class=\"answer\"", "</p>");
+  EXPECT_NE(answer.find("<span class=\"energy-line\">By energy, the best GPU used "),
+            std::string::npos)
+      << answer;
+  EXPECT_NE(answer.find("idle power included on both sides."), std::string::npos) << answer;
+
+  const std::string headline = part(page, "<section id=\"headline\">", "</section>");
+  EXPECT_NE(headline.find("<th>CPU J / GPU J<br>(best)</th>"), std::string::npos);
+  EXPECT_NE(headline.find("<th>CPU J / GPU J<br>(naive)</th>"), std::string::npos);
+  const HeadlineRow& first = a.headline.rows.front();
+  ASSERT_TRUE(first.best_energy_ratio);
+  EXPECT_NE(headline.find(fmt::format("data-label=\"CPU J / GPU J (best)\"><b>{:.3g}×</b>",
+                                      first.best_energy_ratio->value)),
+            std::string::npos)
+      << headline;
+  const std::string bars = part(page, "<section id=\"algorithms\">", "</section>");
+  EXPECT_NE(bars.find("<th>CPU J / GPU J</th>"), std::string::npos);
+  EXPECT_GT(count(bars, "data-label=\"CPU J / GPU J\"><b>"), 0u);
+
+  const std::string energy = part(page, "<section id=\"energy\">", "</section>");
+  // Text only: "package-0" is kept whole in a span.
+  EXPECT_NE(
+      text_from(energy, 0, energy.size())
+          .find("CPU: powercap (package-0; package-0 dram); idle 44.5 W; counters updated every "
+                "1 ms; no power limit read"),
+      std::string::npos)
+      << energy;
+  EXPECT_NE(energy.find("<b>GPU</b>: nvml (GPU 0 board); idle 72.9 W; counters updated every "
+                        "100 ms; power limit 700 W"),
+            std::string::npos);
+  EXPECT_NE(energy.find("Idle power is included on both sides"), std::string::npos);
+  EXPECT_EQ(count(energy, "data-kind=\"joules\""), 1u);
+
+  const nlohmann::json data = report_data(page)["joules"];
+  ASSERT_EQ(data["devices"].size(), 2u);
+  EXPECT_EQ(data["devices"][0]["device"], "cpu");
+  EXPECT_EQ(data["devices"][1]["device"], "gpu");
+  EXPECT_DOUBLE_EQ(data["devices"][1]["idle_watts"].get<double>(), 72.9);
+  std::size_t points = 0;
+  for (const nlohmann::json& d : data["devices"]) points += d["points"].size();
+  EXPECT_EQ(points, a.energy.points.size());
+  const nlohmann::json& tuned = data["devices"][1]["points"][0];
+  EXPECT_EQ(tuned["name"], "gpu.tuned");
+  EXPECT_EQ(tuned["n"], 1024);
+  EXPECT_DOUBLE_EQ(tuned["y"].get<double>(), 0.002978754524976535);
+  EXPECT_DOUBLE_EQ(tuned["x"].get<double>(), record(doc, "gpu.tuned", 1024).kernel->median_s);
+  const auto tree =
+      std::find_if(data["devices"][0]["points"].begin(), data["devices"][0]["points"].end(),
+                   [](const nlohmann::json& p) { return p["tree"].get<bool>(); });
+  ASSERT_NE(tree, data["devices"][0]["points"].end());
+  // A tree is credited no interactions: its work per joule is bodies.
+  EXPECT_DOUBLE_EQ(tree->at("per_j").get<double>(),
+                   tree->at("n").get<double>() / tree->at("y").get<double>());
+}
+
+// A figure that spanned too few counter updates: marked in its table with the footnote, drawn
+// hollow (its point says so), and in no ratio.
+TEST(HtmlReport, AnUnresolvedEnergyIsMarkedAndFormsNoRatio) {
+  ResultsDocument doc = energy_run();
+  EnergyStatistics& brief = *record(doc, "gpu.tuned", 1024).kernel->energy;
+  brief.periods_spanned = kMinEnergyPeriods / 2;
+  brief.resolved = false;
+  EnergyStatistics& tree = *record(doc, "gpu.tree[theta=0.5]", 4096).kernel->energy;
+  tree.periods_spanned = kMinEnergyPeriods / 2;
+  tree.resolved = false;
+  const Analysis a = analyze(doc);
+  const std::string page = render_html(doc, a, {"var Chart;", ""});
+  const std::string results = part(page, "<h3>Results</h3>", "</table>");
+  EXPECT_NE(results.find("<th>time (median)</th><th>J / evaluation</th><th>int/J</th><th>mean "
+                         "W</th><th>CI of median</th>"),
+            std::string::npos);
+  EXPECT_NE(results.find("<td>2.98 mJ †</td><td>352 M</td><td>381</td>"), std::string::npos)
+      << results;
+  EXPECT_NE(page.find(fmt::format("† spanned fewer than {:g} counter updates", kMinEnergyPeriods)),
+            std::string::npos);
+  const std::string trees = part(page, "<h3>Tree codes</h3>", "</table>");
+  EXPECT_NE(trees.find("<th>J / evaluation</th><th>bodies/J</th><th>mean W</th>"),
+            std::string::npos);
+  EXPECT_EQ(count(trees, " †</td>"), 1u);
+  // The f32 row at N = 1024 has no energy ratio.
+  const std::string row = part(page,
+                               "<td data-label=\"precision\">f32</td><td class=\"num\" "
+                               "data-label=\"N =\">1024</td>",
+                               "</tr>");
+  EXPECT_NE(row.find("data-label=\"CPU J / GPU J (best)\">—</td>"), std::string::npos) << row;
+  const nlohmann::json gpu = report_data(page)["joules"]["devices"][1]["points"];
+  EXPECT_FALSE(gpu[0]["resolved"].get<bool>());
+  EXPECT_DOUBLE_EQ(gpu[0]["periods"].get<double>(), kMinEnergyPeriods / 2);
+}
+
+// Without the CPU's energy: the answer's line, the headline and the Energy section say why, no
+// energy ratio is printed, and the chart has the GPU's points only.
+TEST(HtmlReport, WithoutTheCpusEnergyItSaysWhyAndShowsNoRatio) {
+  ResultsDocument doc = energy_run();
+  for (EnergyMeterRecord& m : doc.energy) {
+    if (m.device != DeviceKind::cpu) continue;
+    m = EnergyMeterRecord{.device = DeviceKind::cpu,
+                          .available = false,
+                          .unavailable_reason = "no /sys/class/powercap, and no perf power PMU"};
+  }
+  for (ResultRecord& r : doc.results) {
+    if (r.implementation.starts_with("cpu.") && r.kernel) r.kernel->energy.reset();
+  }
+  const Analysis a = analyze(doc);
+  ASSERT_FALSE(a.energy.compares());
+  const std::string page = render_html(doc, a, {"var Chart;", ""});
+  const std::string answer = part(page, "<p class=\"answer\"", "</p>");
+  EXPECT_NE(answer.find("Energy: no GPU/CPU ratio — the CPU's energy is not read: no "
+                        "/sys/class/powercap, and no perf power PMU."),
+            std::string::npos)
+      << answer;
+  EXPECT_EQ(answer.find("By energy"), std::string::npos);
+  EXPECT_EQ(page.find("CPU J / GPU J<br>"), std::string::npos);
+  EXPECT_EQ(page.find("class=\"eratio\""), std::string::npos);
+  EXPECT_EQ(page.find("data-label=\"CPU J / GPU J\""), std::string::npos);
+  EXPECT_NE(part(page, "<section id=\"headline\">", "</table>")
+                .find("CPU J / GPU J: no energy ratio — the CPU's energy is not read"),
+            std::string::npos);
+  const std::string energy = part(page, "<section id=\"energy\">", "</section>");
+  EXPECT_NE(energy.find("<b>CPU</b>: not read — no /sys/class/powercap, and no perf power PMU"),
+            std::string::npos)
+      << energy;
+  EXPECT_NE(energy.find("No GPU/CPU energy ratio: the CPU's energy is not read"),
+            std::string::npos);
+  const nlohmann::json devices = report_data(page)["joules"]["devices"];
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0]["device"], "gpu");
+  // The CPU's results have no energy to show: dashes.
+  const std::string cpu = part(page, "<tr><td>cpu.tbb</td><td>1024</td>", "</tr>");
+  EXPECT_NE(cpu.find(" µs</td><td>—</td><td>—</td><td>—</td><td>"), std::string::npos) << cpu;
+}
+
+// A file older than version 10 read no energy: one line under Energy, no energy columns, no chart.
+TEST(HtmlReport, AnOlderRunHasNoEnergyColumnsAndSaysSo) {
+  const std::string page = page_of(sample("tree-codes"));
+  EXPECT_NE(page.find("No energy: the run read no energy (results written before version 10)"),
+            std::string::npos);
+  EXPECT_EQ(page.find("J / evaluation"), std::string::npos);
+  EXPECT_EQ(page.find("data-kind=\"joules\""), std::string::npos);
+  EXPECT_TRUE(report_data(page)["joules"]["devices"].empty());
+}
+
+// A simulation whose device's energy was read: joules per step and watts in the step table.
+TEST(HtmlReport, SimulationStepsHaveTheirJoules) {
+  ResultsDocument doc = testing::simulation_document();
+  EXPECT_EQ(simulation_page(doc).find("J / step"), std::string::npos);
+  for (SimulationRecord& s : doc.simulations) {
+    if (s.implementation == "gpu.tuned" && s.n == 1024) {
+      s.energy = EnergyStatistics{.joules = 400,
+                                  .seconds = 1,
+                                  .evaluations = 1000,
+                                  .per_evaluation_j = 0.4,
+                                  .mean_watts = 400,
+                                  .periods_spanned = 10,
+                                  .resolved = true};
+    }
+  }
+  const std::string steps = part(simulation_page(doc), "<section id=\"steps\">", "</section>");
+  EXPECT_NE(steps.find("<th>step</th><th>J / step</th><th>mean W</th><th>force</th>"),
+            std::string::npos);
+  EXPECT_NE(steps.find("<td class=\"num\">400 mJ</td><td class=\"num\">400</td>"),
+            std::string::npos)
+      << steps;
+  EXPECT_NE(steps.find("</td><td>—</td><td>—</td><td class=\"num\">"),
+            std::string::npos);  // cpu.tbb
 }
 
 }  // namespace

@@ -20,6 +20,15 @@
     while (a >= 1000 && k < prefixes.length - 1) { a /= 1000; v /= 1000; k++; }
     return Number(v.toPrecision(3)) + " " + prefixes[k] + (unit || "");
   }
+  // Also below one unit ("2.98 mJ"): joules per evaluation are mostly fractions of a joule.
+  function siSmall(v, unit) {
+    if (v === null || v === undefined || !isFinite(v)) return "n/a";
+    var a = Math.abs(v), small = [[1e-3, "m"], [1e-6, "µ"], [1e-9, "n"]];
+    for (var k = 0; a > 0 && a < 1 && k < small.length; k++) {
+      if (a >= small[k][0]) return Number((v / small[k][0]).toPrecision(3)) + " " + small[k][1] + unit;
+    }
+    return si(v, unit);
+  }
   function times(v) { return Number(v.toPrecision(3)) + "×"; }
   function size(n) {
     if (n >= 1048576 && n % 1048576 === 0) return n / 1048576 + "M";
@@ -553,6 +562,65 @@
         return c.dataset.series.name + " at t = " + Number(p.t.toPrecision(4)) + " (step " + p.step +
           "): " + p.y.toExponential(2);
       } } } } } });
+  };
+
+  // Electric energy (FAIRNESS rule 10), not the simulations' physical energy above: each
+  // measurement's joules per evaluation against its seconds per evaluation, one dataset per
+  // device, each device's idle power × time as a dashed diagonal for scale.
+  builders.joules = function (canvas) {
+    var chart = data.joules, datasets = [], xs = [], ys = [];
+    chart.devices.forEach(function (d) {
+      var c = d.device === "gpu" ? "#d9480f" : "#1f5fbf", device = d.device.toUpperCase();
+      d.points.forEach(function (p) { xs.push(p.x); ys.push(p.lo > 0 ? p.lo : p.y, p.hi > 0 ? p.hi : p.y); });
+      datasets.push({ label: device, device: device, data: d.points.map(function (p) {
+          return { x: p.x, y: p.y, lo: p.lo > 0 ? p.lo : null, hi: p.hi > 0 ? p.hi : null, p: p }; }),
+        borderColor: c, backgroundColor: c + "99", borderWidth: 1.5, errorBars: true,
+        pointStyle: d.points.map(function (p) { return p.tree ? "triangle" : "circle"; }),
+        pointRadius: d.points.map(function (p) { return p.tree ? 6 : 4.5; }), pointHoverRadius: 8,
+        pointBackgroundColor: d.points.map(function (p) { return p.resolved ? c + "99" : "#ffffff"; }),
+        clip: 10 });
+    });
+    var xb = decades(xs), yb = decades(ys);
+    chart.devices.forEach(function (d) {
+      if (!(d.idle_watts > 0)) return;
+      var c = d.device === "gpu" ? "#d9480f" : "#1f5fbf";
+      datasets.push({ type: "line", label: d.device.toUpperCase() + " idle " + si(d.idle_watts, "W") + " × time",
+        idle: true, data: [{ x: xb.min, y: d.idle_watts * xb.min }, { x: xb.max, y: d.idle_watts * xb.max }],
+        borderColor: c, backgroundColor: c, borderWidth: 1, borderDash: [5, 4], pointRadius: 0,
+        pointHitRadius: 0, pointStyle: "line" });
+    });
+    growPlot(canvas, Math.ceil(datasets.length / 2), 20, 380);
+    return new Chart(canvas, { type: "scatter", data: { datasets: datasets }, options: {
+      scales: {
+        x: axis("logarithmic", "seconds per evaluation", { min: xb.min, max: xb.max,
+          ticks: { maxRotation: 0, callback: function (v) {
+            var l = Math.log10(v);
+            return Math.abs(l - Math.round(l)) < 1e-6 ? duration(v) : ""; } } }),
+        y: axis("logarithmic", "joules per evaluation", { min: yb.min, max: yb.max,
+          ticks: { callback: function (v) {
+            var l = Math.log10(v);
+            return Math.abs(l - Math.round(l)) < 1e-6 ? siSmall(v, "J") : ""; } } }) },
+      plugins: {
+        // A device's key is a filled circle whatever its first point is (a tree, or hollow).
+        legend: { labels: { usePointStyle: true, generateLabels: function (c) {
+          return Chart.defaults.plugins.legend.labels.generateLabels(c).map(function (item) {
+            var ds = c.data.datasets[item.datasetIndex];
+            if (!ds.idle) { item.fillStyle = ds.backgroundColor; item.pointStyle = "circle"; }
+            return item;
+          });
+        } } },
+        tooltip: { filter: function (item) { return !item.dataset.idle; },
+          callbacks: { title: noTitle, label: function (c) {
+            var p = c.raw.p;
+            var text = p.name + " at N = " + size(p.n) + " (" + c.dataset.device + "): " +
+              siSmall(p.y, "J") + " per evaluation";
+            if (p.lo > 0 && p.hi > 0) text += " (" + siSmall(p.lo, "J") + "–" + siSmall(p.hi, "J") + ")";
+            text += ", " + duration(p.x) + ", " + si(p.w, "W") + " mean, " +
+              si(p.per_j, "") + (p.tree ? " bodies/J" : " int/J");
+            if (!p.resolved) text += "; spanned " + Number(p.periods.toPrecision(2)) +
+              " counter updates, fewer than " + chart.min_periods + ": not resolved";
+            return text;
+          } } } } } });
   };
 
   var phaseColours = { force: "#4263eb", "tree build": "#9775fa", integration: "#12b886",

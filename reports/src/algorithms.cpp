@@ -149,7 +149,8 @@ std::vector<TimeFigure> time_figures(const ResultsDocument& doc) {
                        .high_s = r.kernel->ci_high_s,
                        .relative_l2 = m.relative_l2,
                        .max_relative = m.max_relative,
-                       .disturbance = describe_disturbance(r)});
+                       .disturbance = describe_disturbance(r),
+                       .energy = energy_figure(doc, r)});
   }
   return figures;
 }

@@ -40,7 +40,8 @@ RateFigure rate_figure(const ResultsDocument& doc, const ResultRecord& r) {
           .ci_confidence = t.ci_confidence,
           .disturbance = describe_disturbance(r),
           .scale = scale,
-          .scale_label = scale ? describe(*scale) : std::string()};
+          .scale_label = scale ? describe(*scale) : std::string(),
+          .energy = energy_figure(doc, r)};
 }
 
 namespace {
@@ -380,6 +381,10 @@ std::vector<IntegrationRow> make_integration_rows(const ResultsDocument& doc) {
               [](const EnergyErrorPoint& x, const EnergyErrorPoint& y) { return x.step < y.step; });
     row.shares = step_shares(row.per_step);
     row.conservation = check_conservation(r, impl, doc.settings);
+    if (r.energy && r.energy->evaluations > 0 && r.energy->joules > 0) {
+      row.joules_per_step = r.energy->per_evaluation_j;
+      row.mean_watts = r.energy->mean_watts;
+    }
     rows.push_back(std::move(row));
   }
   return rows;
@@ -520,7 +525,9 @@ Analysis analyze(const ResultsDocument& doc) {
   a.headline = make_headline(doc);
   a.sides = measured_sides(doc);
   a.algorithms = compare_algorithms(doc);
-  a.audit = make_audit(doc, a.headline, a.sides, a.algorithms, a.integration);
+  a.energy = analyze_energy(doc);
+  add_energy_ratios(a);
+  a.audit = make_audit(doc, a.headline, a.sides, a.algorithms, a.integration, a.energy);
   a.answer = make_answer(doc, a);
   a.ladders = make_ladders(doc);
   a.rooflines = make_rooflines(doc);

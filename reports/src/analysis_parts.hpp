@@ -14,4 +14,8 @@ bool timed_all_pairs(const ResultsDocument& document, const ResultRecord& record
 // A timed record's kernel rate with its interval, disturbances and scale.
 RateFigure rate_figure(const ResultsDocument& document, const ResultRecord& record);
 
+// Sets the GPU/CPU energy ratios of the headline and of the equal-accuracy rows, where the run's
+// energy compares (a.energy) and both figures are resolved.
+void add_energy_ratios(Analysis& a);
+
 }  // namespace nbody::reports

@@ -587,6 +587,67 @@ AuditRule simulation_algorithms(const ResultsDocument& doc) {
           .evidence = "one algorithm: every formulation simulated computes all N² pairs"};
 }
 
+std::string describe_meter(const EnergyDevice& d) {
+  const std::string what = d.device == DeviceKind::gpu
+                               ? "the GPU board"
+                               : fmt::format("the CPU ({})", fmt::join(d.domains, ", "));
+  return fmt::format("{} through {}, idle {:.0f} W", what, d.source, d.idle_watts);
+}
+
+// Rule 10: energy read alike on both sides (whole GPU board; CPU packages and DRAM), idle power
+// alike, compared within one run only and only between resolved figures.
+AuditRule same_energy_accounting(const EnergyAnalysis& energy, const Headline& headline) {
+  AuditRule rule{.number = 10, .title = "Same energy accounting"};
+  if (energy.devices.empty()) {
+    rule.verdict = RuleVerdict::not_applicable;
+    rule.evidence = energy.no_ratio_reason;
+    return rule;
+  }
+  std::vector<std::string> read, not_read;
+  bool cpu_without_dram = false;
+  for (const EnergyDevice& d : energy.devices) {
+    if (!d.measured) {
+      not_read.push_back(fmt::format("{} energy is not read ({})",
+                                     d.device == DeviceKind::gpu ? "the GPU's" : "the CPU's",
+                                     d.unavailable_reason));
+      continue;
+    }
+    read.push_back(describe_meter(d));
+    cpu_without_dram |=
+        d.device == DeviceKind::cpu &&
+        std::none_of(d.domains.begin(), d.domains.end(),
+                     [](const std::string& name) { return name.ends_with("dram"); });
+  }
+  std::size_t ratios = 0, unresolved = 0;
+  for (const HeadlineRow& row : headline.rows) {
+    ratios += (row.best_energy_ratio ? 1 : 0) + (row.naive_energy_ratio ? 1 : 0);
+  }
+  for (const EnergyPoint& p : energy.points) unresolved += p.energy.resolved ? 0 : 1;
+  std::vector<std::string> parts;
+  if (!read.empty()) {
+    parts.push_back(fmt::format("read: {}; idle power {} on every side", fmt::join(read, "; "),
+                                energy.idle_accounting));
+  }
+  for (const std::string& line : not_read) parts.push_back(line);
+  if (unresolved > 0) {
+    parts.push_back(
+        fmt::format("{} figure{} spanned too few counter updates and {} shown as "
+                    "unresolved, in no ratio",
+                    unresolved, unresolved == 1 ? "" : "s", unresolved == 1 ? "is" : "are"));
+  }
+  parts.push_back(energy.compares()
+                      ? fmt::format("{} GPU/CPU energy ratio{} formed, within this run", ratios,
+                                    ratios == 1 ? "" : "s")
+                      : fmt::format("no energy ratio is formed: {}", energy.no_ratio_reason));
+  rule.evidence = fmt::format("{}", fmt::join(parts, "; "));
+  rule.verdict =
+      cpu_without_dram && energy.compares() ? RuleVerdict::cannot_tell : RuleVerdict::kept;
+  if (rule.verdict == RuleVerdict::cannot_tell) {
+    rule.evidence += "; the CPU's DRAM is not exposed, so its side counts the packages alone";
+  }
+  return rule;
+}
+
 // One line: how many applicable rules were kept, which were not or cannot tell, and what a
 // missing side or disturbed measurements take from the ratios.
 std::string verdict_line(const FairnessAudit& audit, const Headline& headline,
@@ -633,7 +694,8 @@ std::string verdict_line(const FairnessAudit& audit, const Headline& headline,
 
 FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
                          const MeasuredSides& sides, const AlgorithmComparison& algorithms,
-                         const std::vector<IntegrationRow>& simulations) {
+                         const std::vector<IntegrationRow>& simulations,
+                         const EnergyAnalysis& energy) {
   FairnessAudit audit;
   if (kind_of(doc.settings) == DocumentKind::simulate) {
     audit.rules = {same_problem(doc),
@@ -644,7 +706,8 @@ FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
                    for_runs_only(6, "Same ceilings"),
                    full_disclosure(doc),
                    for_runs_only(8, "Same scale"),
-                   simulation_algorithms(doc)};
+                   simulation_algorithms(doc),
+                   same_energy_accounting(energy, headline)};
   } else {
     audit.rules = {same_problem(doc),
                    same_precision_and_accuracy(doc, headline, sides),
@@ -654,7 +717,8 @@ FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
                    same_ceilings(doc),
                    full_disclosure(doc),
                    same_scale(doc, headline, sides),
-                   same_accuracy_across_algorithms(doc, algorithms)};
+                   same_accuracy_across_algorithms(doc, algorithms),
+                   same_energy_accounting(energy, headline)};
   }
   audit.verdict = verdict_line(audit, headline, sides);
   return audit;

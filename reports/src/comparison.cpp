@@ -188,6 +188,14 @@ ComparedRow describe_pair(const ResultRecord& base, const ResultRecord& now) {
     if (base.end_to_end && now.end_to_end && base.end_to_end->median_s > 0) {
       row.end_to_end_ratio = now.end_to_end->median_s / base.end_to_end->median_s;
     }
+    const std::optional<EnergyStatistics>& base_energy = base.kernel->energy;
+    const std::optional<EnergyStatistics>& new_energy = now.kernel->energy;
+    if (base_energy && new_energy && base_energy->resolved && new_energy->resolved &&
+        base_energy->per_evaluation_j > 0) {
+      row.base_joules = base_energy->per_evaluation_j;
+      row.new_joules = new_energy->per_evaluation_j;
+      row.energy_ratio = *row.new_joules / *row.base_joules;
+    }
   }
   return row;
 }
@@ -198,6 +206,9 @@ ComparedRow describe_pair(const ResultRecord& base, const ResultRecord& now) {
 void judge(ComparedRow& row, const ResultRecord& base, const ResultRecord& now,
            const MachineShift* shift, const ComparisonSettings& settings, bool test_gates) {
   const double machine = shift != nullptr && shift->applied ? shift->time_ratio : 1;
+  if (row.energy_ratio) {
+    row.energy_changed = std::abs(std::log(*row.energy_ratio)) > std::log1p(settings.threshold);
+  }
   if (row.fastest_ratio && shift != nullptr && shift->applied) {
     row.corrected_ratio = *row.fastest_ratio / machine;
   }

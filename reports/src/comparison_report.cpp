@@ -82,6 +82,8 @@ struct Summary {
   std::vector<std::string> regressions;
   std::vector<std::string> possible;  // possibly slower or faster: said, not failed
   std::string formulations;           // those slower or faster as a whole
+  std::vector<std::string> energy;    // joules per evaluation moved beyond the threshold
+  std::size_t energy_compared = 0;    // rows with both energies resolved
 };
 
 Summary summarize(const Comparison& c) {
@@ -100,6 +102,14 @@ Summary summarize(const Comparison& c) {
   }
   for (const ComparedRow& row : c.rows) {
     ++counts[static_cast<int>(row.verdict)];
+    if (row.energy_ratio) ++summary.energy_compared;
+    if (row.energy_changed) {
+      summary.energy.push_back(
+          fmt::format("{} at N = {} ({}): {:.3g} J → {:.3g} J per evaluation "
+                      "({:.3f}×)",
+                      row.implementation, row.n, row.initial_condition, *row.base_joules,
+                      *row.new_joules, *row.energy_ratio));
+    }
     const std::string corrected =
         row.corrected_ratio
             ? fmt::format(" ({:.3f}× with the machine's shift removed)", *row.corrected_ratio)
@@ -231,6 +241,24 @@ std::vector<std::string> shift_sentences(const Comparison& c) {
   return sentences;
 }
 
+// Energy changes are listed and never fail: a board's idle power and fans move its joules between
+// runs more than anything a kernel does to its time.
+std::string energy_paragraph(const Summary& summary) {
+  if (summary.energy_compared == 0) {
+    return "Energy: no measurement has resolved energy in both runs, so none is compared.";
+  }
+  if (summary.energy.empty()) {
+    return fmt::format(
+        "Energy (listed, never failed): none of the {} measurements with energy in both runs "
+        "moved beyond the threshold.",
+        summary.energy_compared);
+  }
+  return fmt::format(
+      "Energy (listed, never failed): {} of the {} measurements with energy in both runs moved "
+      "beyond the threshold:",
+      summary.energy.size(), summary.energy_compared);
+}
+
 std::string md_escape(const std::string& text) {
   std::string out;
   for (const char ch : text) {
@@ -280,6 +308,9 @@ std::string render_comparison_markdown(const Comparison& c, const ComparedSource
     for (const std::string& line : summary.possible) out += "- " + line + "\n";
     out += "\n";
   }
+  out += energy_paragraph(summary) + "\n\n";
+  for (const std::string& line : summary.energy) out += "- " + md_escape(line) + "\n";
+  if (!summary.energy.empty()) out += "\n";
   for (const std::string& flag : c.flags) out += "⚠ " + md_escape(flag) + "\n\n";
   out += sides_sentence(c) + "\n\n";
   for (const std::string& sentence : shift_sentences(c)) out += sentence + "\n\n";
@@ -333,6 +364,14 @@ std::string render_comparison_html(const Comparison& c, const ComparedSources& s
   if (!summary.possible.empty()) {
     out += "<p>Possible changes (not failed):</p>\n<ul>\n";
     for (const std::string& line : summary.possible) {
+      out += fmt::format("<li>{}</li>\n", html_escape(line));
+    }
+    out += "</ul>\n";
+  }
+  out += fmt::format("<p>{}</p>\n", html_escape(energy_paragraph(summary)));
+  if (!summary.energy.empty()) {
+    out += "<ul>\n";
+    for (const std::string& line : summary.energy) {
       out += fmt::format("<li>{}</li>\n", html_escape(line));
     }
     out += "</ul>\n";

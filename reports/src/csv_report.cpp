@@ -10,8 +10,8 @@
 namespace nbody::reports {
 namespace {
 
-// Version 9's tree columns (algorithm to build_s) come last, so existing readers keep their
-// positions.
+// Version 9's tree columns (algorithm to build_s) and version 10's energy columns come last, in
+// that order, so existing readers keep their positions.
 constexpr const char* kColumns[] = {"implementation",
                                     "device",
                                     "precision",
@@ -49,7 +49,13 @@ constexpr const char* kColumns[] = {"implementation",
                                     "theta",
                                     "body_body",
                                     "body_cell",
-                                    "build_s"};
+                                    "build_s",
+                                    "energy_j_per_evaluation",
+                                    "energy_j_low",
+                                    "energy_j_high",
+                                    "mean_watts",
+                                    "interactions_per_joule",
+                                    "energy_resolved"};
 
 // simulate: one row per simulations[] record.
 constexpr const char* kSimulationColumns[] = {"implementation",
@@ -80,7 +86,8 @@ constexpr const char* kSimulationColumns[] = {"implementation",
                                               "divergence_velocity",
                                               "algorithm",
                                               "theta",
-                                              "tree_build_s"};
+                                              "tree_build_s",
+                                              "joules_per_step"};
 
 std::string csv_field(std::string_view field) {
   if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
@@ -118,6 +125,17 @@ std::vector<std::string> disturbances_of(const ResultRecord& r) {
 
 bool has_conditions(const ResultRecord& r) {
   return (r.kernel && r.kernel->conditions) || (r.end_to_end && r.end_to_end->conditions);
+}
+
+// A timing's energy (version 10), empty cells where its device's was not read; a tree is credited
+// no interactions, so it has no interactions per joule.
+void append_energy(std::vector<std::string>& cells, const std::optional<EnergyFigure>& e) {
+  cells.push_back(e ? number(e->joules_per_evaluation) : "");
+  cells.push_back(e ? number(e->low_j) : "");
+  cells.push_back(e ? number(e->high_j) : "");
+  cells.push_back(e ? number(e->mean_watts) : "");
+  cells.push_back(e ? number(e->interactions_per_joule) : "");
+  cells.push_back(e ? boolean(e->resolved) : "");
 }
 
 void append_row(std::string& out, const std::vector<std::string>& cells) {
@@ -168,7 +186,8 @@ std::string render_simulation_csv(const ResultsDocument& doc) {
         d ? number(d->velocity) : "",
         property(&ImplementationRecord::algorithm),
         impl ? number(impl->theta) : "",
-        figure(p.tree_build_s)};
+        figure(p.tree_build_s),
+        ran && r.energy ? number(r.energy->per_evaluation_j) : ""};
     append_row(out, cells);
   }
   return out;
@@ -220,6 +239,7 @@ std::string render_csv(const ResultsDocument& doc, const Analysis& /*analysis*/)
         r.tree_work ? std::to_string(r.tree_work->body_body) : "",
         r.tree_work ? std::to_string(r.tree_work->body_cell) : "",
         r.tree_work && r.tree_work->build ? number(r.tree_work->build->median_s) : ""};
+    append_energy(cells, energy_figure(doc, r));
     append_row(out, cells);
   }
   return out;

@@ -107,13 +107,20 @@ std::string keep_tokens_whole(std::string_view html) {
   return out;
 }
 
-Table::Table(std::initializer_list<std::string_view> headers, std::string_view css) {
-  html = fmt::format("<div class=\"scroll\"><table{}><thead><tr>",
-                     css.empty() ? "" : fmt::format(" class=\"{}\"", css));
-  for (const std::string_view h : headers) html += fmt::format("<th>{}</th>", html_escape(h));
-  html += "</tr></thead><tbody>\n";
+Table::Table(std::initializer_list<std::string_view> headers, std::string_view css)
+    : Table(of(std::vector<std::string>(headers.begin(), headers.end()), css)) {}
+Table Table::of(const std::vector<std::string>& headers, std::string_view css) {
+  Table t;
+  t.html = fmt::format("<div class=\"scroll\"><table{}><thead><tr>",
+                       css.empty() ? "" : fmt::format(" class=\"{}\"", css));
+  for (const std::string& h : headers) t.html += fmt::format("<th>{}</th>", html_escape(h));
+  t.html += "</tr></thead><tbody>\n";
+  return t;
 }
 void Table::row(std::initializer_list<std::string> cells) {
+  row(std::vector<std::string>(cells));
+}
+void Table::row(const std::vector<std::string>& cells) {
   html += "<tr>";
   for (const std::string& c : cells) html += "<td>" + c + "</td>";
   html += "</tr>\n";

@@ -32,9 +32,15 @@ std::string keep_tokens_whole(std::string_view html);
 struct Table {
   std::string html;
   explicit Table(std::initializer_list<std::string_view> headers, std::string_view css = "");
+  // Columns that only some runs have (energy): headers and cells gathered first.
+  static Table of(const std::vector<std::string>& headers, std::string_view css = "");
   // Cells are HTML already (escape text with html_escape()).
   void row(std::initializer_list<std::string> cells);
+  void row(const std::vector<std::string>& cells);
   std::string done();
+
+ private:
+  Table() = default;
 };
 
 // A fairness rule's verdict as a coloured badge.

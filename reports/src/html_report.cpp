@@ -572,35 +572,49 @@ std::string linked(const std::vector<AnswerSpan>& spans) {
 }
 
 // One row of the headline: on a phone its cells stack under their labels (report.css), the two
-// sides side by side above their ratio, so no column is cut off.
-std::string headline_row(const HeadlineRow& r) {
+// sides side by side above their ratio (and its energy ratio), so no column is cut off.
+std::string headline_row(const HeadlineRow& r, bool energy) {
   // A phone leaves out a row's naive cells where neither side has a naive figure at its N.
   const bool naive = r.naive_cpu || r.naive_gpu;
+  const auto energy_cell = [energy](const std::optional<RateRatio>& ratio, const char* css,
+                                    const char* label) {
+    return energy ? fmt::format("<td class=\"{}\" data-label=\"{}\">{}</td>", css, label,
+                                energy_ratio_cell(ratio))
+                  : std::string();
+  };
   return fmt::format(
       "<tr{}><td data-label=\"precision\">{}</td><td class=\"num\" data-label=\"N =\">{}</td>"
       "<td data-label=\"best CPU\">{}</td><td data-label=\"best GPU\">{}</td>"
-      "<td data-label=\"GPU/CPU (best)\">{}</td><td data-label=\"naive CPU\">{}</td>"
-      "<td data-label=\"naive GPU\">{}</td><td data-label=\"GPU/CPU (naive)\">{}</td></tr>\n",
+      "<td class=\"ratio\" data-label=\"GPU/CPU (best)\">{}</td>{}"
+      "<td class=\"naive\" data-label=\"naive CPU\">{}</td>"
+      "<td class=\"naive\" data-label=\"naive GPU\">{}</td>"
+      "<td class=\"naive ratio\" data-label=\"GPU/CPU (naive)\">{}</td>{}</tr>\n",
       naive ? "" : " class=\"no-naive\"", to_string(r.precision), r.n, rate_cell(r.best_cpu),
-      rate_cell(r.best_gpu), ratio_cell(r.best_ratio), rate_cell(r.naive_cpu),
-      rate_cell(r.naive_gpu), ratio_cell(r.naive_ratio));
+      rate_cell(r.best_gpu), ratio_cell(r.best_ratio),
+      energy_cell(r.best_energy_ratio, "eratio", "CPU J / GPU J (best)"), rate_cell(r.naive_cpu),
+      rate_cell(r.naive_gpu), ratio_cell(r.naive_ratio),
+      energy_cell(r.naive_energy_ratio, "naive eratio", "CPU J / GPU J (naive)"));
 }
 
 std::string headline_section(const Analysis& a) {
   std::string out =
       "<section id=\"headline\"><h2>Headline: best against best, naive against naive</h2>\n";
   if (a.headline.rows.empty()) return out + "<p>No headline: nothing was timed ok.</p></section>\n";
+  const bool energy = a.energy.compares();
   out +=
       "<p>Full accuracy only; kernel time; interactions per second (int/s), N² per force "
       "evaluation. Ratios with their interval; a ratio needs both sides measured at that N.</p>\n";
+  out += energy_ratio_intro(a.energy);
   if (const std::string where = trees_elsewhere_sentence(a.algorithms); !where.empty()) {
     out += "<p>" + html_escape(where) + "</p>\n";
   }
-  out +=
-      "<div class=\"scroll\"><table class=\"headline\"><thead><tr><th>precision</th><th>N</th>"
-      "<th>best CPU</th><th>best GPU</th><th>GPU/CPU (best)</th><th>naive CPU</th>"
-      "<th>naive GPU</th><th>GPU/CPU (naive)</th></tr></thead><tbody>\n";
-  for (const HeadlineRow& r : a.headline.rows) out += headline_row(r);
+  out += fmt::format(
+      "<div class=\"scroll\"><table class=\"headline{}\"><thead><tr><th>precision</th><th>N</th>"
+      "<th>best CPU</th><th>best GPU</th><th>GPU/CPU<br>(best)</th>{}<th>naive CPU</th>"
+      "<th>naive GPU</th><th>GPU/CPU<br>(naive)</th>{}</tr></thead><tbody>\n",
+      energy ? " energy" : "", energy ? "<th>CPU J / GPU J<br>(best)</th>" : "",
+      energy ? "<th>CPU J / GPU J<br>(naive)</th>" : "");
+  for (const HeadlineRow& r : a.headline.rows) out += headline_row(r, energy);
   out += "</tbody></table></div>\n";
   if (const std::vector<AnswerSpan> line = equal_accuracy_line(a); !line.empty()) {
     out += "<p class=\"equal-accuracy\">" + linked(line) + "</p>\n";
@@ -616,17 +630,26 @@ std::string headline_section(const Analysis& a) {
   return out + "</section>\n";
 }
 
-// The timing of each measurement; accuracy and end to end have their own tables (as report.md),
-// so each stays narrow.
-std::string results_section(const ResultsDocument& doc, bool approximate) {
+// The timing of each measurement, its energy beside where the run read any; accuracy and end to
+// end have their own tables (as report.md), so each stays narrow.
+std::string results_section(const ResultsDocument& doc, const Analysis& a, bool approximate) {
   std::string out = approximate ? "<h3>Approximate accuracy class (not ranked beside "
                                   "full-accuracy results)</h3>\n"
                                 : "<h3>Results</h3>\n<p>CI of median: a distribution-free "
                                   "confidence interval of the median time, between two order "
                                   "statistics of the repetitions; in brackets its exact coverage "
                                   "(at least 95% from 6 repetitions on; 94% for 5).</p>\n";
-  Table t({"implementation", "N", "status", "int/s (median)", "slowest–fastest rep", "GFLOP/s @20",
-           "time (median)", "CI of median", "cv"});
+  const bool energy = a.energy.any_read();
+  // The energy columns right beside the time, where a page this wide still shows them.
+  std::vector<std::string> headers = {
+      "implementation",      "N",           "status",       "int/s (median)",
+      "slowest–fastest rep", "GFLOP/s @20", "time (median)"};
+  if (energy) {
+    for (std::string& h : energy_headers(false)) headers.push_back(std::move(h));
+  }
+  headers.insert(headers.end(), {"CI of median", "cv"});
+  Table t = Table::of(headers);
+  bool unresolved = false;
   for (const ResultRecord& r : doc.results) {
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     if (!impl || (impl->accuracy_class == AccuracyClass::approximate) != approximate ||
@@ -651,10 +674,17 @@ std::string results_section(const ResultsDocument& doc, bool approximate) {
                        100 * k.ci_confidence);
       cv = fmt::format("{:.1f}%{}", 100 * k.cv, k.noisy ? " ⚠ noisy" : "");
     }
-    t.row({html_escape(r.implementation), std::to_string(r.n), status, rate, range, gflops, median,
-           ci, cv});
+    std::vector<std::string> cells = {
+        html_escape(r.implementation), std::to_string(r.n), status, rate, range, gflops, median};
+    if (energy) {
+      for (std::string& c : energy_cells(a.energy, r.implementation, r.n, unresolved)) {
+        cells.push_back(std::move(c));
+      }
+    }
+    cells.insert(cells.end(), {ci, cv});
+    t.row(cells);
   }
-  return out + t.done();
+  return out + t.done() + (unresolved ? energy_footnote() : std::string());
 }
 
 std::string accuracy_section(const Analysis& a) {
@@ -940,9 +970,76 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// One simulation's row of the time per step, its energy per step beside the step where `energy`.
+std::string step_row(const IntegrationRow& r, bool energy) {
+  const auto micro = [](double s) { return fmt::format("{:.3g}", s * 1e6); };
+  if (r.status == Status::skipped) {
+    return fmt::format(
+        "<tr><td>{}</td><td class=\"num\">{}</td><td colspan=\"{}\">skipped: {}</td></tr>\n",
+        html_escape(r.implementation), r.n, energy ? 13 : 11, html_escape(r.reason));
+  }
+  const StepSplit& p = r.per_step;
+  std::string joules;
+  if (energy) {
+    joules = r.joules_per_step
+                 ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                               si(*r.joules_per_step, "J"),
+                               r.mean_watts ? fmt::format("{:.0f}", *r.mean_watts) : "—")
+                 : "<td>—</td><td>—</td>";
+  }
+  return fmt::format(
+      "<tr><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+      "class=\"num\">{:.0f}</td><td class=\"num\">{}</td>{}<td class=\"num\">{}</td><td "
+      "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+      "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2e}</td><td>{}</td>"
+      "</tr>\n",
+      html_escape(r.implementation),
+      r.status == Status::failed
+          ? " <span class=\"warn\">failed: " + html_escape(r.reason) + "</span>"
+          : "",
+      r.n, r.steps, r.steps_per_second, micro(p.step_s), joules,
+      p.tree_build_s > 0 ? fmt::format("{} <small>(tree build {})</small>", micro(p.force_s),
+                                       micro(p.tree_build_s))
+                         : micro(p.force_s),
+      micro(p.integration_s), micro(p.other_s), micro(p.diagnostics_s), micro(p.snapshots_s),
+      r.application_step_s > 0 ? fmt::format("{:.1f}%", 100 * p.force_s / r.application_step_s)
+                               : "—",
+      r.max_relative_energy_error,
+      r.divergence ? fmt::format("{:.2e}, {:.2e}", r.divergence->position, r.divergence->velocity)
+                   : "—");
+}
+
+// The time per step by phase, and where a device's energy was read, joules per step and watts.
+std::string steps_section(const Analysis& a) {
+  const bool energy = std::any_of(a.integration.begin(), a.integration.end(),
+                                  [](const IntegrationRow& r) { return r.joules_per_step; });
+  std::string out =
+      "<section id=\"steps\"><h2>Time per step</h2>\n<p>Microseconds per step by phase: on the "
+      "host every step timed by phase; on the GPU each step is one kernel (leapfrog fused "
+      "into the force kernel) or one CUDA graph, and for the first steps a graph of the force "
+      "kernel alone is launched as often (integration = the step less that; these shares are "
+      "applied to the later steps' time); other = what neither covers; diagnostics and "
+      "snapshots on the wall clock, spread over all steps.";
+  if (energy) {
+    out += " J / step: the whole simulation's energy on its device's counters (idle power " +
+           a.energy.idle_accounting + ") over its steps; mean W: over the same time.";
+  }
+  out += fmt::format(
+      "</p>\n<div class=\"scroll\"><table>"
+      "<thead><tr><th>implementation</th><th>N</th><th>steps</th><th>steps/s</th><th>step</th>{}"
+      "<th>force</th><th>integration</th><th>other</th><th>diagnostics</th><th>snapshots</th>"
+      "<th>force share</th><th>max |ΔE/E|</th><th>divergence x, v</th></tr></thead><tbody>\n",
+      energy ? "<th>J / step</th><th>mean W</th>" : "");
+  for (const IntegrationRow& r : a.integration) out += step_row(r, energy);
+  return out + "</tbody></table></div>\n</section>\n";
+}
+
+}  // namespace
+
 // simulate: the kernel-against-application speedups and the time per step by phase.
 std::string simulation_sections(const Analysis& a) {
-  const auto micro = [](double s) { return fmt::format("{:.3g}", s * 1e6); };
   std::string out =
       "<section id=\"application\"><h2>Kernel speedup against application speedup</h2>\n"
       "<p>Fastest full-accuracy GPU against fastest full-accuracy CPU of the same precision, by "
@@ -962,49 +1059,7 @@ std::string simulation_sections(const Analysis& a) {
     }
     out += "</tbody></table></div>\n";
   }
-  out += "</section>\n";
-  out +=
-      "<section id=\"steps\"><h2>Time per step</h2>\n<p>Microseconds per step by phase: on the "
-      "host every step timed by phase; on the GPU each step is one kernel (leapfrog fused "
-      "into the force kernel) or one CUDA graph, and for the first steps a graph of the force "
-      "kernel alone is launched as often (integration = the step less that; these shares are "
-      "applied to the later steps' time); other = what neither covers; diagnostics and "
-      "snapshots on the wall clock, spread over all steps.</p>\n<div "
-      "class=\"scroll\"><table>"
-      "<thead><tr><th>implementation</th><th>N</th><th>steps</th><th>steps/s</th><th>step</th>"
-      "<th>force</th><th>integration</th><th>other</th><th>diagnostics</th><th>snapshots</th>"
-      "<th>force share</th><th>max |ΔE/E|</th><th>divergence x, v</th></tr></thead><tbody>\n";
-  for (const IntegrationRow& r : a.integration) {
-    if (r.status == Status::skipped) {
-      out += fmt::format(
-          "<tr><td>{}</td><td class=\"num\">{}</td><td colspan=\"11\">skipped: {}</td></tr>\n",
-          html_escape(r.implementation), r.n, html_escape(r.reason));
-      continue;
-    }
-    const StepSplit& p = r.per_step;
-    out += fmt::format(
-        "<tr><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-        "class=\"num\">{:.0f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-        "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-        "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2e}</td><td>{}</td>"
-        "</tr>\n",
-        html_escape(r.implementation),
-        r.status == Status::failed
-            ? " <span class=\"warn\">failed: " + html_escape(r.reason) + "</span>"
-            : "",
-        r.n, r.steps, r.steps_per_second, micro(p.step_s),
-        p.tree_build_s > 0 ? fmt::format("{} <small>(tree build {})</small>", micro(p.force_s),
-                                         micro(p.tree_build_s))
-                           : micro(p.force_s),
-        micro(p.integration_s), micro(p.other_s), micro(p.diagnostics_s), micro(p.snapshots_s),
-        r.application_step_s > 0 ? fmt::format("{:.1f}%", 100 * p.force_s / r.application_step_s)
-                                 : "—",
-        r.max_relative_energy_error,
-        r.divergence ? fmt::format("{:.2e}, {:.2e}", r.divergence->position, r.divergence->velocity)
-                     : "—");
-  }
-  out += "</tbody></table></div>\n</section>\n";
-  return out;
+  return out + "</section>\n" + steps_section(a);
 }
 
 // A row of figures per simulation, the likely cause of one outside its bounds on a full-width
@@ -1096,7 +1151,8 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
       {"throughput", throughput_data(doc)}, {"ratios", ratio_data(a)},
       {"ladders", json::array()},           {"rooflines", json::array()},
       {"accuracy", accuracy_data(a)},       {"accuracy_time", accuracy_time_data(a.algorithms)},
-      {"fractions", fraction_data(a)},      {"repetitions", repetition_data(a, doc)}};
+      {"fractions", fraction_data(a)},      {"repetitions", repetition_data(a, doc)},
+      {"joules", joules_data(a.energy)}};
   for (const Ladder& l : a.ladders) data["ladders"].push_back(ladder_data(l));
   for (const Roofline& r : a.rooflines) data["rooflines"].push_back(roofline_data(r));
   const std::vector<ChartCard> charts = plan_charts(doc, a, data);
@@ -1104,7 +1160,11 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   std::string out = "<header><h1>nbody-fair report</h1>\n";
   out += sides_warning(a.sides);
   if (const std::vector<AnswerSpan> answer = answer_paragraph(a.answer); !answer.empty()) {
-    out += "<p class=\"answer\" id=\"answer\">" + linked(answer) + "</p>\n";
+    // The energy line closes the answer on a line of its own.
+    const std::vector<AnswerSpan> energy = energy_answer_line(a);
+    out += "<p class=\"answer\" id=\"answer\">" + linked(answer) +
+           (energy.empty() ? "" : "<span class=\"energy-line\">" + linked(energy) + "</span>") +
+           "</p>\n";
   }
   out += "<p class=\"summary\">" + summary_line(doc, a) + "</p>\n";
   if (!doc.sides_from.empty()) {
@@ -1123,13 +1183,14 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   out += "</header>\n";
   out += audit_section(a);
   out += headline_section(a);
-  out += across_algorithms_html(a.algorithms);
+  out += across_algorithms_html(a.algorithms, a.energy);
+  out += energy_section_html(a.energy, data["joules"], chartjs);
 
   out += charts_section(charts, chartjs);
 
   out += "<section id=\"tables\"><h2>Tables</h2>\n";
-  out += tree_codes_html(a.algorithms);
-  out += results_section(doc, false);
+  out += tree_codes_html(a.algorithms, a.energy);
+  out += results_section(doc, a, false);
   if (const std::string where = trees_elsewhere_sentence(a.algorithms); !where.empty()) {
     out += "<p>" + html_escape(where) + "</p>\n";
   }
@@ -1137,7 +1198,7 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
                   [](const ImplementationRecord& i) {
                     return i.accuracy_class == AccuracyClass::approximate;
                   })) {
-    out += results_section(doc, true);
+    out += results_section(doc, a, true);
   }
   out += accuracy_section(a);
   out += ladders_section(a);

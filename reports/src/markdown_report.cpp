@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "nbody/energy_meter.hpp"
 #include "nbody/files.hpp"
 #include "nbody/reports/analysis.hpp"
 #include "nbody/reports/ceilings_table.hpp"
@@ -57,6 +58,40 @@ std::string ratio_cell(const std::optional<RateRatio>& r) {
 
 std::string optional_rate_cell(const std::optional<RateFigure>& f) {
   return f ? rate_cell(*f) : std::string("—");
+}
+
+// Joules to three digits with the prefix that suits them.
+std::string joules(double j) {
+  if (j < 1e-3) return fmt::format("{:.3g} µJ", j * 1e6);
+  if (j < 1) return fmt::format("{:.3g} mJ", j * 1e3);
+  if (j < 1e3) return fmt::format("{:.3g} J", j);
+  return fmt::format("{:.3g} kJ", j * 1e-3);
+}
+
+// Marks a figure that spanned too few counter updates to be resolved (footnoted under its table).
+constexpr const char* kUnresolvedMark = "†";
+
+std::string unresolved_footnote() {
+  return fmt::format(
+      "{} spanned fewer than {:g} counter updates: read within one update period's energy either "
+      "way (its interval in results.json), and set against no other figure.\n\n",
+      kUnresolvedMark, kMinEnergyPeriods);
+}
+
+// A measurement's energy as three cells: joules per evaluation (marked where unresolved), work
+// per joule (interactions, or for a tree bodies) and mean watts; dashes where none was read.
+std::string energy_cells(const std::optional<EnergyFigure>& e, bool tree) {
+  if (!e) return "| — | — | — ";
+  const std::optional<double> per_joule =
+      tree ? std::optional<double>(e->bodies_per_joule) : e->interactions_per_joule;
+  return fmt::format("| {}{} | {} | {:.0f} ", joules(e->joules_per_evaluation),
+                     e->resolved ? "" : fmt::format(" {}", kUnresolvedMark),
+                     per_joule ? si(*per_joule) : "—", e->mean_watts);
+}
+
+// The run had energy meters (results of version 10): its tables carry energy columns.
+bool energy_columns(const EnergyAnalysis& energy) {
+  return !energy.devices.empty();
 }
 
 // Disturbed figures under a line saying what disturbed them; nothing where there are none.
@@ -116,6 +151,20 @@ std::string linked(const std::vector<AnswerSpan>& spans) {
   return out;
 }
 
+// Above a table with energy ratios: what they are, or why there are none.
+std::string energy_ratio_intro(const EnergyAnalysis& energy) {
+  if (!energy.compares()) {
+    return "CPU J / GPU J: no energy ratio — " + escape(energy.no_ratio_reason) +
+           " (see Energy).\n\n";
+  }
+  return fmt::format(
+      "CPU J / GPU J: the CPU's joules per evaluation over the GPU's (how many times less energy "
+      "the GPU uses), idle power {} on both sides; in brackets its interval from the two figures' "
+      "(each a counter update period's energy either way; see Energy); only where both figures "
+      "spanned at least {:g} counter updates.\n\n",
+      energy.idle_accounting, kMinEnergyPeriods);
+}
+
 void headline_section(std::string& out, const Analysis& analysis) {
   const Headline& headline = analysis.headline;
   const AlgorithmComparison& algorithms = analysis.algorithms;
@@ -127,18 +176,28 @@ void headline_section(std::string& out, const Analysis& analysis) {
       "time; interactions per second (int/s), N² per force evaluation. In brackets after each "
       "ratio: its interval from the two medians' confidence intervals (slowest GPU over fastest "
       "CPU to fastest over slowest). A ratio needs both sides measured at that N.\n\n";
-  out += "| precision | N | best CPU | best GPU | GPU/CPU (best) |\n|---|---:|---|---|---|\n";
+  const bool energy = energy_columns(analysis.energy);
+  if (energy) out += energy_ratio_intro(analysis.energy);
+  const auto energy_cell = [energy](const std::optional<RateRatio>& ratio) {
+    return energy ? fmt::format(" {} |", ratio_cell(ratio)) : std::string();
+  };
+  const auto head = [energy](const char* pairing) {
+    return fmt::format(
+        "| precision | N | {0} CPU | {0} GPU | GPU/CPU ({0}) |{1}\n|---|---:|---|---|---|{2}\n",
+        pairing, energy ? fmt::format(" CPU J / GPU J ({}) |", pairing) : "", energy ? "---|" : "");
+  };
+  out += head("best");
   for (const HeadlineRow& row : headline.rows) {
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(row.precision), row.n,
+    out += fmt::format("| {} | {} | {} | {} | {} |{}\n", to_string(row.precision), row.n,
                        optional_rate_cell(row.best_cpu), optional_rate_cell(row.best_gpu),
-                       ratio_cell(row.best_ratio));
+                       ratio_cell(row.best_ratio), energy_cell(row.best_energy_ratio));
   }
-  out += "\n| precision | N | naive CPU | naive GPU | GPU/CPU (naive) |\n|---|---:|---|---|---|\n";
+  out += "\n" + head("naive");
   for (const HeadlineRow& row : headline.rows) {
     if (!row.naive_cpu && !row.naive_gpu) continue;
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(row.precision), row.n,
+    out += fmt::format("| {} | {} | {} | {} | {} |{}\n", to_string(row.precision), row.n,
                        optional_rate_cell(row.naive_cpu), optional_rate_cell(row.naive_gpu),
-                       ratio_cell(row.naive_ratio));
+                       ratio_cell(row.naive_ratio), energy_cell(row.naive_energy_ratio));
   }
   out += "\n";
   if (const std::vector<AnswerSpan> line = equal_accuracy_line(analysis); !line.empty()) {
@@ -158,16 +217,21 @@ std::string time_cell(const std::optional<TimeFigure>& f, bool measured) {
                      f->relative_l2, f->max_relative, f->disturbance.empty() ? "" : " ⚠");
 }
 
-void across_algorithms_section(std::string& out, const AlgorithmComparison& a) {
+void across_algorithms_section(std::string& out, const AlgorithmComparison& a,
+                               const EnergyAnalysis& energy_analysis) {
   if (!a.any_tree()) return;
   out += fmt::format("## {}\n\n{}\n\n", kAlgorithmsHeading, escape(across_algorithms_intro()));
-  out +=
-      "| accuracy bar | N | fastest CPU | fastest GPU | GPU speed / CPU speed |\n"
-      "|---|---:|---|---|---|\n";
+  const bool energy = energy_columns(energy_analysis);
+  if (energy) out += energy_ratio_intro(energy_analysis);
+  out += fmt::format(
+      "| accuracy bar | N | fastest CPU | fastest GPU | GPU speed / CPU speed |{}\n"
+      "|---|---:|---|---|---|{}\n",
+      energy ? " CPU J / GPU J |" : "", energy ? "---|" : "");
   for (const BarHeadlineRow& row : a.rows) {
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", escape(a.bars.at(row.bar).label), row.n,
+    out += fmt::format("| {} | {} | {} | {} | {} |{}\n", escape(a.bars.at(row.bar).label), row.n,
                        time_cell(row.cpu, row.cpu_measured), time_cell(row.gpu, row.gpu_measured),
-                       ratio_cell(row.gpu_over_cpu));
+                       ratio_cell(row.gpu_over_cpu),
+                       energy ? fmt::format(" {} |", ratio_cell(row.energy_ratio)) : std::string());
   }
   out +=
       "\n**Crossovers** (the smallest N from which the device's fastest formulation meeting the "
@@ -193,20 +257,35 @@ std::string optional_cell(const std::optional<double>& value, const char* format
   return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
 }
 
-void tree_codes_section(std::string& out, const AlgorithmComparison& a) {
+// The energy the analysis read for one measurement, if any.
+std::optional<EnergyFigure> energy_of(const EnergyAnalysis& energy, const std::string& name,
+                                      std::size_t n) {
+  for (const EnergyPoint& p : energy.points) {
+    if (p.implementation == name && p.n == n) return p.energy;
+  }
+  return std::nullopt;
+}
+
+void tree_codes_section(std::string& out, const AlgorithmComparison& a,
+                        const EnergyAnalysis& energy_analysis) {
   if (!a.any_tree()) return;
   out += "## Tree codes\n\n" + escape(tree_codes_intro()) + "\n\n";
-  out +=
+  const bool energy = energy_columns(energy_analysis);
+  out += fmt::format(
       "| implementation | θ | N | device | precision | time / evaluation | CI of median "
       "(coverage) | bodies/s | tree build (share) | body-body / body | body-cell / body | rel. L2 "
-      "error (bound) | max rel. error | accuracy |\n"
-      "|---|---:|---:|---|---|---:|---|---:|---|---:|---:|---:|---:|---|\n";
+      "error (bound) | max rel. error | accuracy |{}\n"
+      "|---|---:|---:|---|---|---:|---|---:|---|---:|---:|---:|---:|---|{}\n",
+      energy ? " J / evaluation | bodies/J | mean W |" : "", energy ? "---:|---:|---:|" : "");
+  bool unresolved = false;
   for (const TreeRow& t : a.trees) {
+    const std::optional<EnergyFigure> e = energy_of(energy_analysis, t.implementation, t.n);
+    unresolved = unresolved || (energy && e && !e->resolved);
     const std::string status =
         t.status == Status::ok ? (t.passed ? "pass" : "**FAIL**")
                                : fmt::format("**{}**: {}", to_string(t.status), escape(t.reason));
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} | {} | {} | {} | {} {}|\n",
         t.implementation, theta_text(t.theta), t.n, to_string(t.device), to_string(t.precision),
         t.median_s ? seconds(*t.median_s) : "—", t.disturbance.empty() ? "" : " ⚠",
         t.median_s ? fmt::format("{} – {} ({:.0f}%)", seconds(t.ci_low_s), seconds(t.ci_high_s),
@@ -222,9 +301,11 @@ void tree_codes_section(std::string& out, const AlgorithmComparison& a) {
         optional_cell(t.body_body_per_body, "{:.4g}"),
         optional_cell(t.body_cell_per_body, "{:.4g}"),
         t.relative_l2 ? fmt::format("{:.2e} ({:.1e})", *t.relative_l2, t.relative_l2_bound) : "—",
-        optional_cell(t.max_relative, "{:.2e}"), status);
+        optional_cell(t.max_relative, "{:.2e}"), status,
+        energy ? energy_cells(e, true) : std::string());
   }
   out += "\n";
+  if (unresolved) out += unresolved_footnote();
 }
 
 void ladders_section(std::string& out, const std::vector<Ladder>& ladders) {
@@ -256,7 +337,8 @@ void ladders_section(std::string& out, const std::vector<Ladder>& ladders) {
 }
 
 // The timings, one row per measurement; accuracy and end-to-end have tables of their own.
-void timing_table(std::string& out, const ResultsDocument& doc, bool approximate_class) {
+void timing_table(std::string& out, const ResultsDocument& doc, bool approximate_class,
+                  bool energy) {
   out += approximate_class
              ? "## Approximate accuracy class (not ranked beside full-accuracy results)\n\n"
              : "## Results\n\n";
@@ -268,9 +350,17 @@ void timing_table(std::string& out, const ResultsDocument& doc, bool approximate
         "the best such interval is [min, max], covering 1 − 2^(1−K) of K repetitions: 93.75% for "
         "5 (shown rounded, 94%).\n\n";
   }
-  out +=
+  if (energy) {
+    out +=
+        "J / evaluation: the energy its device's counters read over its timing, per force "
+        "evaluation; int/J: credited interactions per joule; mean W: over the timing (see "
+        "Energy).\n\n";
+  }
+  out += fmt::format(
       "| implementation | N | status | interactions/s (median) | slowest–fastest rep | time "
-      "(median) | CI of median (coverage) | cv |\n|---|---:|---|---:|---|---:|---|---:|\n";
+      "(median) | CI of median (coverage) | cv |{}\n|---|---:|---|---:|---|---:|---|---:|{}\n",
+      energy ? " J / evaluation | int/J | mean W |" : "", energy ? "---:|---:|---:|" : "");
+  bool unresolved = false;
   for (const ResultRecord& r : doc.results) {
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     if (!impl || (impl->accuracy_class == AccuracyClass::approximate) != approximate_class ||
@@ -279,6 +369,9 @@ void timing_table(std::string& out, const ResultsDocument& doc, bool approximate
     }
     if (r.status == Status::skipped) continue;  // listed, grouped, under "Skipped"
     std::string timing = "| — | — | — | — | — ";
+    const std::optional<EnergyFigure> e =
+        energy && r.kernel && r.kernel_rate ? energy_figure(doc, r) : std::optional<EnergyFigure>();
+    unresolved = unresolved || (e && !e->resolved);
     if (r.kernel && r.kernel_rate) {
       const TimingStatistics& t = *r.kernel;
       timing = fmt::format("| {} | {} – {} | {} | {} – {} ({:.0f}%) | {:.1f}%{} ",
@@ -294,9 +387,11 @@ void timing_table(std::string& out, const ResultsDocument& doc, bool approximate
     if (const std::string why = describe_disturbance(r); !why.empty()) {
       status += " ⚠ disturbed: " + escape(why);
     }
-    out += fmt::format("| {} | {} | {} {}|\n", r.implementation, r.n, status, timing);
+    out += fmt::format("| {} | {} | {} {}{}|\n", r.implementation, r.n, status, timing,
+                       energy ? energy_cells(e, false) : std::string());
   }
   out += "\n";
+  if (unresolved) out += unresolved_footnote();
 }
 
 void accuracy_table(std::string& out, const std::vector<AccuracyPoint>& points) {
@@ -328,6 +423,50 @@ void end_to_end_table(std::string& out, const std::vector<EndToEndRow>& rows) {
                        seconds(r.kernel_s), seconds(r.end_to_end_s), 100 * r.copy_share());
   }
   out += "\n";
+}
+
+const char* device_name(DeviceKind device) {
+  return device == DeviceKind::gpu ? "GPU" : "CPU";
+}
+
+// How each device's energy was read (FAIRNESS rule 10), or why not, and whether the two compare.
+void energy_section(std::string& out, const EnergyAnalysis& energy) {
+  out += "## Energy\n\n";
+  if (energy.devices.empty()) {
+    out += "Energy not read: " + escape(energy.no_ratio_reason) + ".\n\n";
+    return;
+  }
+  out += fmt::format(
+      "FAIRNESS rule 10: energy as each device's own counters read it around each timing, never a "
+      "datasheet's figure, shown beside each time. Idle power {} on both sides; idle shown beside "
+      "(measured once at the run's start, with nothing of the suite running).\n\n",
+      energy.idle_accounting);
+  const bool any_measured = std::any_of(energy.devices.begin(), energy.devices.end(),
+                                        [](const EnergyDevice& d) { return d.measured; });
+  if (any_measured) {
+    out +=
+        "| device | source | domains | idle W | update period | board limit W |\n"
+        "|---|---|---|---:|---:|---:|\n";
+    for (const EnergyDevice& d : energy.devices) {
+      if (!d.measured) continue;
+      out += fmt::format("| {} | {} | {} | {:.1f} | {} | {} |\n", device_name(d.device), d.source,
+                         escape(fmt::format("{}", fmt::join(d.domains, ", "))), d.idle_watts,
+                         seconds(d.update_period_s),
+                         d.limit_watts ? fmt::format("{:.0f}", *d.limit_watts) : "—");
+    }
+    out += "\n";
+  }
+  bool listed = false;
+  for (const EnergyDevice& d : energy.devices) {
+    if (d.measured) continue;
+    out += fmt::format("- {}: energy not read: {}\n", device_name(d.device),
+                       escape(d.unavailable_reason));
+    listed = true;
+  }
+  if (listed) out += "\n";
+  if (!energy.compares()) {
+    out += "No GPU/CPU energy ratio: " + escape(energy.no_ratio_reason) + ".\n\n";
+  }
 }
 
 void skipped_table(std::string& out, const std::vector<SkippedGroup>& groups) {
@@ -473,15 +612,26 @@ void integration_table(std::string& out, const std::vector<IntegrationRow>& rows
       "neither covers (zero here). A tree formulation's force time includes its tree's build, "
       "shown in brackets. Diagnostics (state copied back; the potential summed in "
       "float64 on the GPU for GPU formulations, on the host for CPU ones) and snapshots on the "
-      "wall clock, spread over all steps. Steps/s counts every cost.\n\n"
+      "wall clock, spread over all steps. Steps/s counts every cost.\n\n";
+  // Energy columns where any simulation's device had its energy read.
+  const bool energy = std::any_of(rows.begin(), rows.end(), [](const IntegrationRow& r) {
+    return r.joules_per_step.has_value();
+  });
+  if (energy) {
+    out +=
+        "J / step: the energy its device's counters read over the whole simulation, per step "
+        "(idle power accounted as under Energy); mean W over the same time.\n\n";
+  }
+  out += fmt::format(
       "| implementation | N | steps | steps/s | step µs | force µs | integration µs | other µs | "
-      "diagnostics µs | snapshots µs | force share | max \\|ΔE/E\\| | divergence x, v |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+      "diagnostics µs | snapshots µs | force share | max \\|ΔE/E\\| | divergence x, v |{}\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|{}\n",
+      energy ? " J / step | mean W |" : "", energy ? "---:|---:|" : "");
   for (const IntegrationRow& r : rows) {
     if (r.status == Status::skipped) continue;
     const StepSplit& p = r.per_step;
     out += fmt::format(
-        "| {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2e} | {} |\n",
+        "| {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2e} | {} |{}\n",
         r.implementation, r.status == Status::failed ? " (failed: " + escape(r.reason) + ")" : "",
         r.n, r.steps, si(r.steps_per_second), micro(p.step_s),
         p.tree_build_s > 0
@@ -490,7 +640,10 @@ void integration_table(std::string& out, const std::vector<IntegrationRow>& rows
         micro(p.integration_s), micro(p.other_s), micro(p.diagnostics_s), micro(p.snapshots_s),
         percent_of(p.force_s, r.application_step_s), r.max_relative_energy_error,
         r.divergence ? fmt::format("{:.2e}, {:.2e}", r.divergence->position, r.divergence->velocity)
-                     : "—");
+                     : "—",
+        energy ? fmt::format(" {} | {} |", r.joules_per_step ? joules(*r.joules_per_step) : "—",
+                             r.mean_watts ? fmt::format("{:.0f}", *r.mean_watts) : "—")
+               : std::string());
   }
   out += "\n";
 }
@@ -563,7 +716,9 @@ void opening(std::string& out, const ResultsDocument& doc, const Analysis& analy
     out += "**" + escape(sides) + "**\n\n";
   }
   if (const std::vector<AnswerSpan> answer = answer_paragraph(analysis.answer); !answer.empty()) {
-    out += linked(answer) + "\n\n";
+    // The energy line continues the paragraph on a line of its own.
+    const std::vector<AnswerSpan> energy = energy_answer_line(analysis);
+    out += linked(answer) + (energy.empty() ? "" : "\n" + linked(energy)) + "\n\n";
   }
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
                      escape(fmt::format("{}", fmt::join(doc.command_line, " "))));
@@ -599,6 +754,7 @@ std::string render_simulation_markdown(const ResultsDocument& doc, const Analysi
   application_speedup_table(out, analysis.application_speedups);
   integration_table(out, analysis.integration);
   conservation_table(out, analysis.integration);
+  if (!analysis.energy.devices.empty()) energy_section(out, analysis.energy);
   audit_section(out, analysis.audit);
   std::string skipped;
   for (const IntegrationRow& r : analysis.integration) {
@@ -646,23 +802,24 @@ std::string render_markdown(const ResultsDocument& doc, const Analysis& analysis
   audit_section(out, analysis.audit);
   if (kind_of(doc.settings) == DocumentKind::run) {
     headline_section(out, analysis);
-    across_algorithms_section(out, analysis.algorithms);
+    across_algorithms_section(out, analysis.algorithms, analysis.energy);
   }
   out +=
       "Charts of these figures (throughput against N, ratios, ladders, rooflines, accuracy "
       "against speed, repetitions) are in report.html beside this file.\n\n";
   ladders_section(out, analysis.ladders);
-  tree_codes_section(out, analysis.algorithms);
-  timing_table(out, doc, false);
+  tree_codes_section(out, analysis.algorithms, analysis.energy);
+  timing_table(out, doc, false, energy_columns(analysis.energy));
   trees_elsewhere(out, analysis.algorithms);
   if (std::any_of(doc.implementations.begin(), doc.implementations.end(),
                   [](const ImplementationRecord& i) {
                     return i.accuracy_class == AccuracyClass::approximate;
                   })) {
-    timing_table(out, doc, true);
+    timing_table(out, doc, true, energy_columns(analysis.energy));
   }
   accuracy_table(out, analysis.accuracy);
   end_to_end_table(out, analysis.end_to_end);
+  energy_section(out, analysis.energy);
   skipped_table(out, analysis.skipped);
   counters_tables(out, doc, analysis.peak_fractions);
   time_table(out, doc);
@@ -707,7 +864,8 @@ std::string render_summary(const ResultsDocument& doc, const Analysis& analysis)
     out += sides + "\n\n";
   }
   if (const std::string answer = plain_text(answer_paragraph(analysis.answer)); !answer.empty()) {
-    out += answer + "\n\n";
+    const std::string energy = plain_text(energy_answer_line(analysis));
+    out += answer + (energy.empty() ? "" : "\n" + energy) + "\n\n";
   }
   if (kind_of(doc.settings) == DocumentKind::simulate) {
     if (const std::string wrong = conservation_sentence(analysis.integration); !wrong.empty()) {
@@ -726,7 +884,7 @@ std::string render_summary(const ResultsDocument& doc, const Analysis& analysis)
   }
   out += fmt::format("Fairness audit: {}.\n\n", analysis.audit.verdict);
   headline_section(out, analysis);
-  across_algorithms_section(out, analysis.algorithms);
+  across_algorithms_section(out, analysis.algorithms, analysis.energy);
   return out;
 }
 

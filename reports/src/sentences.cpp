@@ -329,6 +329,59 @@ std::vector<AnswerSpan> equal_accuracy_line(const Analysis& analysis) {
   return out;
 }
 
+namespace {
+
+// "12.1× (11.1–13.4) less", or where the GPU uses more, the inverse: "2× (1.5–2.5) more".
+std::string energy_ratio_text(const RateRatio& r) {
+  if (r.value >= 1 || !(r.value > 0)) return ratio_text(r) + " less";
+  const auto inverse = [](double x) { return x > 0 ? 1 / x : 0; };
+  return ratio_text({.value = 1 / r.value, .low = inverse(r.high), .high = inverse(r.low)}) +
+         " more";
+}
+
+// Without its full stop, so that it ends a sentence of its own.
+std::string clause(std::string text) {
+  while (!text.empty() && (text.back() == '.' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+std::vector<AnswerSpan> energy_answer_line(const Analysis& analysis) {
+  const Answer& answer = analysis.answer;
+  if (!answer.one_side && answer.best.empty() && answer.naive.empty()) return {};
+  const EnergyAnalysis& energy = analysis.energy;
+  if (!energy.compares()) {
+    return {{fmt::format("Energy: no GPU/CPU ratio — {}.", clause(energy.no_ratio_reason))}};
+  }
+  // Per precision, the largest N with a ratio: the rows are by precision, then N ascending.
+  std::vector<const HeadlineRow*> quoted;
+  for (const HeadlineRow& row : analysis.headline.rows) {
+    if (!row.best_energy_ratio) continue;
+    if (!quoted.empty() && quoted.back()->precision == row.precision) {
+      quoted.back() = &row;
+    } else {
+      quoted.push_back(&row);
+    }
+  }
+  if (quoted.empty()) {
+    return {
+        {"Energy: no GPU/CPU ratio — no N where both sides' best figures have a resolved "
+         "energy reading."}};
+  }
+  std::vector<AnswerSpan> out{{"By energy, the best GPU used "}};
+  for (std::size_t i = 0; i < quoted.size(); ++i) {
+    const HeadlineRow& row = *quoted[i];
+    if (i > 0) out.push_back({i + 1 == quoted.size() ? " and " : ", "});
+    out.push_back({energy_ratio_text(*row.best_energy_ratio), AnswerLink::headline});
+    out.push_back(
+        {fmt::format("{} at N = {} ({})", i == 0 ? " per evaluation than the best CPU" : "",
+                     format_size(row.n), precision_name(row.precision))});
+  }
+  out.push_back({fmt::format(", idle power {} on both sides.", energy.idle_accounting)});
+  return out;
+}
+
 std::string plain_text(const std::vector<AnswerSpan>& spans) {
   std::string out;
   for (const AnswerSpan& s : spans) out += s.text;

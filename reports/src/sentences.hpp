@@ -36,6 +36,13 @@ std::vector<AnswerSpan> answer_paragraph(const Answer& answer);
 // time, or why there is none. Empty for a run of one side.
 std::vector<AnswerSpan> equal_accuracy_line(const Analysis& analysis);
 
+// The answer paragraph's line on energy (FAIRNESS rule 10), where the paragraph has figures: "By
+// energy, the best GPU used 12.1× (11–13.4) less per evaluation than the best CPU at N = 256K
+// (float32), …; idle power included on both sides." (per precision, the largest N whose headline
+// row has a best energy ratio), or "Energy: no GPU/CPU ratio — <why>." Empty where the answer
+// paragraph is.
+std::vector<AnswerSpan> energy_answer_line(const Analysis& analysis);
+
 // The spans' text without links: what a terminal prints.
 std::string plain_text(const std::vector<AnswerSpan>& spans);
 

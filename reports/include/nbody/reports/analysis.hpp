@@ -16,6 +16,21 @@
 
 namespace nbody::reports {
 
+// One measurement's energy (FAIRNESS.md rule 10): what its device's counters read around its
+// kernel timing (on the GPU, where the kernel was timed within the end-to-end timing, that timing's
+// evaluations, copies included). Idle power is included, as the counters read it, and shown beside.
+struct EnergyFigure {
+  double joules_per_evaluation = 0;
+  double low_j = 0, high_j = 0;  // the counter's lag of one update period, either way
+  double mean_watts = 0;
+  double idle_watts = 0;  // its device's, measured once at the run's start
+  // All-pairs: credited interactions per joule; a tree is credited none (rule 9).
+  std::optional<double> interactions_per_joule;
+  double bodies_per_joule = 0;  // N per joule of one evaluation
+  double periods_spanned = 0;   // of the counter's update period
+  bool resolved = false;        // spanned kMinEnergyPeriods: its figure is read, not guessed
+};
+
 // A measured kernel rate with the interval its median time's confidence interval gives.
 struct RateFigure {
   std::string implementation;
@@ -31,6 +46,7 @@ struct RateFigure {
   // label naming GPUs, ranks, cores and hosts (FAIRNESS.md rule 8); empty in one process.
   std::optional<RunScale> scale;
   std::string scale_label;
+  std::optional<EnergyFigure> energy;  // where its device's energy was read
 };
 
 // GPU over CPU. The interval combines the two rates' intervals at their extremes (low: slowest
@@ -47,6 +63,9 @@ struct HeadlineRow {
   std::optional<RateFigure> best_cpu, best_gpu;    // fastest full-accuracy result on each side
   std::optional<RateFigure> naive_cpu, naive_gpu;  // each side's naive baseline (by role)
   std::optional<RateRatio> best_ratio, naive_ratio;
+  // By energy (rule 10): CPU joules per evaluation over GPU's, where the run's energy compares and
+  // both figures are resolved.
+  std::optional<RateRatio> best_energy_ratio, naive_energy_ratio;
 };
 
 struct Headline {
@@ -225,6 +244,7 @@ struct TimeFigure {
   double low_s = 0, high_s = 0;  // the median's confidence interval
   double relative_l2 = 0, max_relative = 0;
   std::string disturbance;
+  std::optional<EnergyFigure> energy;
   double bodies_per_second() const { return seconds > 0 ? static_cast<double>(n) / seconds : 0; }
 };
 
@@ -237,6 +257,7 @@ struct BarHeadlineRow {
   bool cpu_measured = false, gpu_measured = false;  // the device timed anything with accuracy here
   std::optional<TimeFigure> cpu, gpu;               // empty: nothing of that device meets the bar
   std::optional<RateRatio> gpu_over_cpu;
+  std::optional<RateRatio> energy_ratio;  // CPU joules over GPU joules, as HeadlineRow's
 };
 
 struct ParetoPoint {
@@ -270,6 +291,51 @@ struct AlgorithmComparison {
   bool any_tree() const { return !trees.empty(); }
 };
 
+// ---- Energy (FAIRNESS rule 10): joules per evaluation on both sides, under one accounting ----
+
+// How one device's energy was read in the run, or why it was not.
+struct EnergyDevice {
+  DeviceKind device = DeviceKind::cpu;
+  bool measured = false;
+  std::string source;  // nvml, powercap, perf_power
+  std::vector<std::string> domains;
+  double idle_watts = 0;
+  double update_period_s = 0;
+  std::optional<double> limit_watts;
+  std::string unavailable_reason;
+};
+
+// A measurement's time and energy per evaluation, for the energy-against-time chart.
+struct EnergyPoint {
+  std::string implementation;
+  DeviceKind device = DeviceKind::cpu;
+  std::size_t n = 0;
+  double seconds = 0;  // kernel median per evaluation
+  EnergyFigure energy;
+};
+
+struct EnergyAnalysis {
+  std::vector<EnergyDevice> devices;  // as the run read them; empty: a file older than version 10
+  std::vector<EnergyPoint> points;    // every timed measurement with energy, in the results' order
+  std::string idle_accounting = "included";
+  // Why no GPU/CPU energy ratio is formed ("the CPU's energy is not read: no powercap, …"); empty
+  // where the two sides' energy compares (both read, under one accounting, in one run).
+  std::string no_ratio_reason;
+  bool compares() const { return no_ratio_reason.empty(); }
+  bool any_read() const { return !points.empty(); }
+};
+
+// The run's energy: each device's meter, the measurements' figures, and whether ratios may be
+// formed.
+EnergyAnalysis analyze_energy(const ResultsDocument& doc);
+
+// The energy figure of one result's kernel timing, or none where its device's was not read.
+std::optional<EnergyFigure> energy_figure(const ResultsDocument& doc, const ResultRecord& r);
+
+// CPU joules per evaluation over GPU's (how many times less the GPU uses per evaluation), the
+// interval at the extremes of the two; empty where either is unresolved.
+std::optional<RateRatio> energy_ratio(const EnergyFigure& gpu, const EnergyFigure& cpu);
+
 enum class RuleVerdict { kept, not_kept, cannot_tell, not_applicable };
 std::string_view to_string(RuleVerdict verdict);
 
@@ -282,7 +348,7 @@ struct AuditRule {
 };
 
 struct FairnessAudit {
-  std::vector<AuditRule> rules;  // FAIRNESS.md's nine, in order
+  std::vector<AuditRule> rules;  // FAIRNESS.md's ten, in order
   std::string verdict;           // one line: "all 7 applicable rules kept", or which are not
   // Measurements taken while the CPU was contended or the GPU's clock was held down, named.
   std::vector<RateFigure> disturbed_measurements;
@@ -369,6 +435,8 @@ struct IntegrationRow {
   std::vector<EnergyErrorPoint> energy_errors;    // the conservation samples, in step order
   std::optional<StepShares> shares;               // empty where no step was timed
   std::optional<ConservationCheck> conservation;  // empty where no step was done
+  // Joules per step and mean watts over the whole simulation, where its device's energy was read.
+  std::optional<double> joules_per_step, mean_watts;
 };
 
 // Best full-accuracy GPU against best full-accuracy CPU of one precision at one N, by whole
@@ -462,6 +530,7 @@ struct Analysis {
   std::vector<SkippedGroup> skipped;
   // Trees and all-pairs at equal accuracy (rule 9); every analysis above is of all-pairs only.
   AlgorithmComparison algorithms;
+  EnergyAnalysis energy;                                 // rule 10
   std::vector<IntegrationRow> integration;               // simulate: one per simulation
   std::vector<ApplicationSpeedup> application_speedups;  // simulate: per precision and N
 };

@@ -113,6 +113,11 @@ struct ComparedRow {
   bool significant = false;  // test->p_value < alpha
   std::optional<double> base_relative_l2, new_relative_l2;
   std::optional<bool> base_passed, new_passed;
+  // Joules per evaluation of each (FAIRNESS rule 10), where both read their device's energy and
+  // both figures are resolved; their NEW / BASE ratio, and whether it moved beyond the threshold.
+  // Listed, never failed: energy hangs on the machine's idle power and fans more than time does.
+  std::optional<double> base_joules, new_joules, energy_ratio;
+  bool energy_changed = false;
   Verdict verdict = Verdict::same;
   std::vector<std::string> notes;  // why not compared, differing inputs, disturbed timings
 };
