@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "energy_documents.hpp"
+
 #include "nbody/reports/analysis.hpp"
 #include "nbody/reports/comparison.hpp"
 #include "nbody/reports/comparison_report.hpp"
@@ -17,11 +19,6 @@ namespace {
 using reports::Analysis;
 using reports::analyze;
 using reports::RuleVerdict;
-
-ResultsDocument energy_run() {
-  return load_results(std::string(NBODY_SOURCE_DIR) +
-                      "/tests/data/results-schema-10-energy-hand-made.json");
-}
 
 const reports::AuditRule& rule_10(const Analysis& a) {
   for (const reports::AuditRule& rule : a.audit.rules) {

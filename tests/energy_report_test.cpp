@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "energy_documents.hpp"
+
 #include "nbody/reports/analysis.hpp"
 #include "nbody/reports/csv_report.hpp"
 #include "nbody/reports/markdown_report.hpp"
@@ -19,11 +21,6 @@
 
 namespace nbody::reports {
 namespace {
-
-ResultsDocument energy_run() {
-  return load_results(std::string(NBODY_SOURCE_DIR) +
-                      "/tests/data/results-schema-10-energy-hand-made.json");
-}
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -177,16 +174,7 @@ TEST(EnergyReport, EnergySectionListsBothDevicesAndTheAuditHasRule10) {
 // Without the CPU's energy: the answer's line and the Energy section say why, and no energy ratio
 // is printed anywhere.
 TEST(EnergyReport, WithoutTheCpusEnergyItSaysWhyAndPrintsNoRatio) {
-  ResultsDocument doc = energy_run();
-  for (EnergyMeterRecord& m : doc.energy) {
-    if (m.device != DeviceKind::cpu) continue;
-    m = EnergyMeterRecord{.device = DeviceKind::cpu,
-                          .available = false,
-                          .unavailable_reason = "no /sys/class/powercap, and no perf power PMU"};
-  }
-  for (ResultRecord& r : doc.results) {
-    if (r.implementation.starts_with("cpu.") && r.kernel) r.kernel->energy.reset();
-  }
+  const ResultsDocument doc = energy_run_without_cpu_energy();
   const Analysis a = analyze(doc);
   ASSERT_FALSE(a.energy.compares());
   const std::string md = render_markdown(doc, a);

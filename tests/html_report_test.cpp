@@ -4,6 +4,8 @@
 // a run's energy (FAIRNESS rule 10) has its ratios, its cells and its chart, or says why not.
 #include <gtest/gtest.h>
 
+#include "energy_documents.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -324,11 +326,6 @@ TEST(HtmlReport, ACombinedReportSaysNothingOfAPlanItDoesNotHave) {
 
 // ---- energy (FAIRNESS rule 10) ----
 
-ResultsDocument energy_run() {
-  return load_results(std::filesystem::path(NBODY_SOURCE_DIR) / "tests" / "data" /
-                      "results-schema-10-energy-hand-made.json");
-}
-
 ResultRecord& record(ResultsDocument& doc, const std::string& name, std::size_t n) {
   const auto it = std::find_if(doc.results.begin(), doc.results.end(), [&](const ResultRecord& r) {
     return r.implementation == name && r.n == n;
@@ -444,16 +441,7 @@ TEST(HtmlReport, AnUnresolvedEnergyIsMarkedAndFormsNoRatio) {
 // Without the CPU's energy: the answer's line, the headline and the Energy section say why, no
 // energy ratio is printed, and the chart has the GPU's points only.
 TEST(HtmlReport, WithoutTheCpusEnergyItSaysWhyAndShowsNoRatio) {
-  ResultsDocument doc = energy_run();
-  for (EnergyMeterRecord& m : doc.energy) {
-    if (m.device != DeviceKind::cpu) continue;
-    m = EnergyMeterRecord{.device = DeviceKind::cpu,
-                          .available = false,
-                          .unavailable_reason = "no /sys/class/powercap, and no perf power PMU"};
-  }
-  for (ResultRecord& r : doc.results) {
-    if (r.implementation.starts_with("cpu.") && r.kernel) r.kernel->energy.reset();
-  }
+  const ResultsDocument doc = energy_run_without_cpu_energy();
   const Analysis a = analyze(doc);
   ASSERT_FALSE(a.energy.compares());
   const std::string page = render_html(doc, a, {"var Chart;", ""});
