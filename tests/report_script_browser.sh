@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The report pages' script in a real browser, on pages re-rendered from the committed samples (no
-# measurement, so it takes seconds): a run's report.html from a GPU host and from a CPU-only one,
-# a simulation's, a run with tree formulations (hand-made), a scaling.html, and a page without
-# Chart.js. Each must build every chart it
-# expects and raise no JavaScript error. BrowserReport checks the pages of real runs besides.
+# The report pages' script in a real browser, on pages re-rendered from the committed samples and
+# test documents (no measurement, so it takes seconds): a run's report.html from a GPU host and
+# from a CPU-only one, a simulation's, a run with tree formulations and one with energy on both
+# sides (both hand-made), a scaling.html, and a page without Chart.js. Each must build every chart
+# it expects and raise no JavaScript error. BrowserReport checks the pages of real runs besides.
 #   tests/report_script_browser.sh NBODY_FAIR SOURCE_DIR WORK_DIR CONFIGURED_CHARTJS
 # Exit 77 (ctest: skipped) with the reason when no headless Chromium or no Chart.js is installed.
 set -euo pipefail
@@ -38,6 +38,12 @@ trees=$source_dir/tests/data/results-schema-9-trees-hand-made.json
 check_page "$work/trees/report.html" charts
 grep -q 'data-kind="accuracyTime"' "$work/trees/report.html" ||
   fail "the trees' page has no accuracy-against-time chart"
+# Energy on both sides (a hand-made schema-10 file): the joules-against-time chart.
+energy=$source_dir/tests/data/results-schema-10-energy-hand-made.json
+"$exe" report --in "$energy" --out "$work/energy" >/dev/null || fail "nbody-fair report of the energy run failed"
+check_page "$work/energy/report.html" charts
+grep -q 'data-kind="joules"' "$work/energy/report.html" ||
+  fail "the energy run's page has no joules-against-time chart"
 "$exe" scaling "$samples/two-gpu-scaling/gpus-0-sim" "$samples/two-gpu-scaling/gpus-0-1-sim" \
   --out "$work/scaling" >/dev/null || fail "nbody-fair scaling failed"
 check_page "$work/scaling/scaling.html" charts
