@@ -60,35 +60,40 @@ void from_json(const nlohmann::json& j, AccuracyMetrics& v) {
   v.net_force_residual = number_or_nan(j, "net_force_residual");
   v.bodies_compared = j.value("bodies_compared", std::size_t{0});
 }
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuSample, sm_clock_mhz, max_sm_clock_mhz,
-                                                temperature_c, clock_limits)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasurementConditions, wall_seconds, online_cpus,
-                                                other_processes_cpu_share, steal_cpu_share,
-                                                cpu_clock_mhz_before, cpu_clock_mhz_after, attempts,
-                                                disturbances, gpu_before, gpu_after,
-                                                gpu_unavailable_reason)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnergyStatistics, joules, domain_joules, seconds,
-                                                evaluations, per_evaluation_j, ci_low_j, ci_high_j,
-                                                mean_watts, periods_spanned, resolved)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnergyMeterRecord, device, available,
-                                                unavailable_reason, source, domains, unit_j,
-                                                update_period_s, idle_watts, idle_seconds,
-                                                limit_watts, idle_accounting)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimingStatistics, repetitions,
-                                                iterations_per_repetition, samples_s, median_s,
-                                                mean_s, min_s, max_s, stddev_s, ci_low_s, ci_high_s,
-                                                ci_confidence, cv, noisy, conditions, energy)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AccuracyRecord, metrics, relative_l2_bound,
-                                                max_relative_bound, sampled, passed)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RateFigures, interactions_per_second,
-                                                interactions_per_second_min,
-                                                interactions_per_second_max, gflops_at_20)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TreeWork, body_body, body_cell, build)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultRecord, implementation, initial_condition, n,
-                                                status, reason, input_hash, pairs_evaluated,
-                                                interactions_credited, threads, details, accuracy,
-                                                kernel, end_to_end, communication, kernel_rate,
-                                                end_to_end_rate, counters, tree_work, phase_seconds)
+
+// NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT, defined out of line: results.hpp declares
+// these for every library (the library macro's inline definitions would be this file's alone).
+#define NBODY_JSON_WITH_DEFAULT(Type, ...)                                                  \
+  void to_json(nlohmann::json& nlohmann_json_j, const Type& nlohmann_json_t) {              \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                \
+  }                                                                                         \
+  void from_json(const nlohmann::json& nlohmann_json_j, Type& nlohmann_json_t) {            \
+    const Type nlohmann_json_default_obj{};                                                 \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_FROM_WITH_DEFAULT, __VA_ARGS__)) \
+  }
+
+NBODY_JSON_WITH_DEFAULT(GpuSample, sm_clock_mhz, max_sm_clock_mhz, temperature_c, clock_limits)
+NBODY_JSON_WITH_DEFAULT(MeasurementConditions, wall_seconds, online_cpus, other_processes_cpu_share,
+                        steal_cpu_share, cpu_clock_mhz_before, cpu_clock_mhz_after, attempts,
+                        disturbances, gpu_before, gpu_after, gpu_unavailable_reason)
+NBODY_JSON_WITH_DEFAULT(EnergyStatistics, joules, domain_joules, seconds, evaluations,
+                        per_evaluation_j, ci_low_j, ci_high_j, mean_watts, periods_spanned,
+                        resolved)
+NBODY_JSON_WITH_DEFAULT(EnergyMeterRecord, device, available, unavailable_reason, source, domains,
+                        unit_j, update_period_s, idle_watts, idle_seconds, limit_watts,
+                        idle_accounting)
+NBODY_JSON_WITH_DEFAULT(TimingStatistics, repetitions, iterations_per_repetition, samples_s,
+                        median_s, mean_s, min_s, max_s, stddev_s, ci_low_s, ci_high_s,
+                        ci_confidence, cv, noisy, conditions, energy)
+NBODY_JSON_WITH_DEFAULT(AccuracyRecord, metrics, relative_l2_bound, max_relative_bound, sampled,
+                        passed)
+NBODY_JSON_WITH_DEFAULT(RateFigures, interactions_per_second, interactions_per_second_min,
+                        interactions_per_second_max, gflops_at_20)
+NBODY_JSON_WITH_DEFAULT(TreeWork, body_body, body_cell, build)
+NBODY_JSON_WITH_DEFAULT(ResultRecord, implementation, initial_condition, n, status, reason,
+                        input_hash, pairs_evaluated, interactions_credited, threads, details,
+                        accuracy, kernel, end_to_end, communication, kernel_rate, end_to_end_rate,
+                        counters, tree_work, phase_seconds)
 // By hand where the macros cannot reach: the tolerance's coefficients sit at the record's level.
 void to_json(nlohmann::json& j, const ImplementationRecord& v) {
   j = {{"name", v.name},
@@ -140,41 +145,31 @@ void from_json(const nlohmann::json& j, ImplementationRecord& v) {
   v.unavailable_reason = j.value("unavailable_reason", d.unavailable_reason);
   v.threads = j.value("threads", d.threads);
 }
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuDescription, ordinal, name, compute_capability,
-                                                sm_count, sm_clock_khz, memory_clock_khz,
-                                                memory_bus_width_bits, memory_bytes, l2_cache_bytes,
-                                                driver_version, runtime_version)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MachineRecord, hostname, os, cpu_model,
-                                                logical_cpus, physical_cores, isa_features,
-                                                memory_bytes, gpus)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BuildRecord, tool_version, build_type, cxx_compiler,
-                                                cxx_flags, cuda_compiler, cuda_flags,
-                                                cuda_architectures, libraries)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
-    RunSettings, command, initial_condition, seed, softening, sizes, implementation_pattern,
-    repetitions, min_time_s, warmup_s, separate_kernel_timing_below_s, max_eval_seconds,
-    validation_bodies, counters, counter_sizes, threads, isa, gpu_device, dt, steps, diag_every,
-    snapshot_every, phase_steps, divergence_up_to, ic_file, ranks, decomposition, rank_hosts,
-    gpu_devices, gpu_exchange, budget_s, thetas)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ConservationSample, step, time, kinetic_energy,
-                                                potential_energy, relative_energy_error, momentum,
-                                                angular_momentum, virial_ratio)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrajectoryDivergence, steps, position, velocity,
-                                                reference_energy_error)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepSplit, step_s, force_s, integration_s,
-                                                communication_s, tree_build_s, other_s,
-                                                diagnostics_s, snapshots_s)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SimulationRecord, implementation, initial_condition,
-                                                n, status, reason, input_hash, threads, steps, dt,
-                                                wall_seconds, steps_per_second, per_step,
-                                                max_relative_energy_error, conservation, divergence,
-                                                details, energy)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputRecord, initial_condition, n, seed, hash_f64,
-                                                hash_f32)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResultsDocument, schema, schema_version,
-                                                generated_at, command_line, complete, interrupted,
-                                                machine, build, settings, ceilings, implementations,
-                                                inputs, results, simulations, energy, phase_seconds)
+NBODY_JSON_WITH_DEFAULT(GpuDescription, ordinal, name, compute_capability, sm_count, sm_clock_khz,
+                        memory_clock_khz, memory_bus_width_bits, memory_bytes, l2_cache_bytes,
+                        driver_version, runtime_version)
+NBODY_JSON_WITH_DEFAULT(MachineRecord, hostname, os, cpu_model, logical_cpus, physical_cores,
+                        isa_features, memory_bytes, gpus)
+NBODY_JSON_WITH_DEFAULT(BuildRecord, tool_version, build_type, cxx_compiler, cxx_flags,
+                        cuda_compiler, cuda_flags, cuda_architectures, libraries)
+NBODY_JSON_WITH_DEFAULT(RunSettings, command, initial_condition, seed, softening, sizes,
+                        implementation_pattern, repetitions, min_time_s, warmup_s,
+                        separate_kernel_timing_below_s, max_eval_seconds, validation_bodies,
+                        counters, counter_sizes, threads, isa, gpu_device, dt, steps, diag_every,
+                        snapshot_every, phase_steps, divergence_up_to, ic_file, ranks,
+                        decomposition, rank_hosts, gpu_devices, gpu_exchange, budget_s, thetas)
+NBODY_JSON_WITH_DEFAULT(ConservationSample, step, time, kinetic_energy, potential_energy,
+                        relative_energy_error, momentum, angular_momentum, virial_ratio)
+NBODY_JSON_WITH_DEFAULT(TrajectoryDivergence, steps, position, velocity, reference_energy_error)
+NBODY_JSON_WITH_DEFAULT(StepSplit, step_s, force_s, integration_s, communication_s, tree_build_s,
+                        other_s, diagnostics_s, snapshots_s)
+NBODY_JSON_WITH_DEFAULT(SimulationRecord, implementation, initial_condition, n, status, reason,
+                        input_hash, threads, steps, dt, wall_seconds, steps_per_second, per_step,
+                        max_relative_energy_error, conservation, divergence, details, energy)
+NBODY_JSON_WITH_DEFAULT(InputRecord, initial_condition, n, seed, hash_f64, hash_f32)
+NBODY_JSON_WITH_DEFAULT(ResultsDocument, schema, schema_version, generated_at, command_line,
+                        complete, interrupted, machine, build, settings, ceilings, implementations,
+                        inputs, results, simulations, energy, phase_seconds)
 
 double EnergyMeterRecord::idle_total_watts() const {
   double sum = 0;
