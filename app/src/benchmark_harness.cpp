@@ -226,6 +226,36 @@ std::vector<std::string> disturbances(const MeasurementConditions& c) {
   return found;
 }
 
+EnergyReading::EnergyReading(const EnergyObservation* energy) {
+  if (energy == nullptr || energy->record == nullptr) return;
+  energy_ = energy;
+  if (energy->meter != nullptr) {
+    try {
+      window_.emplace(*energy->meter, *energy->record);
+    } catch (const EnergyReadError&) {
+      failed_ = true;
+    }
+  }
+  if (energy->all_opened) energy->all_opened();
+  if (window_) window_->work_starts();
+}
+
+std::optional<EnergyStatistics> EnergyReading::close(std::int64_t evaluations) {
+  if (energy_ == nullptr) return std::nullopt;
+  std::optional<EnergyStatistics> figure;
+  if (window_ && evaluations > 0) {
+    try {
+      figure = window_->close(evaluations);
+    } catch (const EnergyReadError&) {
+      figure.reset();
+    }
+  } else if (!failed_ && energy_->meter == nullptr) {
+    figure = EnergyStatistics{.evaluations = evaluations};  // another process meters the device
+  }
+  if (energy_->sum_over_processes) return energy_->sum_over_processes(figure);
+  return figure;
+}
+
 Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
                          const RepetitionSettings& options, const GpuObservation* gpu,
                          const EnergyObservation* energy) {
@@ -235,25 +265,12 @@ Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t
     const bool sample_gpu = gpu != nullptr && gpu->sample_gpu;
     const std::optional<GpuSample> gpu_before =
         sample_gpu ? gpu->sample_gpu() : std::optional<GpuSample>{};
-    std::optional<EnergyWindow> window;
-    if (energy != nullptr && energy->meter != nullptr && energy->record != nullptr) {
-      try {
-        window.emplace(*energy->meter, *energy->record);
-      } catch (const EnergyReadError&) {
-        window.reset();
-      }
-    }
+    EnergyReading reading(energy);
     const std::optional<CpuActivity> before = sample_cpu_activity();
     std::int64_t evaluations_run = 0;
     Timings timings = time_once(run, scope, n, options, &evaluations_run);
     std::optional<CpuActivity> after = sample_cpu_activity();
-    if (window) {
-      try {
-        timings.total.energy = timings.kernel.energy = window->close(evaluations_run);
-      } catch (const EnergyReadError&) {
-        timings.total.energy = timings.kernel.energy = std::nullopt;
-      }
-    }
+    timings.total.energy = timings.kernel.energy = reading.close(evaluations_run);
     if (options.job_cpu_seconds_on_host) {  // every process calls it, sampled or not
       const double own = before && after ? after->own_seconds - before->own_seconds : 0;
       const double job = options.job_cpu_seconds_on_host(own);

@@ -323,31 +323,6 @@ std::optional<std::string> decide_on_one_step(SimulationRun& run, const Simulate
 // `skipped_step_s`: the one step measured where it alone decided to skip the simulation. A slower
 // machine (or a sanitized build) that skips N = 1K so still estimates N = 1M from it, rather than
 // preparing 1M's bodies and first force evaluation, which take hours there.
-// The energy of the steps from here to close(), where the device's meter reads; a counter that
-// fails leaves the simulation without energy.
-class StepsEnergy {
- public:
-  explicit StepsEnergy(const EnergyObservation& energy) {
-    if (energy.meter == nullptr || energy.record == nullptr) return;
-    try {
-      window_.emplace(*energy.meter, *energy.record);
-    } catch (const EnergyReadError&) {
-      window_.reset();
-    }
-  }
-  std::optional<EnergyStatistics> close(std::int64_t steps) {
-    if (!window_ || steps <= 0) return std::nullopt;
-    try {
-      return window_->close(steps);
-    } catch (const EnergyReadError&) {
-      return std::nullopt;
-    }
-  }
-
- private:
-  std::optional<EnergyWindow> window_;
-};
-
 SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions& options,
                               const SimulationInput& input, ProgressSink& progress,
                               std::size_t step_index, std::size_t total,
@@ -389,7 +364,7 @@ SimulationRecord simulate_one(const Implementation& impl, const SimulateOptions&
     run.snapshot(0);
   }
   const std::int64_t steps_before = run.done();
-  StepsEnergy steps_energy(energy);
+  EnergyReading steps_energy(&energy);
   while (finite && run.done() < options.steps) {
     if (interrupt_requested()) break;
     progress.update(step_index, total,

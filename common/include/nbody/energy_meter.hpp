@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,9 +46,9 @@ class EnergyMeter {
 // The sum over domains of one reading.
 double total_joules(const std::vector<double>& reading);
 
-// Seconds between the counters' updates: the median interval between changes of their sum, polled
-// for up to `max_seconds` (0 when it never changed). NVML's board counter moves about every 100 ms,
-// RAPL's about every 1 ms.
+// Seconds between the counters' updates: the median interval between changes of each counter, the
+// longest of them, polled for up to `max_seconds` (0 when none changed). NVML's board counter moves
+// about every 100 ms, RAPL's about every 1 ms.
 double measure_update_period(EnergyMeter& meter, double max_seconds);
 
 // How one device's energy is read in this run, described as results.json records it: the meter's
@@ -70,6 +72,9 @@ inline constexpr double kMinEnergyPeriods = 5;
 class EnergyWindow {
  public:
   EnergyWindow(EnergyMeter& meter, const EnergyMeterRecord& record);
+  // Where the work starts later than the window opened (processes decomposed over ranks wait for
+  // each other first): the head before it is taken off at idle power, as the tail is.
+  void work_starts();
   // Call as soon as the work is done: `evaluations` of it ran in the window.
   EnergyStatistics close(std::int64_t evaluations);
 
@@ -77,13 +82,41 @@ class EnergyWindow {
   EnergyMeter& meter_;
   const EnergyMeterRecord& record_;
   std::vector<double> start_;
-  std::chrono::steady_clock::time_point started_;
+  std::chrono::steady_clock::time_point opened_, work_started_;
 };
+
+// Decomposed over processes, each reading its own devices' counters around the same work: the
+// work's energy from every process's figure, in process order. A process whose device another one
+// meters (a GPU two ranks share, a package of a host's lower rank) brings a figure without
+// domains. Joules and domains add up, seconds are the longest, the interval widens by each
+// process's, and the sum is resolved where every metered figure is. None where any process's
+// figure is missing (its counter failed) or none metered.
+std::optional<EnergyStatistics> sum_energy(std::span<const std::optional<EnergyStatistics>> parts);
+
+// The run's record of a device read by several processes, from each one's record in process order
+// and its label ("rank 1"): the metered domains labelled, their idle power beside, the longest
+// update period. Unavailable where any process's is, with the first one's reason (labelled beyond
+// the first process). A record available without domains is a process whose device another one
+// meters.
+EnergyMeterRecord combine_energy_records(std::span<const EnergyMeterRecord> parts,
+                                         std::span<const std::string> labels);
 
 // One device's meter and its record, for the run's measurements of that device.
 struct DeviceEnergy {
-  std::unique_ptr<EnergyMeter> meter;  // null: not measured (record.unavailable_reason says why)
+  // Null: not measured (record.unavailable_reason says why), or, where the record is available
+  // without domains, measured by another process (metered_by_another_process).
+  std::unique_ptr<EnergyMeter> meter;
   EnergyMeterRecord record;
 };
+
+// A process's part where another process of the run meters its device: no meter, and a record
+// available without domains, which combine_energy_records and sum_energy pass over.
+DeviceEnergy metered_by_another_process(DeviceKind device);
+
+// Decomposed over processes, which packages process `process` meters: those of its `packages`
+// that no lower process on its host (`hosts`, each process's, in process order) may run on too, so
+// that every package of every host is counted once.
+std::set<int> packages_first_used(std::size_t process, std::span<const std::string> hosts,
+                                  std::span<const std::set<int>> packages);
 
 }  // namespace nbody

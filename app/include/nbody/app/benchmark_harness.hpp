@@ -72,8 +72,32 @@ struct GpuObservation {
 // The energy a timing reads around itself: its device's meter and the meter's record (update
 // period, idle power); none where the device's energy is not read.
 struct EnergyObservation {
+  // Null where `record` is: the device's energy is not read. Decomposed over processes, null also
+  // where another process meters this one's device (a GPU two ranks share).
   EnergyMeter* meter = nullptr;
-  const EnergyMeterRecord* record = nullptr;
+  const EnergyMeterRecord* record = nullptr;  // this process's meter's
+  // Decomposed: every process's figure of the same work summed (sum_energy), and a meeting of all
+  // once each has opened its window; collectives, every process calling them at the same point.
+  // Empty in one process.
+  std::function<std::optional<EnergyStatistics>(const std::optional<EnergyStatistics>&)>
+      sum_over_processes;
+  std::function<void()> all_opened;
+};
+
+// The energy of one stretch of work on its device (a timing's evaluations, a simulation's steps):
+// a window on this process's meter, opened here; decomposed, the sum over the processes, every one
+// constructing and closing at the same point. A counter that fails leaves the work without energy
+// (decomposed: on every process).
+class EnergyReading {
+ public:
+  explicit EnergyReading(const EnergyObservation* energy);
+  // Call as soon as the work is done: `evaluations` of it ran since construction.
+  std::optional<EnergyStatistics> close(std::int64_t evaluations);
+
+ private:
+  const EnergyObservation* energy_ = nullptr;  // null: nothing is read
+  std::optional<EnergyWindow> window_;
+  bool failed_ = false;
 };
 
 // A timing's figures: of the whole evaluation on the scope's clock, and of the kernel alone
