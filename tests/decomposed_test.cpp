@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "mpi_test_support.hpp"
 #include "nbody/accuracy.hpp"
 #include "nbody/app/gpu_exchange.hpp"
+#include "nbody/app/rank_energy.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/simulate.hpp"
 #include "nbody/app/wiring.hpp"
@@ -27,6 +29,7 @@
 #include "nbody/initial_conditions.hpp"
 #include "nbody/reference.hpp"
 #include "stand_in_suite.hpp"
+#include "stepped_meter.hpp"
 
 namespace nbody::distributed {
 namespace {
@@ -309,6 +312,69 @@ TEST(DecomposedSuite, SimulatesInStep) {
   EXPECT_EQ(soa.conservation.size(), 4u);
   EXPECT_GT(soa.per_step.communication_s, 0.0);
   EXPECT_EQ(doc.simulations[1].status, Status::skipped);  // symmetric pairs take no slice
+}
+
+// Energy read on every rank, each package once: every rank but the last meters a package of its
+// own (10 W on rank 0, 20 W on rank 1, ...), the last shares the first's. The run records every
+// metered domain by rank, and each timing's and simulation's power is the sum.
+TEST(DecomposedSuite, ReadsEveryRanksEnergyOncePerDevice) {
+  const bool metering = !last_rank();
+  SteppedMeter* meter = nullptr;
+  EnergyMeters own;
+  if (metering) {
+    auto stepped = std::make_unique<SteppedMeter>(10.0 * (ranks().rank() + 1), 0.002);
+    meter = stepped.get();
+    own.cpu.record = describe_energy_meter(meter, DeviceKind::cpu, "", 0.05);
+    own.cpu.meter = std::move(stepped);
+  } else {
+    own.cpu = metered_by_another_process(DeviceKind::cpu);
+  }
+  const EnergyMeters energy = join_rank_energy(ranks(), std::move(own));
+  const EnergyMeterRecord& record = energy.run_record(DeviceKind::cpu);
+  ASSERT_TRUE(record.available) << record.unavailable_reason;
+  std::vector<std::string> domains;
+  double watts = 0;
+  for (int r = 0; r + 1 < ranks().ranks(); ++r) {
+    domains.push_back("rank " + std::to_string(r) + ": package-0");
+    watts += 10.0 * (r + 1);
+  }
+  EXPECT_EQ(record.domains, domains);
+
+  const Registry decomposed = decomposed_registry(make_default_registry(), ranks());
+  const auto progress = make_silent_progress();
+  SuiteContext context = quiet_context(decomposed, *progress);
+  context.energy = &energy;
+  SuiteOptions options;
+  options.sizes = {200};
+  options.implementation_pattern = "^cpu\\.soa$";
+  options.counters = false;
+  options.reference_cache = false;
+  options.execution.threads = 1;
+  options.timing.repetitions = 2;
+  options.timing.min_time_s = 0.002;
+  options.timing.warmup_s = 0;
+  options.energy_span_s[DeviceKind::cpu] = energy_span_s(energy, DeviceKind::cpu);
+  options.timing.max_over_processes = [](double v) { return ranks().max_over_ranks(v); };
+  const ResultsDocument doc = run_suite(context, options, SuiteMode::run);
+  ASSERT_EQ(doc.results.size(), 1u);
+  ASSERT_EQ(doc.energy.size(), 1u);
+  EXPECT_EQ(doc.energy[0].domains, domains);
+  ASSERT_TRUE(doc.results[0].kernel && doc.results[0].kernel->energy);
+  const EnergyStatistics& e = *doc.results[0].kernel->energy;
+  EXPECT_TRUE(e.resolved);
+  EXPECT_EQ(e.domain_joules.size(), domains.size());
+  EXPECT_NEAR(e.mean_watts, watts, watts * 0.25);
+
+  SimulateOptions simulate;
+  simulate.suite = options;
+  simulate.suite.sizes = {31};
+  simulate.steps = 40;
+  simulate.diag_every = 40;
+  simulate.phase_steps = 40;
+  const ResultsDocument simulated = run_simulations(context, simulate);
+  ASSERT_EQ(simulated.simulations.size(), 1u);
+  ASSERT_TRUE(simulated.simulations[0].energy.has_value());
+  EXPECT_EQ(simulated.simulations[0].energy->domain_joules.size(), domains.size());
 }
 
 // A signal on one rank stops every rank at the same agreement.

@@ -17,11 +17,13 @@ namespace {
 // waiting inside NCCL for it) before it ends the job.
 constexpr double kJoinPatienceSeconds = 60;
 
+#if NBODY_HAVE_MPI
 std::string host_name() {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) return "?";
   return host;
 }
+#endif
 
 }  // namespace
 

@@ -557,22 +557,34 @@ double timing_min_time_s(const SuiteOptions& options, DeviceKind device) {
                   span->second / std::max(1, options.timing.repetitions));
 }
 
+const EnergyMeterRecord& EnergyMeters::run_record(DeviceKind device) const {
+  if (across_processes) {
+    return device == DeviceKind::gpu ? across_processes->gpu : across_processes->cpu;
+  }
+  return device == DeviceKind::gpu ? gpu.record : cpu.record;
+}
+
 EnergyObservation EnergyMeters::observe(DeviceKind device) const {
   const DeviceEnergy& energy = device == DeviceKind::gpu ? gpu : cpu;
-  if (!energy.meter || !energy.record.available) return {};
-  return {.meter = energy.meter.get(), .record = &energy.record};
+  if (!run_record(device).available || !energy.record.available) return {};
+  EnergyObservation observation{.meter = energy.meter.get(), .record = &energy.record};
+  if (across_processes) {
+    observation.sum_over_processes = across_processes->sum;
+    observation.all_opened = across_processes->all_opened;
+  }
+  return observation;
 }
 
 std::vector<EnergyMeterRecord> EnergyMeters::records(bool with_gpu) const {
-  std::vector<EnergyMeterRecord> kept{cpu.record};
-  if (with_gpu) kept.push_back(gpu.record);
+  std::vector<EnergyMeterRecord> kept{run_record(DeviceKind::cpu)};
+  if (with_gpu) kept.push_back(run_record(DeviceKind::gpu));
   return kept;
 }
 
 double energy_span_s(const EnergyMeters& meters, DeviceKind device) {
-  const DeviceEnergy& energy = device == DeviceKind::gpu ? meters.gpu : meters.cpu;
-  if (!energy.meter || !energy.record.available) return 0;
-  return kMinEnergyPeriods * energy.record.update_period_s;
+  const EnergyMeterRecord& record = meters.run_record(device);
+  if (!record.available) return 0;
+  return kMinEnergyPeriods * record.update_period_s;
 }
 
 std::unique_ptr<ProgressSink> make_stderr_progress() {

@@ -78,25 +78,32 @@ DeviceEnergy described(std::unique_ptr<EnergyMeter> meter, DeviceKind device, st
 
 }  // namespace
 
-EnergyMeters make_energy_meters(const ExecutionOptions& execution, bool with_gpu) {
-  EnergyMeters meters;
+DeviceEnergy make_cpu_energy(const std::set<int>& packages) {
   std::string why_not;
-  std::unique_ptr<EnergyMeter> cpu = peaks::make_rapl_meter(
-      peaks::RaplPaths::from_environment(), peaks::packages_of_this_process(), why_not);
-  meters.cpu = described(std::move(cpu), DeviceKind::cpu, why_not);
-  if (!with_gpu) return meters;
-  why_not.clear();
+  std::unique_ptr<EnergyMeter> meter =
+      peaks::make_rapl_meter(peaks::RaplPaths::from_environment(), packages, why_not);
+  return described(std::move(meter), DeviceKind::cpu, why_not);
+}
+
+DeviceEnergy make_gpu_energy(const std::vector<int>& ordinals) {
+  std::string why_not;
 #if defined(NBODY_HAVE_CUDA)
-  const std::vector<int> ordinals = execution.gpu_devices.empty()
-                                        ? std::vector<int>{execution.gpu_device}
-                                        : execution.gpu_devices;
-  std::unique_ptr<EnergyMeter> gpu = gpu::make_gpu_energy_meter(ordinals, why_not);
+  std::unique_ptr<EnergyMeter> meter = gpu::make_gpu_energy_meter(ordinals, why_not);
 #else
-  (void)execution;
-  std::unique_ptr<EnergyMeter> gpu;
+  (void)ordinals;
+  std::unique_ptr<EnergyMeter> meter;
   why_not = "this build has no CUDA";
 #endif
-  meters.gpu = described(std::move(gpu), DeviceKind::gpu, why_not);
+  return described(std::move(meter), DeviceKind::gpu, why_not);
+}
+
+EnergyMeters make_energy_meters(const ExecutionOptions& execution, bool with_gpu) {
+  EnergyMeters meters;
+  meters.cpu = make_cpu_energy(peaks::packages_of_this_process());
+  if (!with_gpu) return meters;
+  meters.gpu =
+      make_gpu_energy(execution.gpu_devices.empty() ? std::vector<int>{execution.gpu_device}
+                                                    : execution.gpu_devices);
   return meters;
 }
 

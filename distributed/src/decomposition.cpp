@@ -131,6 +131,15 @@ std::optional<std::string> Decomposition::agree_on_reason(const std::optional<st
   return giver == 0 ? reason : fmt::format("rank {}: {}", giver, reason);
 }
 
+void Decomposition::agree_asleep(AgreementPoint point) {
+  agree(point, nullptr, {}, std::numeric_limits<double>::infinity());
+}
+
+std::vector<std::string> Decomposition::gather_strings(const std::string& text) {
+  agree(AgreementPoint::decision);
+  return communicator_.all_strings(text);
+}
+
 double Decomposition::max_over_ranks(double value) {
   return agree(AgreementPoint::decision, nullptr, {value, 0, 0, 0})[0];
 }

@@ -93,16 +93,16 @@ bool Communicator::max_in_place_within(std::span<double> values, double seconds)
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), as_count(values.size(), "values"),
                            MPI_DOUBLE, MPI_MAX, comm_, &request),
             "MPI_Iallreduce");
-  if (!std::isfinite(seconds)) {
-    check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
-    return true;
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  // Polled, sleeping in between, rather than MPI_Wait, which keeps a core busy while it waits.
+  const auto start = std::chrono::steady_clock::now();
   for (;;) {
     int done = 0;
     check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (done != 0) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >=
+        seconds) {
+      return false;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }

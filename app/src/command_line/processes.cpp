@@ -79,6 +79,10 @@ class OneProcess final : public Processes {
     return make_counter_sources();
   }
 
+  EnergyMeters energy_meters(const ExecutionOptions& execution, bool with_gpu) override {
+    return make_energy_meters(execution, with_gpu);
+  }
+
   void handle_interrupts() override { stop_on_signals(on_interrupt); }
 };
 

@@ -61,6 +61,10 @@ class Processes {
   // Hardware counter sources; none on ranks.
   virtual std::vector<std::unique_ptr<CounterSource>> counter_sources() = 0;
 
+  // The run's energy meters (make_energy_meters; decomposed, each rank metering its share of the
+  // job's CPU packages and GPUs, join_rank_energy). Call after share().
+  virtual EnergyMeters energy_meters(const ExecutionOptions& execution, bool with_gpu) = 0;
+
   // SIGINT and SIGTERM stop the suite after the current measurement (decomposed: on every rank
   // at the ranks' next agreement).
   virtual void handle_interrupts() = 0;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,7 +18,9 @@
 #include "command_line/exit_codes.hpp"
 #include "command_line/options.hpp"
 #include "command_line/program.hpp"
+#include "nbody/app/rank_energy.hpp"
 #include "nbody/app/wiring.hpp"
+#include "nbody/cpu_peaks/rapl_energy.hpp"
 #include "nbody/distributed/decomposed.hpp"
 #include "nbody/errors.hpp"
 
@@ -65,6 +68,8 @@ class RankProcesses final : public Processes {
 
   std::vector<std::unique_ptr<CounterSource>> counter_sources() override { return {}; }
 
+  EnergyMeters energy_meters(const ExecutionOptions& execution, bool with_gpu) override;
+
   void handle_interrupts() override { stop_on_signals(on_interrupt_in_rank); }
 
  private:
@@ -80,7 +85,27 @@ class RankProcesses final : public Processes {
   distributed::Communicator& world_;
   distributed::Decomposition& decomposition_;
   std::uint64_t arguments_;
+  std::vector<std::string> hosts_;  // each rank's, once share() has started the ranks
 };
+
+// Each rank meters the packages it runs on that no lower rank of its host does, and its GPU where
+// it is the first rank of its host on it (ranks beyond the host's GPUs share one: share()).
+EnergyMeters RankProcesses::energy_meters(const ExecutionOptions& execution, bool with_gpu) {
+  with_gpu = decomposition_.max_over_ranks(with_gpu ? 1 : 0) > 0;
+  const std::set<int> packages =
+      packages_this_rank_meters(decomposition_, hosts_, peaks::packages_of_this_process());
+  EnergyMeters own;
+  own.cpu =
+      packages.empty() ? metered_by_another_process(DeviceKind::cpu) : make_cpu_energy(packages);
+  if (with_gpu) {
+    const std::size_t gpus = describe_gpus().size();
+    const bool first_on_its_gpu =
+        gpus == 0 || static_cast<std::size_t>(decomposition_.rank_on_host()) < gpus;
+    own.gpu = first_on_its_gpu ? make_gpu_energy({execution.gpu_device})
+                               : metered_by_another_process(DeviceKind::gpu);
+  }
+  return join_rank_energy(decomposition_, std::move(own));
+}
 
 // What a decomposed suite's ranks share beyond the registry: silence but on rank 0, no counters
 // (each rank's would be of its own slice), the agreement the timings decide through, how GPU
@@ -108,7 +133,7 @@ SuiteShare RankProcesses::share(const Registry& registry, GpuExchangeRequest req
   suite.timing.job_cpu_seconds_on_host = [this](double value) {
     return decomposition_.sum_on_host(value);
   };
-  std::vector<std::string> hosts = start();
+  hosts_ = start();
   const auto selected = registry.select(suite.implementation_pattern);
   const bool gpu_formulations =
       std::any_of(selected.begin(), selected.end(),
@@ -127,7 +152,7 @@ SuiteShare RankProcesses::share(const Registry& registry, GpuExchangeRequest req
   }
   share.decomposition = ProcessDecomposition{.ranks = world_.size(),
                                              .scheme = "target_range",
-                                             .hosts = std::move(hosts),
+                                             .hosts = hosts_,
                                              .gpu_exchange = share.exchange.name()};
   share.decomposed =
       distributed::decomposed_registry(registry, decomposition_, share.exchange.why_not_nccl);

@@ -50,9 +50,8 @@ class RunCommand final : public Command {
     const SuiteCeilings ceilings = processes.ceilings(suite.execution, suite.counters);
     const auto counter_sources = processes.counter_sources();
     const EnergyMeters energy =
-        share.decomposition ? energy_not_read("not read in runs decomposed over ranks")
-        : energy_           ? make_energy_meters(suite.execution, selects_usable_gpu(selected))
-                            : energy_not_read("not read: --no-energy");
+        energy_ ? processes.energy_meters(suite.execution, selects_usable_gpu(selected))
+                : energy_not_read("not read: --no-energy");
     for (const DeviceKind device : {DeviceKind::cpu, DeviceKind::gpu}) {
       if (const double span = energy_span_s(energy, device); span > 0) {
         suite.energy_span_s[device] = span;

@@ -46,9 +46,8 @@ class SimulateCommand final : public Command {
     // Several GPUs of this process: the all-gather between them, the scaling model's.
     const SuiteCeilings ceilings = processes.ceilings(suite().execution, false);
     const EnergyMeters energy =
-        share.decomposition ? energy_not_read("not read in runs decomposed over ranks")
-        : energy_           ? make_energy_meters(suite().execution, selects_usable_gpu(selected))
-                            : energy_not_read("not read: --no-energy");
+        energy_ ? processes.energy_meters(suite().execution, selects_usable_gpu(selected))
+                : energy_not_read("not read: --no-energy");
     const auto progress = processes.progress();
     const SuiteContext context{.registry = share.registry_or(invocation.registry),
                                .counter_sources = {},

@@ -94,9 +94,22 @@ struct ProcessDecomposition {
   std::string gpu_exchange = "mpi";
 };
 
-// The run's energy meters, one per device, made before the first measurement (app/wiring.hpp).
+// The run's energy meters, one per device, made before the first measurement (app/wiring.hpp;
+// decomposed over ranks, app/rank_energy.hpp).
 struct EnergyMeters {
-  DeviceEnergy cpu, gpu;
+  DeviceEnergy cpu, gpu;  // this process's
+  // Decomposed over processes, each metering its own devices (none that another one meters): the
+  // run's record of each device, from every process's (combine_energy_records), and the
+  // collectives of EnergyObservation.
+  struct AcrossProcesses {
+    EnergyMeterRecord cpu, gpu;
+    std::function<std::optional<EnergyStatistics>(const std::optional<EnergyStatistics>&)> sum;
+    std::function<void()> all_opened;
+  };
+  std::optional<AcrossProcesses> across_processes;
+
+  // How the run reads `device`'s energy: this process's record, or decomposed, every process's.
+  const EnergyMeterRecord& run_record(DeviceKind device) const;
   // What a timing of `device` reads around itself (no meter where its energy is not read).
   EnergyObservation observe(DeviceKind device) const;
   // The records results.json keeps: the CPU's, and the GPU's where `with_gpu`.
@@ -121,7 +134,7 @@ struct SuiteContext {
   std::optional<ProcessDecomposition> decomposition = std::nullopt;
   // A line for the user before the measurements (the run's plan); empty: not said.
   std::function<void(const std::string&)> announce = nullptr;
-  // Each device's energy meter; null: energy is not read (validate, decomposed runs).
+  // Each device's energy meter; null: energy is not read (validate).
   const EnergyMeters* energy = nullptr;
 };
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ GpuObservation observe_gpu(int ordinal);
 // on, NVML for the GPU boards it drives where `with_gpu`; each described (update period, idle
 // power) before any measurement, or with the reason it is not read. Never throws.
 EnergyMeters make_energy_meters(const ExecutionOptions& execution, bool with_gpu);
+// The two meters apart, for a process that meters only some of its devices (decomposed over
+// ranks): RAPL over `packages`, NVML over the GPUs `ordinals`. Never throw.
+DeviceEnergy make_cpu_energy(const std::set<int>& packages);
+DeviceEnergy make_gpu_energy(const std::vector<int>& ordinals);
 
 // Meters that read nothing, each device's record saying why.
 EnergyMeters energy_not_read(const std::string& why);

@@ -89,6 +89,12 @@ class Decomposition {
   // it, a failure outside an agreement can only end the job (Communicator::abort).
   bool started() const { return started_; }
 
+  // agree with nothing to agree on but the point, each rank asleep while it waits for the others
+  // (MPI's own waiting keeps a core busy): for ranks waiting while others measure idle power.
+  void agree_asleep(AgreementPoint point);
+  // Every rank's `text`, in rank order, after an agreement (every rank calls it at the same point).
+  std::vector<std::string> gather_strings(const std::string& text);
+
   // The largest of `value` over the ranks (an agreement: every rank calls it at the same point).
   double max_over_ranks(double value);
   // The sum of `value` over the ranks on this rank's host (after an agreement: every rank calls

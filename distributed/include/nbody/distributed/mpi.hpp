@@ -79,9 +79,9 @@ class Communicator {
   void max_in_place(std::span<double> values);
   void sum_in_place(std::span<double> values);
   // max_in_place, as a non-blocking reduction (which matches only the same on the other ranks),
-  // waiting at most `seconds` (infinite: as long as it takes) for the other ranks: false where
-  // they did not all take part by then (the reduction is then left unfinished: for a rank about
-  // to end the job).
+  // waiting at most `seconds` (infinite: as long as it takes) for the other ranks, asleep between
+  // polls (no core kept busy): false where they did not all take part by then (the reduction is
+  // then left unfinished: for a rank about to end the job).
   bool max_in_place_within(std::span<double> values, double seconds);
   // The ranks of this communicator that share this rank's host (its shared memory), in a
   // communicator of their own. A collective.
