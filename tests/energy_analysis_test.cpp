@@ -92,6 +92,68 @@ TEST(EnergyAnalysis, ASideNotReadFormsNoRatioAndSaysWhy) {
   EXPECT_NE(rule_10(a).evidence.find("no energy ratio is formed"), std::string::npos);
 }
 
+// The answer's energy line is chosen in the analysis: per precision, the headline row of the
+// largest N with a best energy ratio, which the printers only format.
+TEST(EnergyAnalysis, TheAnswerQuotesTheLargestSizeOfEachPrecisionWithARatio) {
+  const Analysis a = analyze(energy_run());
+  ASSERT_TRUE(a.answer.energy.has_value());
+  const reports::EnergyAnswer& e = *a.answer.energy;
+  EXPECT_TRUE(e.missing.empty()) << e.missing;
+  EXPECT_EQ(e.idle_accounting, "included");
+  ASSERT_EQ(e.best.size(), 2u);
+  EXPECT_EQ(e.best[0].precision, Precision::f32);
+  EXPECT_EQ(e.best[1].precision, Precision::f64);
+  for (const reports::EnergyAnswer::Quoted& quoted : e.best) {
+    const reports::HeadlineRow* largest = nullptr;
+    for (const reports::HeadlineRow& row : a.headline.rows) {
+      if (row.precision == quoted.precision && row.best_energy_ratio) largest = &row;
+    }
+    ASSERT_NE(largest, nullptr);
+    EXPECT_EQ(quoted.n, largest->n);
+    EXPECT_DOUBLE_EQ(quoted.ratio.value, largest->best_energy_ratio->value);
+    EXPECT_DOUBLE_EQ(quoted.ratio.low, largest->best_energy_ratio->low);
+    EXPECT_DOUBLE_EQ(quoted.ratio.high, largest->best_energy_ratio->high);
+  }
+}
+
+// Without a ratio the answer holds why: the run's reason where the sides do not compare, else that
+// no N has two resolved best figures.
+TEST(EnergyAnalysis, TheAnswerSaysWhyItQuotesNoRatio) {
+  const Analysis without_cpu = analyze(energy_run_without_cpu_energy());
+  ASSERT_TRUE(without_cpu.answer.energy.has_value());
+  EXPECT_TRUE(without_cpu.answer.energy->best.empty());
+  EXPECT_EQ(without_cpu.answer.energy->missing, without_cpu.energy.no_ratio_reason);
+
+  ResultsDocument doc = energy_run();
+  for (ResultRecord& r : doc.results) {
+    if (r.kernel && r.kernel->energy) r.kernel->energy->resolved = false;
+  }
+  const Analysis unresolved = analyze(doc);
+  ASSERT_TRUE(unresolved.answer.energy.has_value());
+  EXPECT_TRUE(unresolved.answer.energy->best.empty());
+  EXPECT_EQ(unresolved.answer.energy->missing,
+            "no N where both sides' best figures have a resolved energy reading");
+}
+
+// Each tree row carries its own energy, the figure the Energy section charts for it.
+TEST(EnergyAnalysis, EachTreeRowCarriesItsEnergy) {
+  const Analysis a = analyze(energy_run());
+  std::size_t with_energy = 0;
+  for (const reports::TreeRow& t : a.algorithms.trees) {
+    const reports::EnergyPoint* point = nullptr;
+    for (const reports::EnergyPoint& p : a.energy.points) {
+      if (p.implementation == t.implementation && p.n == t.n) point = &p;
+    }
+    ASSERT_EQ(t.energy.has_value(), point != nullptr) << t.implementation << " at " << t.n;
+    if (!point) continue;
+    ++with_energy;
+    EXPECT_DOUBLE_EQ(t.energy->joules_per_evaluation, point->energy.joules_per_evaluation);
+    EXPECT_EQ(t.energy->resolved, point->energy.resolved);
+    EXPECT_FALSE(t.energy->interactions_per_joule.has_value()) << "a tree is credited none";
+  }
+  EXPECT_GT(with_energy, 0u);
+}
+
 // Energy is compared within one run: a report combined from two runs forms no ratio.
 TEST(EnergyAnalysis, TwoRunsFormNoRatio) {
   ResultsDocument doc = energy_run();

@@ -83,7 +83,8 @@ std::optional<double> per_body(std::uint64_t count, std::size_t n) {
                : std::nullopt;
 }
 
-TreeRow tree_row(const ImplementationRecord& impl, const ResultRecord& r) {
+TreeRow tree_row(const ResultsDocument& doc, const ImplementationRecord& impl,
+                 const ResultRecord& r) {
   TreeRow row{.implementation = r.implementation,
               .theta = impl.theta,
               .n = r.n,
@@ -108,6 +109,8 @@ TreeRow tree_row(const ImplementationRecord& impl, const ResultRecord& r) {
       if (row.median_s) row.build_share = *row.build_s / *row.median_s;
     }
   }
+  // The measurements the Energy section charts (EnergyAnalysis::points): timed ok, energy read.
+  if (r.status == Status::ok && r.kernel) row.energy = energy_figure(doc, r);
   if (r.accuracy) {
     row.relative_l2 = r.accuracy->metrics.relative_l2;
     row.max_relative = r.accuracy->metrics.max_relative;
@@ -123,7 +126,7 @@ std::vector<TreeRow> tree_rows(const ResultsDocument& doc) {
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     // Skipped measurements ran nothing: they are listed, grouped, with the other skipped ones.
     if (!impl || !is_tree(*impl) || r.status == Status::skipped) continue;
-    rows.push_back(tree_row(*impl, r));
+    rows.push_back(tree_row(doc, *impl, r));
   }
   return rows;
 }

@@ -528,7 +528,7 @@ Analysis analyze(const ResultsDocument& doc) {
   a.energy = analyze_energy(doc);
   add_energy_ratios(a);
   a.audit = make_audit(doc, a.headline, a.sides, a.algorithms, a.integration, a.energy);
-  a.answer = make_answer(doc, a);
+  a.answer = make_answer(doc, a);  // after the energy ratios: its last line quotes them
   a.ladders = make_ladders(doc);
   a.rooflines = make_rooflines(doc);
   a.peak_fractions = make_peak_fractions(doc);

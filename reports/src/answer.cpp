@@ -1,6 +1,6 @@
 // The answer paragraph's figures: GPU/CPU ranges best against best and naive against naive, the
-// ratio at equal accuracy at N = 1M, and what a run of one side has instead, each part where
-// missing with why in a few words.
+// ratio at equal accuracy at N = 1M, what a run of one side has instead, and the energy ratios
+// the paragraph closes with, each part where missing with why in a few words.
 #include "answer.hpp"
 
 #include <algorithm>
@@ -191,20 +191,54 @@ OneSideAnswer one_side(const Analysis& a) {
   return answer;
 }
 
-}  // namespace
+// Per precision, the best-against-best energy ratio at the largest N that has one: one figure per
+// precision keeps the answer to a line, the table under the headline has the rest.
+EnergyAnswer energy_answer(const Analysis& a) {
+  EnergyAnswer answer{.idle_accounting = a.energy.idle_accounting};
+  if (!a.energy.compares()) {
+    answer.missing = a.energy.no_ratio_reason;
+    return answer;
+  }
+  // The rows are by precision, then N ascending: the last of a precision with a ratio wins.
+  for (const HeadlineRow& row : a.headline.rows) {
+    if (!row.best_energy_ratio) continue;
+    const EnergyAnswer::Quoted quoted{
+        .precision = row.precision, .n = row.n, .ratio = *row.best_energy_ratio};
+    if (!answer.best.empty() && answer.best.back().precision == row.precision) {
+      answer.best.back() = quoted;
+    } else {
+      answer.best.push_back(quoted);
+    }
+  }
+  if (answer.best.empty()) {
+    answer.missing = "no N where both sides' best figures have a resolved energy reading";
+  }
+  return answer;
+}
 
-Answer make_answer(const ResultsDocument& doc, const Analysis& a) {
-  Answer answer{.two_machines = !doc.sides_from.empty()};
-  if (kind_of(doc.settings) != DocumentKind::run) return answer;  // a simulation has its speedups
+// The answer's ratios and, of a run of one side, what it has instead; the energy line apart.
+void add_figures(Answer& answer, const ResultsDocument& doc, const Analysis& a) {
   if (!a.sides.compares()) {
     if (a.sides.cpu || a.sides.gpu) answer.one_side = one_side(a);
-    return answer;
+    return;
   }
   for (const Precision p : ranked_precisions(doc)) {
     answer.best.push_back(ratio_range(doc, a.headline, p, false));
     answer.naive.push_back(ratio_range(doc, a.headline, p, true));
   }
   answer.equal_accuracy = equal_accuracy(a.algorithms);
+}
+
+}  // namespace
+
+Answer make_answer(const ResultsDocument& doc, const Analysis& a) {
+  Answer answer{.two_machines = !doc.sides_from.empty()};
+  if (kind_of(doc.settings) != DocumentKind::run) return answer;  // a simulation has its speedups
+  add_figures(answer, doc, a);
+  // Energy closes a paragraph that has figures; a paragraph without any is not printed at all.
+  if (answer.one_side || !answer.best.empty() || !answer.naive.empty()) {
+    answer.energy = energy_answer(a);
+  }
   return answer;
 }
 

@@ -6,7 +6,8 @@
 
 namespace nbody::reports {
 
-// `analysis` holds the sides, the headline and the comparison across algorithms of `document`.
+// `analysis` holds the sides, the headline (its energy ratios set), the comparison across
+// algorithms and the energy analysis of `document`.
 Answer make_answer(const ResultsDocument& document, const Analysis& analysis);
 
 }  // namespace nbody::reports

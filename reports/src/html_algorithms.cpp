@@ -69,7 +69,7 @@ std::string across_algorithms_html(const AlgorithmComparison& a,
   const bool energy = energy_analysis.compares();
   std::string out = "<section id=\"algorithms\"><h2>Across algorithms at equal accuracy</h2>\n";
   out += "<p>" + html_escape(across_algorithms_intro()) + "</p>\n";
-  out += energy_ratio_intro(energy_analysis);
+  out += energy_ratio_intro_html(energy_analysis);
   // Written by hand for its data-labels: on a phone each row stacks, its cells labelled.
   out += fmt::format(
       "<div class=\"scroll\"><table class=\"bars{}\"><thead><tr><th>accuracy bar</th><th>N</th>"
@@ -104,9 +104,8 @@ std::string across_algorithms_html(const AlgorithmComparison& a,
 
 namespace {
 
-// One tree measurement's cells, its energy's (where the run read any) beside its time.
-std::vector<std::string> tree_cells(const TreeRow& r, const EnergyAnalysis& energy,
-                                    bool& unresolved) {
+// One tree measurement's cells, its energy's (where `energy`: the run read any) beside its time.
+std::vector<std::string> tree_cells(const TreeRow& r, bool energy, bool& unresolved) {
   std::vector<std::string> cells = {
       html_escape(r.implementation),
       html_escape(theta_text(r.theta)),
@@ -117,10 +116,8 @@ std::vector<std::string> tree_cells(const TreeRow& r, const EnergyAnalysis& ener
                                format_seconds(r.ci_high_s), 100 * r.ci_confidence)
                  : "—",
       r.bodies_per_second ? html_escape(format_si(*r.bodies_per_second, "")) : "—"};
-  if (energy.any_read()) {
-    for (std::string& c : energy_cells(energy, r.implementation, r.n, unresolved)) {
-      cells.push_back(std::move(c));
-    }
+  if (energy) {
+    for (std::string& c : energy_cells(r.energy, unresolved)) cells.push_back(std::move(c));
   }
   for (std::string c :
        {r.build_s ? fmt::format("{} ({})", format_seconds(*r.build_s),
@@ -152,7 +149,7 @@ std::string tree_codes_html(const AlgorithmComparison& a, const EnergyAnalysis& 
   }
   Table t = Table::of(headers);
   bool unresolved = false;
-  for (const TreeRow& r : a.trees) t.row(tree_cells(r, energy, unresolved));
+  for (const TreeRow& r : a.trees) t.row(tree_cells(r, energy.any_read(), unresolved));
   return out + t.done() + (unresolved ? energy_footnote() : std::string());
 }
 
@@ -264,19 +261,24 @@ std::string joules_chart_html(const EnergyAnalysis& energy, const json& data,
 
 }  // namespace
 
-std::string energy_ratio_intro(const EnergyAnalysis& energy) {
-  if (energy.devices.empty()) return {};
-  if (!energy.compares()) {
-    return "<p>CPU J / GPU J: no energy ratio — " + html_escape(energy.no_ratio_reason) +
-           " (see <a href=\"#energy\">Energy</a>).</p>\n";
+std::string linked_html(const std::vector<AnswerSpan>& spans) {
+  std::string out;
+  for (const AnswerSpan& s : spans) {
+    if (s.link == AnswerLink::none) {
+      out += html_escape(s.text);
+      continue;
+    }
+    const char* target = s.link == AnswerLink::headline ? "headline"
+                         : s.link == AnswerLink::energy ? "energy"
+                                                        : "algorithms";
+    out += fmt::format("<a href=\"#{}\">{}</a>", target, html_escape(s.text));
   }
-  return fmt::format(
-      "<p>CPU J / GPU J: the CPU's joules per evaluation over the GPU's (how many times less "
-      "energy the GPU uses), idle power {} on both sides; below it its interval from the two "
-      "figures' (each a counter update period's energy either way; see <a "
-      "href=\"#energy\">Energy</a>); only where both figures spanned at least {:g} counter "
-      "updates.</p>\n",
-      html_escape(energy.idle_accounting), kMinEnergyPeriods);
+  return out;
+}
+
+std::string energy_ratio_intro_html(const EnergyAnalysis& energy) {
+  const std::vector<AnswerSpan> intro = energy_ratio_intro(energy, IntervalPlacement::below);
+  return intro.empty() ? std::string() : "<p>" + linked_html(intro) + "</p>\n";
 }
 
 std::string energy_ratio_cell(const std::optional<RateRatio>& r) {
@@ -292,8 +294,12 @@ std::vector<std::string> energy_cells(const EnergyAnalysis& energy,
                                       const std::string& implementation, std::size_t n,
                                       bool& unresolved) {
   const EnergyPoint* p = find_point(energy, implementation, n);
-  if (!p) return {"—", "—", "—"};
-  const EnergyFigure& e = p->energy;
+  return energy_cells(p ? std::optional<EnergyFigure>(p->energy) : std::nullopt, unresolved);
+}
+
+std::vector<std::string> energy_cells(const std::optional<EnergyFigure>& figure, bool& unresolved) {
+  if (!figure) return {"—", "—", "—"};
+  const EnergyFigure& e = *figure;
   unresolved = unresolved || !e.resolved;
   const double per_joule =
       e.interactions_per_joule ? *e.interactions_per_joule : e.bodies_per_joule;

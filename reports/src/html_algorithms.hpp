@@ -12,6 +12,7 @@
 
 #include "html_page.hpp"
 #include "nbody/reports/analysis.hpp"
+#include "sentences.hpp"
 
 namespace nbody::reports {
 
@@ -35,9 +36,12 @@ std::string format_seconds(double seconds);
 
 // ---- energy (FAIRNESS rule 10) ----
 
-// Above a table of energy ratios: what they are, or why there are none; empty for a run that read
-// no energy (results older than version 10).
-std::string energy_ratio_intro(const EnergyAnalysis& energy);
+// A linked sentence's spans, escaped, each linked one an anchor to its section.
+std::string linked_html(const std::vector<AnswerSpan>& spans);
+
+// Above a table of energy ratios, a paragraph: what they are, or why there are none; empty for a
+// run that read no energy (results older than version 10).
+std::string energy_ratio_intro_html(const EnergyAnalysis& energy);
 
 // A ratio of CPU joules over GPU joules per evaluation with its interval, or "—".
 std::string energy_ratio_cell(const std::optional<RateRatio>& ratio);
@@ -51,6 +55,9 @@ std::vector<std::string> energy_headers(bool tree);
 std::vector<std::string> energy_cells(const EnergyAnalysis& energy,
                                       const std::string& implementation, std::size_t n,
                                       bool& unresolved);
+
+// The same of a figure a row carries (TreeRow::energy).
+std::vector<std::string> energy_cells(const std::optional<EnergyFigure>& figure, bool& unresolved);
 
 // Under a table that marked an unresolved figure: what the mark means.
 std::string energy_footnote();

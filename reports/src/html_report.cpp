@@ -556,21 +556,6 @@ std::string audit_section(const Analysis& a) {
   return out + "</section>\n";
 }
 
-// The answer's spans, each figure a link to the section of its table.
-std::string linked(const std::vector<AnswerSpan>& spans) {
-  std::string out;
-  for (const AnswerSpan& s : spans) {
-    if (s.link == AnswerLink::none) {
-      out += html_escape(s.text);
-    } else {
-      out += fmt::format("<a href=\"#{}\">{}</a>",
-                         s.link == AnswerLink::headline ? "headline" : "algorithms",
-                         html_escape(s.text));
-    }
-  }
-  return out;
-}
-
 // One row of the headline: on a phone its cells stack under their labels (report.css), the two
 // sides side by side above their ratio (and its energy ratio), so no column is cut off.
 std::string headline_row(const HeadlineRow& r, bool energy) {
@@ -604,7 +589,7 @@ std::string headline_section(const Analysis& a) {
   out +=
       "<p>Full accuracy only; kernel time; interactions per second (int/s), N² per force "
       "evaluation. Ratios with their interval; a ratio needs both sides measured at that N.</p>\n";
-  out += energy_ratio_intro(a.energy);
+  out += energy_ratio_intro_html(a.energy);
   if (const std::string where = trees_elsewhere_sentence(a.algorithms); !where.empty()) {
     out += "<p>" + html_escape(where) + "</p>\n";
   }
@@ -617,7 +602,7 @@ std::string headline_section(const Analysis& a) {
   for (const HeadlineRow& r : a.headline.rows) out += headline_row(r, energy);
   out += "</tbody></table></div>\n";
   if (const std::vector<AnswerSpan> line = equal_accuracy_line(a); !line.empty()) {
-    out += "<p class=\"equal-accuracy\">" + linked(line) + "</p>\n";
+    out += "<p class=\"equal-accuracy\">" + linked_html(line) + "</p>\n";
   }
   if (!a.headline.disturbed_figures.empty()) {
     out += "<p>⚠ These figures were measured while the machine was busy and may read low:</p><ul>";
@@ -1161,10 +1146,11 @@ std::string render_html(const ResultsDocument& doc, const Analysis& a,
   out += sides_warning(a.sides);
   if (const std::vector<AnswerSpan> answer = answer_paragraph(a.answer); !answer.empty()) {
     // The energy line closes the answer on a line of its own.
-    const std::vector<AnswerSpan> energy = energy_answer_line(a);
-    out += "<p class=\"answer\" id=\"answer\">" + linked(answer) +
-           (energy.empty() ? "" : "<span class=\"energy-line\">" + linked(energy) + "</span>") +
-           "</p>\n";
+    const std::vector<AnswerSpan> energy = energy_answer_line(a.answer);
+    out +=
+        "<p class=\"answer\" id=\"answer\">" + linked_html(answer) +
+        (energy.empty() ? "" : "<span class=\"energy-line\">" + linked_html(energy) + "</span>") +
+        "</p>\n";
   }
   out += "<p class=\"summary\">" + summary_line(doc, a) + "</p>\n";
   if (!doc.sides_from.empty()) {

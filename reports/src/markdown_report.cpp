@@ -137,11 +137,12 @@ constexpr const char* kHeadlineAnchor = "#headline-best-against-best-naive-again
 constexpr const char* kAlgorithmsHeading = "Across algorithms at equal accuracy";
 constexpr const char* kAlgorithmsAnchor = "#across-algorithms-at-equal-accuracy";
 
-// The answer's spans, each figure a link to the section of its table.
+// The answer's spans, each figure a link to the section of its table. The Energy section is named
+// plain ("see Energy"), as report.md has always named it.
 std::string linked(const std::vector<AnswerSpan>& spans) {
   std::string out;
   for (const AnswerSpan& s : spans) {
-    if (s.link == AnswerLink::none) {
+    if (s.link == AnswerLink::none || s.link == AnswerLink::energy) {
       out += escape(s.text);
     } else {
       out += fmt::format("[{}]({})", escape(s.text),
@@ -151,18 +152,10 @@ std::string linked(const std::vector<AnswerSpan>& spans) {
   return out;
 }
 
-// Above a table with energy ratios: what they are, or why there are none.
-std::string energy_ratio_intro(const EnergyAnalysis& energy) {
-  if (!energy.compares()) {
-    return "CPU J / GPU J: no energy ratio — " + escape(energy.no_ratio_reason) +
-           " (see Energy).\n\n";
-  }
-  return fmt::format(
-      "CPU J / GPU J: the CPU's joules per evaluation over the GPU's (how many times less energy "
-      "the GPU uses), idle power {} on both sides; in brackets its interval from the two figures' "
-      "(each a counter update period's energy either way; see Energy); only where both figures "
-      "spanned at least {:g} counter updates.\n\n",
-      energy.idle_accounting, kMinEnergyPeriods);
+// Above a table with energy ratios, a paragraph: what they are, or why there are none.
+std::string energy_ratio_paragraph(const EnergyAnalysis& energy) {
+  const std::vector<AnswerSpan> intro = energy_ratio_intro(energy, IntervalPlacement::in_brackets);
+  return intro.empty() ? std::string() : linked(intro) + "\n\n";
 }
 
 void headline_section(std::string& out, const Analysis& analysis) {
@@ -177,7 +170,7 @@ void headline_section(std::string& out, const Analysis& analysis) {
       "ratio: its interval from the two medians' confidence intervals (slowest GPU over fastest "
       "CPU to fastest over slowest). A ratio needs both sides measured at that N.\n\n";
   const bool energy = energy_columns(analysis.energy);
-  if (energy) out += energy_ratio_intro(analysis.energy);
+  if (energy) out += energy_ratio_paragraph(analysis.energy);
   const auto energy_cell = [energy](const std::optional<RateRatio>& ratio) {
     return energy ? fmt::format(" {} |", ratio_cell(ratio)) : std::string();
   };
@@ -222,7 +215,7 @@ void across_algorithms_section(std::string& out, const AlgorithmComparison& a,
   if (!a.any_tree()) return;
   out += fmt::format("## {}\n\n{}\n\n", kAlgorithmsHeading, escape(across_algorithms_intro()));
   const bool energy = energy_columns(energy_analysis);
-  if (energy) out += energy_ratio_intro(energy_analysis);
+  if (energy) out += energy_ratio_paragraph(energy_analysis);
   out += fmt::format(
       "| accuracy bar | N | fastest CPU | fastest GPU | GPU speed / CPU speed |{}\n"
       "|---|---:|---|---|---|{}\n",
@@ -257,15 +250,6 @@ std::string optional_cell(const std::optional<double>& value, const char* format
   return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
 }
 
-// The energy the analysis read for one measurement, if any.
-std::optional<EnergyFigure> energy_of(const EnergyAnalysis& energy, const std::string& name,
-                                      std::size_t n) {
-  for (const EnergyPoint& p : energy.points) {
-    if (p.implementation == name && p.n == n) return p.energy;
-  }
-  return std::nullopt;
-}
-
 void tree_codes_section(std::string& out, const AlgorithmComparison& a,
                         const EnergyAnalysis& energy_analysis) {
   if (!a.any_tree()) return;
@@ -279,7 +263,7 @@ void tree_codes_section(std::string& out, const AlgorithmComparison& a,
       energy ? " J / evaluation | bodies/J | mean W |" : "", energy ? "---:|---:|---:|" : "");
   bool unresolved = false;
   for (const TreeRow& t : a.trees) {
-    const std::optional<EnergyFigure> e = energy_of(energy_analysis, t.implementation, t.n);
+    const std::optional<EnergyFigure>& e = t.energy;
     unresolved = unresolved || (energy && e && !e->resolved);
     const std::string status =
         t.status == Status::ok ? (t.passed ? "pass" : "**FAIL**")
@@ -717,7 +701,7 @@ void opening(std::string& out, const ResultsDocument& doc, const Analysis& analy
   }
   if (const std::vector<AnswerSpan> answer = answer_paragraph(analysis.answer); !answer.empty()) {
     // The energy line continues the paragraph on a line of its own.
-    const std::vector<AnswerSpan> energy = energy_answer_line(analysis);
+    const std::vector<AnswerSpan> energy = energy_answer_line(analysis.answer);
     out += linked(answer) + (energy.empty() ? "" : "\n" + linked(energy)) + "\n\n";
   }
   out += fmt::format("Generated {} by `{}`.\n\n", doc.generated_at,
@@ -864,7 +848,7 @@ std::string render_summary(const ResultsDocument& doc, const Analysis& analysis)
     out += sides + "\n\n";
   }
   if (const std::string answer = plain_text(answer_paragraph(analysis.answer)); !answer.empty()) {
-    const std::string energy = plain_text(energy_answer_line(analysis));
+    const std::string energy = plain_text(energy_answer_line(analysis.answer));
     out += answer + (energy.empty() ? "" : "\n" + energy) + "\n\n";
   }
   if (kind_of(doc.settings) == DocumentKind::simulate) {

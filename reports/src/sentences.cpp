@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "nbody/energy_meter.hpp"
 #include "nbody/sizes.hpp"
 
 #include "html_algorithms.hpp"
@@ -347,39 +348,41 @@ std::string clause(std::string text) {
 
 }  // namespace
 
-std::vector<AnswerSpan> energy_answer_line(const Analysis& analysis) {
-  const Answer& answer = analysis.answer;
-  if (!answer.one_side && answer.best.empty() && answer.naive.empty()) return {};
-  const EnergyAnalysis& energy = analysis.energy;
-  if (!energy.compares()) {
-    return {{fmt::format("Energy: no GPU/CPU ratio — {}.", clause(energy.no_ratio_reason))}};
-  }
-  // Per precision, the largest N with a ratio: the rows are by precision, then N ascending.
-  std::vector<const HeadlineRow*> quoted;
-  for (const HeadlineRow& row : analysis.headline.rows) {
-    if (!row.best_energy_ratio) continue;
-    if (!quoted.empty() && quoted.back()->precision == row.precision) {
-      quoted.back() = &row;
-    } else {
-      quoted.push_back(&row);
-    }
-  }
-  if (quoted.empty()) {
-    return {
-        {"Energy: no GPU/CPU ratio — no N where both sides' best figures have a resolved "
-         "energy reading."}};
+std::vector<AnswerSpan> energy_answer_line(const Answer& answer) {
+  if (!answer.energy) return {};
+  const EnergyAnswer& energy = *answer.energy;
+  if (energy.best.empty()) {
+    return {{fmt::format("Energy: no GPU/CPU ratio — {}.", clause(energy.missing))}};
   }
   std::vector<AnswerSpan> out{{"By energy, the best GPU used "}};
-  for (std::size_t i = 0; i < quoted.size(); ++i) {
-    const HeadlineRow& row = *quoted[i];
-    if (i > 0) out.push_back({i + 1 == quoted.size() ? " and " : ", "});
-    out.push_back({energy_ratio_text(*row.best_energy_ratio), AnswerLink::headline});
+  for (std::size_t i = 0; i < energy.best.size(); ++i) {
+    const EnergyAnswer::Quoted& quoted = energy.best[i];
+    if (i > 0) out.push_back({i + 1 == energy.best.size() ? " and " : ", "});
+    out.push_back({energy_ratio_text(quoted.ratio), AnswerLink::headline});
     out.push_back(
         {fmt::format("{} at N = {} ({})", i == 0 ? " per evaluation than the best CPU" : "",
-                     format_size(row.n), precision_name(row.precision))});
+                     format_size(quoted.n), precision_name(quoted.precision))});
   }
   out.push_back({fmt::format(", idle power {} on both sides.", energy.idle_accounting)});
   return out;
+}
+
+std::vector<AnswerSpan> energy_ratio_intro(const EnergyAnalysis& energy, IntervalPlacement where) {
+  if (energy.devices.empty()) return {};
+  if (!energy.compares()) {
+    return {{"CPU J / GPU J: no energy ratio — " + energy.no_ratio_reason + " (see "},
+            {"Energy", AnswerLink::energy},
+            {")."}};
+  }
+  return {{fmt::format("CPU J / GPU J: the CPU's joules per evaluation over the GPU's (how many "
+                       "times less energy the GPU uses), idle power {} on both sides; {} its "
+                       "interval from the two figures' (each a counter update period's energy "
+                       "either way; see ",
+                       energy.idle_accounting,
+                       where == IntervalPlacement::in_brackets ? "in brackets" : "below it")},
+          {"Energy", AnswerLink::energy},
+          {fmt::format("); only where both figures spanned at least {:g} counter updates.",
+                       kMinEnergyPeriods)}};
 }
 
 std::string plain_text(const std::vector<AnswerSpan>& spans) {

@@ -15,11 +15,12 @@ namespace nbody::reports {
 // plan (under Skipped, with why)." Empty for a run without a budget.
 std::string budget_sentence(const RunSummary& summary);
 
-// Where a part of the answer paragraph links to: the table its figure comes from.
-enum class AnswerLink { none, headline, algorithms };
+// Where a part of a linked sentence (the answer paragraph, an energy ratio intro) links to: the
+// table its figure comes from, or the Energy section.
+enum class AnswerLink { none, headline, algorithms, energy };
 
-// A piece of the answer paragraph; a printer links the linked ones to their table (Markdown,
-// HTML) or prints them plain (a terminal).
+// A piece of a linked sentence; a printer links the linked ones to their table (Markdown, HTML)
+// or prints them plain (a terminal).
 struct AnswerSpan {
   std::string text;
   AnswerLink link = AnswerLink::none;
@@ -36,12 +37,21 @@ std::vector<AnswerSpan> answer_paragraph(const Answer& answer);
 // time, or why there is none. Empty for a run of one side.
 std::vector<AnswerSpan> equal_accuracy_line(const Analysis& analysis);
 
-// The answer paragraph's line on energy (FAIRNESS rule 10), where the paragraph has figures: "By
-// energy, the best GPU used 12.1× (11–13.4) less per evaluation than the best CPU at N = 256K
-// (float32), …; idle power included on both sides." (per precision, the largest N whose headline
-// row has a best energy ratio), or "Energy: no GPU/CPU ratio — <why>." Empty where the answer
+// The answer paragraph's line on energy (FAIRNESS rule 10), of answer.energy: "By energy, the best
+// GPU used 12.1× (11–13.4) less per evaluation than the best CPU at N = 256K (float32), …; idle
+// power included on both sides.", or "Energy: no GPU/CPU ratio — <why>." Empty where the answer
 // paragraph is.
-std::vector<AnswerSpan> energy_answer_line(const Analysis& analysis);
+std::vector<AnswerSpan> energy_answer_line(const Answer& answer);
+
+// Where a table shows an energy ratio's interval: in brackets after it (Markdown), or below it in
+// its cell (HTML).
+enum class IntervalPlacement { in_brackets, below };
+
+// Above a table of energy ratios: "CPU J / GPU J: the CPU's joules per evaluation over the GPU's
+// …; see Energy); only where …", or "CPU J / GPU J: no energy ratio — <why> (see Energy).", the
+// word Energy linked to its section. Empty for a run that read no energy (results older than
+// version 10).
+std::vector<AnswerSpan> energy_ratio_intro(const EnergyAnalysis& energy, IntervalPlacement where);
 
 // The spans' text without links: what a terminal prints.
 std::string plain_text(const std::vector<AnswerSpan>& spans);

@@ -209,7 +209,8 @@ struct TreeRow {
   std::optional<double> relative_l2, max_relative;
   double relative_l2_bound = 0;
   bool passed = false;
-  std::string disturbance;  // why its timing may read slow; empty when undisturbed
+  std::string disturbance;             // why its timing may read slow; empty when undisturbed
+  std::optional<EnergyFigure> energy;  // timed ok with its device's energy read
 };
 
 // A bar of accuracy at which formulations of every algorithm meet: a relative L2 error of at most
@@ -506,6 +507,19 @@ struct OneSideAnswer {
   std::string crossover_bar_label;
 };
 
+// The answer's line on energy (rule 10): best against best, per precision the CPU/GPU joules
+// ratio at the largest N whose headline row has one, or why there is none.
+struct EnergyAnswer {
+  struct Quoted {
+    Precision precision = Precision::f32;
+    std::size_t n = 0;
+    RateRatio ratio;  // HeadlineRow::best_energy_ratio
+  };
+  std::vector<Quoted> best;     // f32 first; empty: `missing` says why
+  std::string missing;          // why no ratio; empty where `best` has one
+  std::string idle_accounting;  // "included" or "subtracted", on both sides
+};
+
 struct Answer {
   // Where both sides were measured: per precision of the run (f32 first).
   std::vector<RatioRange> best, naive;
@@ -513,6 +527,8 @@ struct Answer {
   // Where the run cannot compare (MeasuredSides::compares() false) and measured one side.
   std::optional<OneSideAnswer> one_side;
   bool two_machines = false;  // the sides come from two runs (report --cpu-from --gpu-from)
+  // Closes the paragraph where it has figures (one side's, or ratios); empty where it has none.
+  std::optional<EnergyAnswer> energy;
 };
 
 struct Analysis {
