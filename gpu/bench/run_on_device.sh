@@ -22,6 +22,8 @@
 #   `nbody-fair scaling` wherever the folders land); NBODY_EXCHANGE_TRACE=1 on the runs of two
 #   GPUs: each evaluation's anatomy (upload, kernel, until gathered, per GPU) in TAG-run.log;
 #   NCCL_NVLS_ENABLE=0 throughout, passed to the ranks with mpirun -x;
+#   rank-energy: gpu.tuned and cpu.tbb at RANK_ENERGY_SIZES (64K,1M) on two MPI ranks and in one
+#   process on as many GPUs, each run's energy records and joules per evaluation in log.txt;
 #   host-test host-run host-big host-sim host-weak host-whole: scaling on a host of 4 or 8 GPUs,
 #   one device call each where time is short (a call may run at most 10 minutes), gpu.tuned in one
 #   process on 1, 2, 4 and 8 of its GPUs (as many as it has): host-test the multi-GPU tests on
@@ -60,6 +62,7 @@ has fair && targets="$targets nbody-fair"
 has simulate && targets="$targets simulation_test"
 has gpus && targets="$targets simulation_test"
 has gpu-ranks && targets="$targets nccl_ranks_test"
+has rank-energy && targets="$targets nbody-fair"
 has host-test && targets="$targets simulation_test"
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service
 has ctest && targets=all
@@ -341,6 +344,37 @@ fi
 if has gpus || has gpu-ranks; then
   scaling_study run "$out"/gpus-*-run "$out"/ranks-*-run
   scaling_study sim "$out"/gpus-*-sim "$out"/ranks-*-sim
+fi
+if has rank-energy; then
+  # Energy on ranks against one process: gpu.tuned and cpu.tbb at RANK_ENERGY_SIZES on two ranks
+  # (a GPU each where the host has two, else sharing its one) and in one process on as many GPUs;
+  # each run's energy records and joules per evaluation go to the log.
+  pair=$(($(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l) >= 2 ? 2 : 1))
+  energy_args=(run --impl '^(gpu\.tuned|cpu\.tbb)$' --sizes "${RANK_ENERGY_SIZES:-64K,1M}"
+    --no-counters)
+  stage "rank energy: two ranks"
+  NBODY_MPI_TEST_SECONDS=300 tests/mpirun.sh 2 -x NCCL_NVLS_ENABLE $build/nbody-fair \
+    "${energy_args[@]}" --out "$out/rank-energy-ranks" >"$out/rank-energy-ranks.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  stage "rank energy: one process on $pair GPU(s)"
+  $build/nbody-fair "${energy_args[@]}" --gpus "$(seq -s, 0 $((pair - 1)))" \
+    --out "$out/rank-energy-one" >"$out/rank-energy-one.log" 2>&1
+  echo "rc=$?" | tee -a "$log"
+  for doc in "$out"/rank-energy-{ranks,one}/results.json; do
+    [[ -f $doc ]] && python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(sys.argv[1].split("/")[-2], "ranks =", d["settings"].get("ranks"))
+for m in d.get("energy", []):
+    print(" ", m["device"], m["available"], m.get("unavailable_reason", ""), m.get("domains"),
+          [round(w) for w in m.get("idle_watts", [])], m.get("update_period_s"))
+for r in d["results"]:
+    t = r.get("end_to_end") or r.get("kernel") or {}
+    e = t.get("energy")
+    print(" ", r["implementation"], r["n"], r["status"],
+          e and "%.4g J (%.4g-%.4g) %.0f W %.1f updates %s" % (e["per_evaluation_j"],
+          e["ci_low_j"], e["ci_high_j"], e["mean_watts"], e["periods_spanned"], e["resolved"]))' \
+      "$doc" | tee -a "$log"
+  done
 fi
 if has fair; then
   stage "nbody-fair run"
