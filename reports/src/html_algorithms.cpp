@@ -196,8 +196,9 @@ const EnergyPoint* find_point(const EnergyAnalysis& energy, const std::string& i
   return nullptr;
 }
 
+// Three figures, never an exponent: two boards' 1400 W limit reads "1400 W", not "1.4e+03 W".
 std::string watts(double w) {
-  return fmt::format("{:.3g} W", w);
+  return w >= 1000 ? fmt::format("{:.0f} W", w) : fmt::format("{:.3g} W", w);
 }
 
 // "CPU: powercap (package-0; package-0 dram), idle 44.5 W, counters updated every 1 ms, power
