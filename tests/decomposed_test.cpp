@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -249,6 +250,20 @@ TEST(DecomposedRegistry, AgreesOnAvailabilityAndSizeLimits) {
   }
 }
 
+// A suite of brief timings on one thread, no counters, decided alike on every rank.
+SuiteOptions brief_decomposed_suite(std::vector<std::size_t> sizes) {
+  SuiteOptions options;
+  options.sizes = std::move(sizes);
+  options.counters = false;
+  options.reference_cache = false;
+  options.execution.threads = 1;
+  options.timing.repetitions = 2;
+  options.timing.min_time_s = 0.002;
+  options.timing.warmup_s = 0;
+  options.timing.max_over_processes = [](double v) { return ranks().max_over_ranks(v); };
+  return options;
+}
+
 // The whole suite over decomposed formulations: a formulation failing on one rank fails on every
 // rank with that rank's message, the next one is validated and timed (Google Benchmark's loop on
 // every rank, agreed through the run's seconds), and every rank ends with the same document.
@@ -261,15 +276,7 @@ TEST(DecomposedSuite, RunsInStepAndRecordsOneRanksFailureEverywhere) {
   SuiteContext context = quiet_context(decomposed, *progress);
   context.decomposition =
       ProcessDecomposition{.ranks = ranks().ranks(), .scheme = "target_range", .hosts = {}};
-  SuiteOptions options;
-  options.sizes = {7, 200};
-  options.counters = false;
-  options.reference_cache = false;
-  options.execution.threads = 1;
-  options.timing.repetitions = 2;
-  options.timing.min_time_s = 0.002;
-  options.timing.warmup_s = 0;
-  options.timing.max_over_processes = [](double v) { return ranks().max_over_ranks(v); };
+  SuiteOptions options = brief_decomposed_suite({7, 200});
   options.timing.job_cpu_seconds_on_host = [](double v) { return ranks().sum_on_host(v); };
   const ResultsDocument doc = run_suite(context, options, SuiteMode::run);
   ASSERT_EQ(doc.results.size(), 4u);
@@ -344,17 +351,9 @@ TEST(DecomposedSuite, ReadsEveryRanksEnergyOncePerDevice) {
   const auto progress = make_silent_progress();
   SuiteContext context = quiet_context(decomposed, *progress);
   context.energy = &energy;
-  SuiteOptions options;
-  options.sizes = {200};
+  SuiteOptions options = brief_decomposed_suite({200});
   options.implementation_pattern = "^cpu\\.soa$";
-  options.counters = false;
-  options.reference_cache = false;
-  options.execution.threads = 1;
-  options.timing.repetitions = 2;
-  options.timing.min_time_s = 0.002;
-  options.timing.warmup_s = 0;
   options.energy_span_s[DeviceKind::cpu] = energy_span_s(energy, DeviceKind::cpu);
-  options.timing.max_over_processes = [](double v) { return ranks().max_over_ranks(v); };
   const ResultsDocument doc = run_suite(context, options, SuiteMode::run);
   ASSERT_EQ(doc.results.size(), 1u);
   ASSERT_EQ(doc.energy.size(), 1u);
