@@ -195,11 +195,12 @@ std::string render_simulation_csv(const ResultsDocument& doc) {
 
 }  // namespace
 
-std::string render_csv(const ResultsDocument& doc, const Analysis& /*analysis*/) {
+std::string render_csv(const ResultsDocument& doc, const Analysis& analysis) {
   if (kind_of(doc.settings) == DocumentKind::simulate) return render_simulation_csv(doc);
   std::string out;
   append_row(out, std::vector<std::string>(std::begin(kColumns), std::end(kColumns)));
-  for (const ResultRecord& r : doc.results) {
+  for (std::size_t i = 0; i < doc.results.size(); ++i) {
+    const ResultRecord& r = doc.results[i];
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     const auto property = [impl](auto member) {
       return impl ? std::string(to_string(impl->*member)) : std::string();
@@ -239,7 +240,8 @@ std::string render_csv(const ResultsDocument& doc, const Analysis& /*analysis*/)
         r.tree_work ? std::to_string(r.tree_work->body_body) : "",
         r.tree_work ? std::to_string(r.tree_work->body_cell) : "",
         r.tree_work && r.tree_work->build ? number(r.tree_work->build->median_s) : ""};
-    append_energy(cells, energy_figure(doc, r));
+    append_energy(cells, i < analysis.energy.of_results.size() ? analysis.energy.of_results[i]
+                                                               : std::nullopt);
     append_row(out, cells);
   }
   return out;

@@ -102,15 +102,14 @@ EnergyAnalysis analyze_energy(const ResultsDocument& doc) {
     a.idle_accounting = m.idle_accounting;
   }
   for (const ResultRecord& r : doc.results) {
+    const std::optional<EnergyFigure>& f = a.of_results.emplace_back(energy_figure(doc, r));
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
-    if (impl == nullptr || r.status != Status::ok || !r.kernel) continue;
-    if (const std::optional<EnergyFigure> f = energy_figure(doc, r)) {
-      a.points.push_back({.implementation = r.implementation,
-                          .device = impl->device,
-                          .n = r.n,
-                          .seconds = r.kernel->median_s,
-                          .energy = *f});
-    }
+    if (impl == nullptr || r.status != Status::ok || !r.kernel || !f) continue;
+    a.points.push_back({.implementation = r.implementation,
+                        .device = impl->device,
+                        .n = r.n,
+                        .seconds = r.kernel->median_s,
+                        .energy = *f});
   }
   a.no_ratio_reason = why_no_energy_ratio(doc);
   return a;

@@ -322,7 +322,8 @@ void ladders_section(std::string& out, const std::vector<Ladder>& ladders) {
 
 // The timings, one row per measurement; accuracy and end-to-end have tables of their own.
 void timing_table(std::string& out, const ResultsDocument& doc, bool approximate_class,
-                  bool energy) {
+                  const EnergyAnalysis& energy_analysis) {
+  const bool energy = energy_columns(energy_analysis);
   out += approximate_class
              ? "## Approximate accuracy class (not ranked beside full-accuracy results)\n\n"
              : "## Results\n\n";
@@ -345,7 +346,8 @@ void timing_table(std::string& out, const ResultsDocument& doc, bool approximate
       "(median) | CI of median (coverage) | cv |{}\n|---|---:|---|---:|---|---:|---|---:|{}\n",
       energy ? " J / evaluation | int/J | mean W |" : "", energy ? "---:|---:|---:|" : "");
   bool unresolved = false;
-  for (const ResultRecord& r : doc.results) {
+  for (std::size_t i = 0; i < doc.results.size(); ++i) {
+    const ResultRecord& r = doc.results[i];
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     if (!impl || (impl->accuracy_class == AccuracyClass::approximate) != approximate_class ||
         is_tree(*impl)) {
@@ -354,7 +356,9 @@ void timing_table(std::string& out, const ResultsDocument& doc, bool approximate
     if (r.status == Status::skipped) continue;  // listed, grouped, under "Skipped"
     std::string timing = "| — | — | — | — | — ";
     const std::optional<EnergyFigure> e =
-        energy && r.kernel && r.kernel_rate ? energy_figure(doc, r) : std::optional<EnergyFigure>();
+        energy && r.kernel && r.kernel_rate && i < energy_analysis.of_results.size()
+            ? energy_analysis.of_results[i]
+            : std::nullopt;
     unresolved = unresolved || (e && !e->resolved);
     if (r.kernel && r.kernel_rate) {
       const TimingStatistics& t = *r.kernel;
@@ -793,13 +797,13 @@ std::string render_markdown(const ResultsDocument& doc, const Analysis& analysis
       "against speed, repetitions) are in report.html beside this file.\n\n";
   ladders_section(out, analysis.ladders);
   tree_codes_section(out, analysis.algorithms, analysis.energy);
-  timing_table(out, doc, false, energy_columns(analysis.energy));
+  timing_table(out, doc, false, analysis.energy);
   trees_elsewhere(out, analysis.algorithms);
   if (std::any_of(doc.implementations.begin(), doc.implementations.end(),
                   [](const ImplementationRecord& i) {
                     return i.accuracy_class == AccuracyClass::approximate;
                   })) {
-    timing_table(out, doc, true, energy_columns(analysis.energy));
+    timing_table(out, doc, true, analysis.energy);
   }
   accuracy_table(out, analysis.accuracy);
   end_to_end_table(out, analysis.end_to_end);

@@ -318,6 +318,8 @@ struct EnergyPoint {
 struct EnergyAnalysis {
   std::vector<EnergyDevice> devices;  // as the run read them; empty: a file older than version 10
   std::vector<EnergyPoint> points;    // every timed measurement with energy, in the results' order
+  // Each result's figure where its energy was read, one per doc.results entry, in its order.
+  std::vector<std::optional<EnergyFigure>> of_results;
   std::string idle_accounting = "included";
   // Why no GPU/CPU energy ratio is formed ("the CPU's energy is not read: no powercap, …"); empty
   // where the two sides' energy compares (both read, under one accounting, in one run).

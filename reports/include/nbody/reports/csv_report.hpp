@@ -11,9 +11,9 @@ namespace nbody::reports {
 
 // A header row and one row per result record, or for a simulate run (settings.command) per
 // simulation, with that header; RFC 4180: CRLF line ends, a field holding a comma, a quote or a
-// line break quoted (quotes doubled). An absent value is an empty cell. It takes the analysis as
-// every printer does, and reads none of it: a row is a record as measured, figures unrounded
-// (its energy as energy_figure reads it from the record: per evaluation, and per joule).
+// line break quoted (quotes doubled). An absent value is an empty cell. Of the analysis it reads
+// each result's energy alone (EnergyAnalysis::of_results: per evaluation, and per joule); a row
+// is otherwise a record as measured, figures unrounded.
 std::string render_csv(const ResultsDocument& document, const Analysis& analysis);
 
 // One RFC 4180 record: the cells, quoted where they must be, joined by commas, ended by CRLF.
