@@ -379,9 +379,44 @@ TEST(GpuTree, EvaluatingAgainGivesTheSameResult) {
   EXPECT_GT(first.seconds.sort, 0);
 }
 
+// A team of warps walks each group, each warp evaluating its share of the lists: the same lists
+// and counts whatever the team's size, and the same sums to rounding (another order of the terms).
+TEST(GpuTree, EveryTeamOfWarpsWalksAlike) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const Input input : {Input::plummer, Input::two_plummers, Input::duplicates}) {
+    const std::size_t n = 20000;
+    const std::vector<Body<double>> bodies = make_input(input, n, seed);
+    GpuTreeEvaluator<float> alone(n, {.warps_per_walk = 1});
+    alone.set_bodies(bodies);
+    const GpuTreeResult one = alone.evaluate(0.6, kSoftening);
+    const std::vector<Vec3<double>> reference = alone.accelerations();
+    for (const int members : {2, 4, 8}) {
+      GpuTreeEvaluator<float> team(n, {.warps_per_walk = members});
+      team.set_bodies(bodies);
+      const GpuTreeResult result = team.evaluate(0.6, kSoftening);
+      const std::string what = fmt::format("{}, teams of {}", name_of(input), members);
+      EXPECT_EQ(result.interactions.body_body, one.interactions.body_body) << what;
+      EXPECT_EQ(result.interactions.body_cell, one.interactions.body_cell) << what;
+      const std::vector<Vec3<double>> a = team.accelerations();
+      double difference = 0, magnitude = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        difference += std::pow(a[i].x - reference[i].x, 2) + std::pow(a[i].y - reference[i].y, 2) +
+                      std::pow(a[i].z - reference[i].z, 2);
+        magnitude +=
+            std::pow(reference[i].x, 2) + std::pow(reference[i].y, 2) + std::pow(reference[i].z, 2);
+      }
+      const double bound = 2 * scalar_tolerance(kFloat32UnitRoundoff).relative_l2_bound(n);
+      EXPECT_LE(std::sqrt(difference), bound * std::sqrt(magnitude)) << what;
+    }
+  }
+}
+
 TEST(GpuTree, RefusesBadArguments) {
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.leaf_capacity = 0}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.group_capacity = 0}), std::invalid_argument);
+  EXPECT_THROW(GpuTreeEvaluator<float>(3, {.warps_per_walk = 3}), std::invalid_argument);
   SKIP_WITHOUT_GPU();
   GpuTreeEvaluator<float> evaluator(3);
   const std::vector<Body<double>> bodies(3, Body<double>{0, 0, 0, 1});

@@ -25,6 +25,7 @@
 #include "nbody/cpu/tree/octree.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/initial_conditions.hpp"
+#include "nbody/octree_levels.hpp"
 #include "nbody/reference.hpp"
 
 namespace nbody::cpu::tree {
@@ -537,6 +538,80 @@ TEST(Octree, InvariantsHoldOnEveryInput) {
         expect_octree_invariants(bodies, settings);
       }
       expect_octree_invariants(bodies, {.leaf_capacity = 4, .group_capacity = 8});
+    }
+  }
+}
+
+// The cells as the GPU reads them from the keys body by body (nbody/octree_levels.hpp): each body
+// begins the cells from its first level begun to its leaf's level, ordered by level and then by
+// their first body; a cell that begins at its parent's first body is its parent's first child, and
+// its siblings follow it at its level while they begin within the parent. The level build's tree.
+std::vector<Cell> cells_read_body_by_body(const std::vector<std::uint64_t>& keys,
+                                          std::uint32_t capacity) {
+  const auto n = static_cast<std::uint32_t>(keys.size());
+  struct Emitted {
+    int level;
+    std::uint32_t begin;
+    bool first_child;
+  };
+  std::vector<Emitted> emitted;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const int leaf = leaf_level_of_body(keys.data(), n, i, capacity);
+    const int first = first_level_begun(keys.data(), i);
+    for (int level = first; level <= leaf; ++level) {
+      emitted.push_back({level, i, level > first});
+    }
+  }
+  std::stable_sort(emitted.begin(), emitted.end(),
+                   [](const Emitted& a, const Emitted& b) { return a.level < b.level; });
+  std::vector<Cell> cells(emitted.size());
+  for (std::size_t c = 0; c < emitted.size(); ++c) {
+    cells[c] = {.begin = emitted[c].begin,
+                .end = cell_end(keys.data(), n, emitted[c].begin, emitted[c].level),
+                .level = static_cast<std::uint8_t>(emitted[c].level)};
+  }
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    if (!emitted[c].first_child) continue;
+    const auto parent = static_cast<std::size_t>(
+        std::find_if(cells.begin(), cells.end(),
+                     [&](const Cell& p) {
+                       return p.level + 1 == cells[c].level && p.begin == cells[c].begin;
+                     }) -
+        cells.begin());
+    std::size_t siblings = 1;
+    while (c + siblings < cells.size() && cells[c + siblings].level == cells[c].level &&
+           cells[c + siblings].begin < cells[parent].end) {
+      ++siblings;
+    }
+    cells[parent].first_child = static_cast<std::uint32_t>(c);
+    cells[parent].child_count = static_cast<std::uint8_t>(siblings);
+  }
+  return cells;
+}
+
+TEST(Octree, CellsReadBodyByBodyAreTheLevelBuildsCells) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const Input input : kInputs) {
+    for (const std::size_t n : kAwkwardSizes) {
+      if (n > 5000) continue;  // the parents are found by a linear search here
+      SCOPED_TRACE(name_of(input) + " N=" + std::to_string(n));
+      const std::vector<Body<double>> bodies = make_input(input, n, seed);
+      for (const std::size_t capacity : {std::size_t{1}, std::size_t{4}, std::size_t{16}}) {
+        BuildSeconds seconds;
+        const Octree<double> tree =
+            build_octree<double>(bodies, {.leaf_capacity = capacity}, seconds);
+        const std::vector<Cell> read =
+            cells_read_body_by_body(tree.keys, static_cast<std::uint32_t>(capacity));
+        ASSERT_EQ(read.size(), tree.cells.size()) << "capacity " << capacity;
+        for (std::size_t c = 0; c < read.size(); ++c) {
+          const Cell& a = read[c];
+          const Cell& b = tree.cells[c];
+          ASSERT_TRUE(a.begin == b.begin && a.end == b.end && a.level == b.level &&
+                      a.first_child == b.first_child && a.child_count == b.child_count)
+              << "cell " << c << " of " << read.size() << ", capacity " << capacity;
+        }
+      }
     }
   }
 }

@@ -1,8 +1,15 @@
-// The GPU tree's build: the bounding cube, the Morton keys, the sorted bodies and the cells level
-// by level, as the CPU tree's octree_build.cpp builds them (the same cells in the same order).
+// The GPU tree's build: the bounding cube, the Morton keys, the sorted bodies and the cells, read
+// from the sorted keys body by body (nbody/octree_levels.hpp) in a fixed number of launches with
+// nothing read back: the CPU tree's cells in the same order (breadth first, by first body).
+#include <algorithm>
 #include <cfloat>
 
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
 #include "nbody/gpu/cuda_check.hpp"
+#include "nbody/octree_levels.hpp"
 #include "nbody/tree_groups.hpp"
 #include "tree_kernels.cuh"
 
@@ -82,6 +89,34 @@ __global__ void morton_keys_kernel(const Body<T>* bodies, std::uint32_t n, const
   indices[i] = i;
 }
 
+// A block's sort of at most kBlockSortCapacity keys, stable as the device-wide sort.
+constexpr int kBlockSortThreads = 1024;
+constexpr int kBlockSortItems = kBlockSortCapacity / kBlockSortThreads;
+using BlockSort =
+    cub::BlockRadixSort<std::uint64_t, kBlockSortThreads, kBlockSortItems, std::uint32_t>;
+
+__global__ void __launch_bounds__(kBlockSortThreads)
+    block_sort_kernel(const std::uint64_t* unsorted_keys, std::uint32_t n, std::uint64_t* keys,
+                      std::uint32_t* indices) {
+  __shared__ typename BlockSort::TempStorage storage;
+  std::uint64_t key[kBlockSortItems];
+  std::uint32_t index[kBlockSortItems];
+  for (int k = 0; k < kBlockSortItems; ++k) {
+    const std::uint32_t i = threadIdx.x * kBlockSortItems + k;
+    // Past the bodies: the largest key, after every body's (equal keys keep their order).
+    key[k] = i < n ? unsorted_keys[i] : ~std::uint64_t{0};
+    index[k] = i;
+  }
+  BlockSort(storage).Sort(key, index, 0, kMortonKeyBits);
+  for (int k = 0; k < kBlockSortItems; ++k) {
+    const std::uint32_t i = threadIdx.x * kBlockSortItems + k;
+    if (i < n) {
+      keys[i] = key[k];
+      indices[i] = index[k];
+    }
+  }
+}
+
 template <class T>
 __global__ void gather_kernel(const Body<T>* input, const std::uint32_t* sorted_index,
                               std::uint32_t n, Body<T>* sorted) {
@@ -89,65 +124,87 @@ __global__ void gather_kernel(const Body<T>* input, const std::uint32_t* sorted_
   if (k < n) sorted[k] = input[sorted_index[k]];
 }
 
-// The first of [begin, end) whose key's octant below `level` is at least `octant` (the keys of a
-// cell share their prefix, so the octant is monotone over its range).
-__device__ std::uint32_t octant_start(const std::uint64_t* keys, std::uint32_t begin,
-                                      std::uint32_t end, int level, unsigned octant) {
-  while (begin < end) {
-    const std::uint32_t middle = begin + (end - begin) / 2;
-    if (child_octant(keys[middle], level) < octant) {
-      begin = middle + 1;
-    } else {
-      end = middle;
+// One cell emitted by a body (nbody/octree_levels.hpp): slot `slot` of the emission order.
+__device__ void emit_cell(std::uint32_t slot, std::uint32_t begin, std::uint32_t end, int level,
+                          const CellBuildScratch& scratch) {
+  scratch.emitted[slot] = GpuCell{begin, end, 0, 0, static_cast<std::uint8_t>(level)};
+  scratch.emitted_levels[slot] = static_cast<std::uint8_t>(level);
+  scratch.emitted_slots[slot] = slot;
+}
+
+// counts[i] = the cells sorted body i begins: from its first level begun to its leaf's level.
+__global__ void cell_counts_kernel(const std::uint64_t* keys, std::uint32_t n,
+                                   std::uint32_t leaf_capacity, std::uint32_t* counts) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int first = first_level_begun(keys, i);
+  const int leaf = leaf_level_of_body(keys, n, i, leaf_capacity);
+  counts[i] = leaf >= first ? static_cast<std::uint32_t>(leaf - first + 1) : 0u;
+}
+
+// Each body's cells in the emission order (bodies in order, each one's levels in order), as many
+// as the scratch holds; the count of them all in counters->cells.
+__global__ void emit_cells_kernel(const std::uint64_t* keys, std::uint32_t n,
+                                  std::uint32_t leaf_capacity,
+                                  const std::uint32_t* inclusive_counts, CellBuildScratch scratch,
+                                  TreeCounters* counters) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  if (i == n - 1) counters->cells = inclusive_counts[i];
+  const std::uint32_t count = inclusive_counts[i] - (i == 0 ? 0 : inclusive_counts[i - 1]);
+  if (count == 0) return;
+  const int first = first_level_begun(keys, i);
+  std::uint32_t slot = inclusive_counts[i] - count;
+  for (std::uint32_t k = 0; k < count && slot < scratch.capacity; ++k, ++slot) {
+    const int level = first + static_cast<int>(k);
+    emit_cell(slot, i, cell_end(keys, n, i, level), level, scratch);
+  }
+}
+
+// cells[c] = the emitted cell sorted to place c (by level, stable), and where each went.
+__global__ void place_cells_kernel(CellBuildScratch scratch, std::uint32_t leaf_capacity,
+                                   GpuCell* cells, TreeCounters* counters) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t total = min(counters->cells, scratch.capacity);
+  const bool placed = c < total;
+  bool leaf = false;
+  if (placed) {
+    const std::uint32_t slot = scratch.sorted_slots[c];
+    const GpuCell cell = scratch.emitted[slot];
+    cells[c] = cell;
+    scratch.place_of_slot[slot] = c;
+    leaf = cell.end - cell.begin <= leaf_capacity || cell.level >= kDeepestLevel;
+    if (c == 0 || scratch.sorted_levels[c - 1] != cell.level) counters->level_first[cell.level] = c;
+    if (c == total - 1) {
+      counters->depth = cell.level;
+      counters->level_first[cell.level + 1] = total;
     }
   }
-  return begin;
+  const unsigned leaves = __ballot_sync(kFullMask, leaf);
+  if (threadIdx.x % 32 == 0 && leaves != 0) atomicAdd(&counters->leaves, __popc(leaves));
 }
 
-__global__ void split_count_kernel(const GpuCell* cells, std::uint32_t first, std::uint32_t count,
-                                   const std::uint64_t* keys, std::uint32_t leaf_capacity,
-                                   std::uint32_t* octant_bounds, std::uint32_t* child_counts,
-                                   TreeCounters* counters) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  const GpuCell cell = cells[first + i];
-  const bool splits = cell.end - cell.begin > leaf_capacity && cell.level < kDeepestLevel;
-  if (!splits) {
-    child_counts[i] = 0;
-    atomicAdd(&counters->leaves, 1u);
-    return;
+// A cell that begins at its parent's first body (its body emitted the parent one level up, the
+// slot before its own) is the first child: it links its parent to itself and to its siblings,
+// which follow it at its level while they begin within the parent.
+__global__ void link_cells_kernel(CellBuildScratch scratch, GpuCell* cells,
+                                  const TreeCounters* counters) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t total = min(counters->cells, scratch.capacity);
+  if (c >= total) return;
+  const std::uint32_t slot = scratch.sorted_slots[c];
+  if (slot == 0) return;
+  const GpuCell cell = scratch.emitted[slot];
+  const GpuCell before = scratch.emitted[slot - 1];
+  if (before.begin != cell.begin) return;
+  const std::uint32_t parent = scratch.place_of_slot[slot - 1];
+  std::uint32_t siblings = 1;
+  while (c + siblings < total && cells[c + siblings].level == cell.level &&
+         cells[c + siblings].begin < before.end) {
+    ++siblings;
   }
-  std::uint32_t* bounds = octant_bounds + 9 * std::size_t{i};
-  std::uint32_t start = cell.begin;
-  std::uint32_t nonempty = 0;
-  for (unsigned octant = 0; octant < 8; ++octant) {
-    start = octant_start(keys, start, cell.end, cell.level, octant);
-    bounds[octant] = start;
-    if (octant > 0) nonempty += bounds[octant - 1] != start;
-  }
-  bounds[8] = cell.end;
-  nonempty += bounds[7] != cell.end;
-  child_counts[i] = nonempty;
-}
-
-__global__ void split_write_kernel(GpuCell* cells, std::uint32_t first, std::uint32_t count,
-                                   const std::uint32_t* octant_bounds,
-                                   const std::uint32_t* child_counts,
-                                   const std::uint32_t* inclusive_offsets,
-                                   std::uint32_t next_cell) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count || child_counts[i] == 0) return;
-  GpuCell& parent = cells[first + i];
-  const std::uint32_t first_child = next_cell + inclusive_offsets[i] - child_counts[i];
-  parent.first_child = first_child;
-  parent.child_count = static_cast<std::uint8_t>(child_counts[i]);
-  const std::uint32_t* bounds = octant_bounds + 9 * std::size_t{i};
-  const auto level = static_cast<std::uint8_t>(parent.level + 1);
-  std::uint32_t child = first_child;
-  for (unsigned octant = 0; octant < 8; ++octant) {
-    if (bounds[octant] == bounds[octant + 1]) continue;
-    cells[child++] = GpuCell{bounds[octant], bounds[octant + 1], 0, 0, level};
-  }
+  cells[parent].first_child = c;
+  cells[parent].child_count = static_cast<std::uint8_t>(siblings);
 }
 
 __device__ bool can_be_group(const GpuCell& cell, std::uint32_t group_capacity) {
@@ -166,12 +223,14 @@ __device__ void mark_walks(const GpuCell* cells, std::uint32_t first_cell, std::
 }
 
 // The groups just below each cell that cannot be one (nbody/tree_groups.hpp): runs of its
-// children that can be; the root alone when it can be one.
-__global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t cell_count,
+// children that can be; the root alone when it can be one. Nothing where the cells overflowed
+// their capacity (the evaluation is run again).
+__global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t capacity,
                                   std::uint32_t group_capacity, WalkItem* walk_heads,
                                   TreeCounters* counters) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= cell_count) return;
+  const std::uint32_t cell_count = counters->cells;
+  if (cell_count > capacity || c >= cell_count) return;
   const GpuCell cell = cells[c];
   if (can_be_group(cell, group_capacity)) {
     if (c == 0) mark_walks(cells, 0, 1, walk_heads, counters);
@@ -225,6 +284,12 @@ void enqueue_morton_keys(const Body<T>* bodies, std::uint32_t n, const BoundingC
   check_launch();
 }
 
+void enqueue_block_sort(const std::uint64_t* unsorted_keys, std::uint32_t n, std::uint64_t* keys,
+                        std::uint32_t* indices, cudaStream_t stream) {
+  block_sort_kernel<<<1, kBlockSortThreads, 0, stream>>>(unsorted_keys, n, keys, indices);
+  check_launch();
+}
+
 template <class T>
 void enqueue_gather(const Body<T>* input, const std::uint32_t* sorted_index, std::uint32_t n,
                     Body<T>* sorted, cudaStream_t stream) {
@@ -232,29 +297,47 @@ void enqueue_gather(const Body<T>* input, const std::uint32_t* sorted_index, std
   check_launch();
 }
 
-void enqueue_split_count(const GpuCell* cells, std::uint32_t first, std::uint32_t count,
-                         const std::uint64_t* keys, std::uint32_t leaf_capacity,
-                         std::uint32_t* octant_bounds, std::uint32_t* child_counts,
-                         TreeCounters* counters, cudaStream_t stream) {
-  split_count_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
-      cells, first, count, keys, leaf_capacity, octant_bounds, child_counts, counters);
+void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t leaf_capacity,
+                   const CellBuildScratch& scratch, GpuCell* cells, TreeCounters* counters,
+                   cudaStream_t stream) {
+  cell_counts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(keys, n, leaf_capacity,
+                                                             scratch.counts);
+  check_launch();
+  std::size_t bytes = scratch.cub_bytes;
+  check_cuda(cub::DeviceScan::InclusiveSum(scratch.cub_scratch, bytes, scratch.counts,
+                                           scratch.inclusive_counts, n, stream));
+  // Slots past the last emitted cell sort last, after the deepest level.
+  check_cuda(cudaMemsetAsync(scratch.emitted_levels, 0xff, scratch.capacity, stream));
+  emit_cells_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+      keys, n, leaf_capacity, scratch.inclusive_counts, scratch, counters);
+  check_launch();
+  bytes = scratch.cub_bytes;
+  check_cuda(cub::DeviceRadixSort::SortPairs(
+      scratch.cub_scratch, bytes, scratch.emitted_levels, scratch.sorted_levels,
+      scratch.emitted_slots, scratch.sorted_slots, scratch.capacity, 0, kLevelBits, stream));
+  place_cells_kernel<<<blocks_for(scratch.capacity), kThreads, 0, stream>>>(scratch, leaf_capacity,
+                                                                            cells, counters);
+  check_launch();
+  link_cells_kernel<<<blocks_for(scratch.capacity), kThreads, 0, stream>>>(scratch, cells,
+                                                                           counters);
   check_launch();
 }
 
-void enqueue_split_write(GpuCell* cells, std::uint32_t first, std::uint32_t count,
-                         const std::uint32_t* octant_bounds, const std::uint32_t* child_counts,
-                         const std::uint32_t* inclusive_offsets, std::uint32_t next_cell,
-                         cudaStream_t stream) {
-  split_write_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
-      cells, first, count, octant_bounds, child_counts, inclusive_offsets, next_cell);
-  check_launch();
+std::size_t cell_build_cub_bytes(std::uint32_t n, std::uint32_t capacity) {
+  std::size_t scan = 0, sort = 0;
+  check_cuda(cub::DeviceScan::InclusiveSum(nullptr, scan, static_cast<std::uint32_t*>(nullptr),
+                                           static_cast<std::uint32_t*>(nullptr), n));
+  check_cuda(cub::DeviceRadixSort::SortPairs(
+      nullptr, sort, static_cast<std::uint8_t*>(nullptr), static_cast<std::uint8_t*>(nullptr),
+      static_cast<std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), capacity, 0,
+      kLevelBits));
+  return std::max(scan, sort);
 }
 
-void enqueue_walk_heads(const GpuCell* cells, std::uint32_t cell_count,
-                        std::uint32_t group_capacity, WalkItem* walk_heads, TreeCounters* counters,
-                        cudaStream_t stream) {
-  walk_heads_kernel<<<blocks_for(cell_count), kThreads, 0, stream>>>(
-      cells, cell_count, group_capacity, walk_heads, counters);
+void enqueue_walk_heads(const GpuCell* cells, std::uint32_t capacity, std::uint32_t group_capacity,
+                        WalkItem* walk_heads, TreeCounters* counters, cudaStream_t stream) {
+  walk_heads_kernel<<<blocks_for(capacity), kThreads, 0, stream>>>(cells, capacity, group_capacity,
+                                                                   walk_heads, counters);
   check_launch();
 }
 

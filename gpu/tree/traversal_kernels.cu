@@ -1,11 +1,16 @@
-// The GPU tree's walk, as Bonsai walks it: one warp per group of targets (up to 64 at a time, two
-// per lane), the warp testing up to 32 cells at once against the Salmon-Warren criterion in
-// float64, its interaction lists gathered in shared memory and evaluated 32 sources at a time
-// with all lanes, each source broadcast from shared memory. Persistent warps take the groups from
-// a counter, a group of more than 64 targets as several walks. The interactions are the suite's
+// The GPU tree's walk, as Bonsai walks it: a team of warps per group of targets (up to 64 at a
+// time, two per lane), each warp testing up to 32 cells at once against the Salmon-Warren
+// criterion in float64, its interaction lists gathered in shared memory and evaluated 32 sources
+// at a time with all lanes, each source broadcast from shared memory. Every warp of a team walks
+// the same tree and evaluates its share of the batches, and the team sums the shares in a fixed
+// order: a group whose box opens most of the tree (a sparse outer group) so takes a team's time
+// over its members, where one warp alone would make the whole launch wait on it at small N.
+// Persistent teams take the groups from a counter, a group of more than 64 targets as several
+// walks. The interactions are the suite's
 // (physics.hpp's accumulate_interaction, multipole_physics.hpp's accumulate_cell) with the GPU's
 // rsqrt.
 #include <algorithm>
+#include <stdexcept>
 
 #include "nbody/gpu/cuda_check.hpp"
 #include "nbody/gpu/device_math.cuh"
@@ -94,13 +99,20 @@ __device__ __forceinline__ void evaluate_cells(WarpScratch<T>& scratch, int coun
                                                Targets<T, kSlots>& t) {
   if (lane < count) scratch.cells[lane] = multipoles[scratch.cell_list[lane]];
   __syncwarp();
-  for (int j = 0; j < count; ++j) {
+  const auto interact = [&](int j) {
     const CellMultipole<T> cell = scratch.cells[j];
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
       accumulate_cell<T, T, DeviceInvSqrt>(t.x[k], t.y[k], t.z[k], cell, softening_squared, t.ax[k],
                                            t.ay[k], t.az[k]);
     }
+  };
+  if (count == kWarpSize) {
+    // A full batch, its count known: two cells an iteration, half the loop's own instructions.
+#pragma unroll 2
+    for (int j = 0; j < kWarpSize; ++j) interact(j);
+  } else {
+    for (int j = 0; j < count; ++j) interact(j);
   }
   __syncwarp();
 }
@@ -113,20 +125,34 @@ __device__ __forceinline__ void move_to_front(std::uint32_t* list, int from, int
   __syncwarp();
 }
 
-// One walk's state: the lists' fill and what they listed.
+// A warp's place in its team: it evaluates the batches b with b % members == member.
+struct TeamShare {
+  int member = 0;
+  int members = 1;
+};
+
+// One walk's state: the lists' fill, what they listed, and the batches of each listed so far.
 struct WalkLists {
   int body_fill = 0;
   int cell_fill = 0;
+  int body_batches = 0;
+  int cell_batches = 0;
   unsigned long long listed_bodies = 0;
   unsigned long long listed_cells = 0;
 };
+
+// Whether this warp evaluates the next batch of a list that has had `batches`.
+__device__ __forceinline__ bool takes_batch(int& batches, TeamShare share) {
+  return batches++ % share.members == share.member;
+}
 
 // Appends each lane's bodies [begin, begin + count) to the body list, evaluating every full batch
 // of 32; the rest (under 32) stays listed.
 template <class T, int kSlots>
 __device__ __forceinline__ void append_bodies(WarpScratch<T>& scratch, std::uint32_t begin,
                                               int count, const TraversalArgs<T>& args, int lane,
-                                              Targets<T, kSlots>& t, WalkLists& lists) {
+                                              TeamShare share, Targets<T, kSlots>& t,
+                                              WalkLists& lists) {
   int total = 0;
   const int offset = warp_exclusive_scan(count, lane, total);
   lists.listed_bodies += static_cast<unsigned>(total);
@@ -142,6 +168,7 @@ __device__ __forceinline__ void append_bodies(WarpScratch<T>& scratch, std::uint
     __syncwarp();
     const int batches = lists.body_fill / kWarpSize;
     for (int b = 0; b < batches; ++b) {
+      if (!takes_batch(lists.body_batches, share)) continue;
       evaluate_bodies(scratch, scratch.body_list + b * kWarpSize, kWarpSize, args.sorted,
                       args.softening_squared, lane, t);
     }
@@ -156,7 +183,7 @@ __device__ __forceinline__ void append_bodies(WarpScratch<T>& scratch, std::uint
 template <class T, int kSlots>
 __device__ __forceinline__ WalkLists walk(WarpScratch<T>& scratch, const Box& group,
                                           std::uint32_t* stack, const TraversalArgs<T>& args,
-                                          int lane, Targets<T, kSlots>& t) {
+                                          int lane, TeamShare share, Targets<T, kSlots>& t) {
   WalkLists lists;
   int stack_size = 1;
   if (lane == 0) stack[0] = 0;
@@ -190,26 +217,43 @@ __device__ __forceinline__ WalkLists walk(WarpScratch<T>& scratch, const Box& gr
     stack_size += children_total;
     const bool opened_leaf = opened && cell.child_count == 0;
     append_bodies(scratch, cell.begin, opened_leaf ? static_cast<int>(cell.end - cell.begin) : 0,
-                  args, lane, t, lists);
+                  args, lane, share, t, lists);
     __syncwarp();
     if (lists.cell_fill >= kWarpSize) {
-      evaluate_cells(scratch, kWarpSize, args.multipoles, args.softening_squared, lane, t);
+      if (takes_batch(lists.cell_batches, share)) {
+        evaluate_cells(scratch, kWarpSize, args.multipoles, args.softening_squared, lane, t);
+      }
       lists.cell_fill -= kWarpSize;
       move_to_front(scratch.cell_list, kWarpSize, lists.cell_fill, lane);
     }
   }
-  evaluate_cells(scratch, lists.cell_fill, args.multipoles, args.softening_squared, lane, t);
-  evaluate_bodies(scratch, scratch.body_list, lists.body_fill, args.sorted, args.softening_squared,
-                  lane, t);
+  if (takes_batch(lists.cell_batches, share)) {
+    evaluate_cells(scratch, lists.cell_fill, args.multipoles, args.softening_squared, lane, t);
+  }
+  if (takes_batch(lists.body_batches, share)) {
+    evaluate_bodies(scratch, scratch.body_list, lists.body_fill, args.sorted,
+                    args.softening_squared, lane, t);
+  }
   return lists;
 }
 
-// The walk of the targets [first, end) (at most 32 kSlots), their accelerations stored.
-template <class T, int kSlots>
+// Where a member leaves its share of the accelerations for the first member to sum: the cells of
+// its scratch, unused once its walk is done.
+template <class T>
+__device__ __forceinline__ T* share_of(WarpScratch<T>& scratch) {
+  static_assert(sizeof(WarpScratch<T>::cells) >= 3 * kTargetsPerLane * kWarpSize * sizeof(T));
+  return reinterpret_cast<T*>(scratch.cells);
+}
+
+// The walk of the targets [first, end) (at most 32 kSlots) by one warp of a team, its share of
+// their accelerations summed with the other members' (in the members' order, through each one's
+// scratch) and stored by the first member.
+template <class T, int kSlots, int kMembers>
 __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const Box& box,
                                                   std::uint32_t first, std::uint32_t end,
                                                   std::uint32_t* stack,
-                                                  const TraversalArgs<T>& args, int lane) {
+                                                  const TraversalArgs<T>& args, int lane,
+                                                  TeamShare share, WarpScratch<T>* team) {
   Targets<T, kSlots> t;
 #pragma unroll
   for (int k = 0; k < kSlots; ++k) {
@@ -221,30 +265,75 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
     t.z[k] = b.z;
     t.ax[k] = t.ay[k] = t.az[k] = T(0);
   }
-  const WalkLists lists = walk(scratch, box, stack, args, lane, t);
+  const WalkLists lists = walk(scratch, box, stack, args, lane, share, t);
+  if constexpr (kMembers > 1) {
+    T* mine = share_of(team[share.member]);
 #pragma unroll
-  for (int k = 0; k < kSlots; ++k) {
-    const std::uint32_t target = first + k * kWarpSize + lane;
-    if (target < end) args.accelerations[args.input_index[target]] = {t.ax[k], t.ay[k], t.az[k]};
+    for (int k = 0; k < kSlots; ++k) {
+      mine[(3 * k + 0) * kWarpSize + lane] = t.ax[k];
+      mine[(3 * k + 1) * kWarpSize + lane] = t.ay[k];
+      mine[(3 * k + 2) * kWarpSize + lane] = t.az[k];
+    }
+    __syncthreads();
+    if (share.member == 0) {
+      for (int m = 1; m < kMembers; ++m) {
+        const T* theirs = share_of(team[m]);
+#pragma unroll
+        for (int k = 0; k < kSlots; ++k) {
+          t.ax[k] += theirs[(3 * k + 0) * kWarpSize + lane];
+          t.ay[k] += theirs[(3 * k + 1) * kWarpSize + lane];
+          t.az[k] += theirs[(3 * k + 2) * kWarpSize + lane];
+        }
+      }
+    }
+    __syncthreads();
+  }
+  if (share.member == 0) {
+#pragma unroll
+    for (int k = 0; k < kSlots; ++k) {
+      const std::uint32_t target = first + k * kWarpSize + lane;
+      if (target < end) args.accelerations[args.input_index[target]] = {t.ax[k], t.ay[k], t.az[k]};
+    }
   }
   return lists;
 }
 
-template <class T>
-__global__ void __launch_bounds__(kTraversalWarpsPerBlock* kWarpSize)
+// Warps of a block: teams of kMembers warps, or kTraversalWarpsPerBlock warps each its own team.
+template <int kMembers>
+inline constexpr int kBlockWarps = kMembers > 1 ? kMembers : kTraversalWarpsPerBlock;
+
+// The next walk of a warp's team (taken by its first lane, or the block's first thread).
+template <int kMembers>
+__device__ __forceinline__ unsigned next_walk(TreeCounters* counters, int lane) {
+  if constexpr (kMembers > 1) {
+    __shared__ unsigned taken;
+    if (threadIdx.x == 0) taken = atomicAdd(&counters->next_walk, 1u);
+    __syncthreads();
+    const unsigned w = taken;
+    __syncthreads();
+    return w;
+  } else {
+    unsigned w = 0;
+    if (lane == 0) w = atomicAdd(&counters->next_walk, 1u);
+    return __shfl_sync(kFullMask, w, 0);
+  }
+}
+
+template <class T, int kMembers>
+__global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize)
     traversal_kernel(TraversalArgs<T> args) {
-  __shared__ WarpScratch<T> block_scratch[kTraversalWarpsPerBlock];
+  constexpr int kWarps = kBlockWarps<kMembers>;
+  __shared__ WarpScratch<T> block_scratch[kWarps];
   const int lane = threadIdx.x % kWarpSize;
   const int warp_in_block = threadIdx.x / kWarpSize;
+  const TeamShare share{kMembers > 1 ? warp_in_block : 0, kMembers};
   WarpScratch<T>& scratch = block_scratch[warp_in_block];
-  const std::size_t warp = std::size_t{blockIdx.x} * kTraversalWarpsPerBlock + warp_in_block;
+  const std::size_t warp = std::size_t{blockIdx.x} * kWarps + warp_in_block;
   std::uint32_t* stack = args.stacks + warp * kTraversalStackCapacity;
   const unsigned walk_count = args.counters->walks;
   unsigned long long body_body = 0, body_cell = 0;
   for (;;) {
-    unsigned w = 0;
-    if (lane == 0) w = atomicAdd(&args.counters->next_walk, 1u);
-    w = __shfl_sync(kFullMask, w, 0);
+    const unsigned w = next_walk<kMembers>(args.counters, lane);
     if (w >= walk_count) break;
     const WalkItem item = args.walks[w];
     const std::uint32_t first = item.first_target;
@@ -256,38 +345,67 @@ __global__ void __launch_bounds__(kTraversalWarpsPerBlock* kWarpSize)
     }
     const WalkLists lists =
         end - first <= kWarpSize
-            ? walk_targets<T, 1>(scratch, box, first, end, stack, args, lane)
-            : walk_targets<T, kTargetsPerLane>(scratch, box, first, end, stack, args, lane);
+            ? walk_targets<T, 1, kMembers>(scratch, box, first, end, stack, args, lane, share,
+                                           block_scratch)
+            : walk_targets<T, kTargetsPerLane, kMembers>(scratch, box, first, end, stack, args,
+                                                         lane, share, block_scratch);
     body_body += (end - first) * lists.listed_bodies;
     body_cell += (end - first) * lists.listed_cells;
   }
-  if (lane == 0) {
+  if (lane == 0 && share.member == 0) {
     atomicAdd(&args.counters->body_body, body_body);
     atomicAdd(&args.counters->body_cell, body_cell);
+  }
+}
+
+// The team sizes a launch may take.
+template <class T, class F>
+void with_team_kernel(int members, F&& use) {
+  switch (members) {
+    case 1:
+      return use(traversal_kernel<T, 1>, kBlockWarps<1>);
+    case 2:
+      return use(traversal_kernel<T, 2>, kBlockWarps<2>);
+    case 4:
+      return use(traversal_kernel<T, 4>, kBlockWarps<4>);
+    case 8:
+      return use(traversal_kernel<T, 8>, kBlockWarps<8>);
+    default:
+      throw std::invalid_argument("traversal: a team of 1, 2, 4 or 8 warps");
   }
 }
 
 }  // namespace
 
 template <class T>
-int traversal_blocks(int device) {
-  int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, traversal_kernel<T>,
-                                                           kTraversalWarpsPerBlock * kWarpSize, 0));
-  int sm_count = 0;
-  check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  return std::max(1, per_sm) * sm_count;
+TraversalLaunch traversal_launch(int device, int members) {
+  TraversalLaunch launch{.members = members};
+  with_team_kernel<T>(members, [&](auto kernel, int warps) {
+    int per_sm = 0;
+    check_cuda(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, warps * kWarpSize, 0));
+    int sm_count = 0;
+    check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+    launch.blocks = std::max(1, per_sm) * sm_count;
+    launch.warps_per_block = warps;
+  });
+  return launch;
 }
 
 template <class T>
-void enqueue_traversal(const TraversalArgs<T>& args, int blocks, cudaStream_t stream) {
-  traversal_kernel<T><<<blocks, kTraversalWarpsPerBlock * kWarpSize, 0, stream>>>(args);
-  check_launch();
+void enqueue_traversal(const TraversalArgs<T>& args, const TraversalLaunch& launch,
+                       cudaStream_t stream) {
+  with_team_kernel<T>(launch.members, [&](auto kernel, int warps) {
+    kernel<<<launch.blocks, warps * kWarpSize, 0, stream>>>(args);
+    check_launch();
+  });
 }
 
-template int traversal_blocks<float>(int);
-template int traversal_blocks<double>(int);
-template void enqueue_traversal<float>(const TraversalArgs<float>&, int, cudaStream_t);
-template void enqueue_traversal<double>(const TraversalArgs<double>&, int, cudaStream_t);
+template TraversalLaunch traversal_launch<float>(int, int);
+template TraversalLaunch traversal_launch<double>(int, int);
+template void enqueue_traversal<float>(const TraversalArgs<float>&, const TraversalLaunch&,
+                                       cudaStream_t);
+template void enqueue_traversal<double>(const TraversalArgs<double>&, const TraversalLaunch&,
+                                        cudaStream_t);
 
 }  // namespace nbody::gpu::tree::detail

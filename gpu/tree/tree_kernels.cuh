@@ -9,6 +9,7 @@
 #include "nbody/bodies.hpp"
 #include "nbody/morton_keys.hpp"
 #include "nbody/multipole_physics.hpp"
+#include "nbody/octree_levels.hpp"
 
 namespace nbody::gpu::tree::detail {
 
@@ -25,7 +26,11 @@ struct GpuCell {
 struct TreeCounters {
   unsigned long long body_body = 0;
   unsigned long long body_cell = 0;
+  unsigned int cells = 0;  // emitted by the build: more than its capacity, and it runs again
   unsigned int leaves = 0;
+  unsigned int depth = 0;
+  // The cells of level L are [level_first[L], level_first[L + 1]), L <= depth.
+  unsigned int level_first[kDeepestLevel + 2] = {};
   unsigned int groups = 0;
   unsigned int walks = 0;      // written by the selection of the walks
   unsigned int next_walk = 0;  // the walks' work queue
@@ -51,25 +56,47 @@ template <class T>
 void enqueue_morton_keys(const Body<T>* bodies, std::uint32_t n, const BoundingCube* cube,
                          std::uint64_t* keys, std::uint32_t* indices, cudaStream_t stream);
 
+// Few keys are sorted by one block: the device-wide sort's passes cost more than the work.
+inline constexpr std::uint32_t kBlockSortCapacity = 4096;
+
+// keys, indices = unsorted_keys and 0 .. n - 1 sorted by key (stable), n <= kBlockSortCapacity.
+void enqueue_block_sort(const std::uint64_t* unsorted_keys, std::uint32_t n, std::uint64_t* keys,
+                        std::uint32_t* indices, cudaStream_t stream);
+
 // sorted[k] = input[sorted_index[k]].
 template <class T>
 void enqueue_gather(const Body<T>* input, const std::uint32_t* sorted_index, std::uint32_t n,
                     Body<T>* sorted, cudaStream_t stream);
 
-// For the cells [first, first + count) (one level): octant_bounds[9 i .. 9 i + 8] of each cell
-// that splits and child_counts[i], its non-empty octants (0 for a leaf, counted in leaves).
-void enqueue_split_count(const GpuCell* cells, std::uint32_t first, std::uint32_t count,
-                         const std::uint64_t* keys, std::uint32_t leaf_capacity,
-                         std::uint32_t* octant_bounds, std::uint32_t* child_counts,
-                         TreeCounters* counters, cudaStream_t stream);
+// The levels 0 .. kDeepestLevel, and the unused slots' 31 past them, in 5 bits.
+inline constexpr int kLevelBits = 5;
 
-// Appends the children of the level's cells from `next_cell` on, in the parents' order and each
-// parent's in octant order (inclusive_offsets: the inclusive scan of child_counts), and sets each
-// parent's first_child and child_count.
-void enqueue_split_write(GpuCell* cells, std::uint32_t first, std::uint32_t count,
-                         const std::uint32_t* octant_bounds, const std::uint32_t* child_counts,
-                         const std::uint32_t* inclusive_offsets, std::uint32_t next_cell,
-                         cudaStream_t stream);
+// The cells' build: each body's cells emitted into slots (bodies in order, each one's levels in
+// order), up to `capacity` of them, sorted by level (stable) into the breadth-first order.
+struct CellBuildScratch {
+  std::uint32_t capacity = 0;
+  std::uint32_t* counts = nullptr;            // n: the cells each body begins
+  std::uint32_t* inclusive_counts = nullptr;  // n
+  GpuCell* emitted = nullptr;                 // capacity
+  std::uint8_t* emitted_levels = nullptr;     // capacity
+  std::uint8_t* sorted_levels = nullptr;      // capacity
+  std::uint32_t* emitted_slots = nullptr;     // capacity
+  std::uint32_t* sorted_slots = nullptr;      // capacity: the slot of each place
+  std::uint32_t* place_of_slot = nullptr;     // capacity
+  void* cub_scratch = nullptr;
+  std::size_t cub_bytes = 0;  // cell_build_cub_bytes
+};
+
+// CUB's temporary bytes for enqueue_cells.
+std::size_t cell_build_cub_bytes(std::uint32_t n, std::uint32_t capacity);
+
+// The cells of the n >= 1 sorted keys, breadth first (the CPU's order), each with its first child
+// and child count: counters->cells of them, counted in full even where they overflow
+// scratch.capacity (and then only those that fit are written); counters->leaves, depth and
+// level_first where they fit.
+void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t leaf_capacity,
+                   const CellBuildScratch& scratch, GpuCell* cells, TreeCounters* counters,
+                   cudaStream_t stream);
 
 // The targets of one walk: a group's, kTargetsPerWalk at most (two a lane). A group of more is
 // walked for each of its runs of kTargetsPerWalk bodies, by as many warps, each from the whole
@@ -87,25 +114,31 @@ inline constexpr std::uint32_t kNoWalk = ~std::uint32_t{0};
 
 // walk_heads[b] = the walk whose first target is sorted body b (others untouched), for the groups
 // of nbody/tree_groups.hpp, as the CPU's collect_groups_below chooses them (counted in
-// counters->groups).
-void enqueue_walk_heads(const GpuCell* cells, std::uint32_t cell_count,
-                        std::uint32_t group_capacity, WalkItem* walk_heads, TreeCounters* counters,
-                        cudaStream_t stream);
+// counters->groups), of the counters->cells cells; none where they overflowed `capacity`.
+void enqueue_walk_heads(const GpuCell* cells, std::uint32_t capacity, std::uint32_t group_capacity,
+                        WalkItem* walk_heads, TreeCounters* counters, cudaStream_t stream);
 
 // The criterion's view of a cell, float64: its centre of mass and b_max.
 struct alignas(32) CellCriterion {
   double x, y, z, b_max;
 };
 
-// The moments of the cells [first, first + count) (one level; the level below is done), with
-// their criterion data and their multipoles rounded to T.
+// The moments of the counters->cells cells in one cooperative launch of `blocks` blocks (at most
+// moments_blocks): every leaf from its bodies, then each level's other cells from their
+// children, the deepest first, with their criterion data and their multipoles rounded to T.
+// Nothing where the cells overflowed `capacity`.
 template <class T>
-void enqueue_level_moments(const GpuCell* cells, std::uint32_t first, std::uint32_t count,
-                           const Body<T>* sorted, const std::uint64_t* keys,
-                           const BoundingCube* cube, double softening_squared, CellMoments* moments,
-                           CellCriterion* criterion, CellMultipole<T>* multipoles,
-                           cudaStream_t stream);
+void enqueue_moments(const GpuCell* cells, std::uint32_t capacity, const Body<T>* sorted,
+                     const std::uint64_t* keys, const BoundingCube* cube, double softening_squared,
+                     const TreeCounters* counters, CellMoments* moments, CellCriterion* criterion,
+                     CellMultipole<T>* multipoles, int blocks, cudaStream_t stream);
 
+// The most blocks of the moments' launch: one an SM.
+template <class T>
+int moments_blocks(int device);
+inline constexpr int kMomentsThreads = 256;
+
+// Warps of a block where each walks alone.
 inline constexpr int kTraversalWarpsPerBlock = 4;
 // Cells waiting to be tested, per warp: a walk pops up to 32 and pushes at most 8 for each, so
 // it holds about 224 a level at most; an overflow is reported, never written past.
@@ -127,11 +160,19 @@ struct TraversalArgs {
   TreeCounters* counters;
 };
 
-// Blocks of the persistent walk kernel: as many as the device holds at once.
-template <class T>
-int traversal_blocks(int device);
+// The persistent walk kernel's launch: teams of `members` warps (1, 2, 4 or 8) walk each group
+// together, as many blocks as the device holds at once.
+struct TraversalLaunch {
+  int members = 1;
+  int blocks = 0;
+  int warps_per_block = 0;
+};
 
 template <class T>
-void enqueue_traversal(const TraversalArgs<T>& args, int blocks, cudaStream_t stream);
+TraversalLaunch traversal_launch(int device, int members);
+
+template <class T>
+void enqueue_traversal(const TraversalArgs<T>& args, const TraversalLaunch& launch,
+                       cudaStream_t stream);
 
 }  // namespace nbody::gpu::tree::detail

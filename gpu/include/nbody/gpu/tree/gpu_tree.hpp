@@ -1,10 +1,10 @@
 #pragma once
 // The GPU Barnes-Hut core: every phase of a force evaluation on the device (bounding cube, Morton
-// keys, radix sort, cells level by level, the upward pass of the moments, one warp's walk per
-// group of targets). It builds the tree the CPU core builds (nbody/cpu/tree/octree.hpp: the same
-// keys, cells, groups and float64 moments, to the bit) and applies the same criterion, so it
-// counts the same interactions; the interactions run in T with the GPU's rsqrt
-// (nbody/gpu/device_math.cuh). Host-only: no CUDA type crosses this header.
+// keys, radix sort, cells read from the sorted keys, the upward pass of the moments, a team of
+// warps walking each group of targets). It builds the tree the CPU core builds
+// (nbody/cpu/tree/octree.hpp: the same keys, cells, groups and float64 moments, to the bit) and
+// applies the same criterion, so it counts the same interactions; the interactions run in T with
+// the GPU's rsqrt (nbody/gpu/device_math.cuh). Host-only: no CUDA type crosses this header.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -31,13 +31,16 @@ struct GpuTreeSettings {
   // or a leaf holding more (nbody/tree_groups.hpp, as the CPU tree's).
   std::size_t group_capacity = 64;
   int gpu_device = 0;  // CUDA ordinal
+  // The warps that walk each group together, each evaluating a share of its lists: 1, 2, 4 or 8;
+  // 0 chooses by the body count.
+  int warps_per_walk = 0;
 };
 
 // Device seconds of each phase, from CUDA events.
 struct GpuTreeSeconds {
   double keys = 0;       // bounding cube and Morton keys
   double sort = 0;       // radix sort of the keys, and gathering the bodies in that order
-  double build = 0;      // the cells level by level, and the target groups
+  double build = 0;      // the cells from the sorted keys, and the target groups
   double moments = 0;    // the upward pass, with the rounding of the moments to T
   double traversal = 0;  // the walks and the interactions
   double build_total() const { return keys + sort + build + moments; }
@@ -72,7 +75,8 @@ std::optional<std::string> gpu_tree_unavailable_reason(int ordinal);
 template <class T>
 class GpuTreeEvaluator {
  public:
-  // Throws std::invalid_argument for a leaf or group capacity of 0 or n >= 2^32 - 1, and
+  // Throws std::invalid_argument for a leaf or group capacity of 0, warps_per_walk other than 0,
+  // 1, 2, 4 or 8, or n >= 2^32 - 1, and
   // nbody::gpu::CudaError where the device cannot be used.
   GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& settings = {});
   ~GpuTreeEvaluator();
