@@ -3,6 +3,7 @@
 // simulate run's series (energy error against time, the step's split, the speedups).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -891,6 +892,187 @@ TEST(Trees, SimulationShowsTheTreeBuildWithinTheForceTime) {
   EXPECT_TRUE(has(markdown_of(doc), "(tree build ")) << markdown_of(doc);
   EXPECT_EQ(rule(a, 9).verdict, RuleVerdict::not_applicable);
   EXPECT_TRUE(has(rule(a, 9).evidence, "audited in the reports of `nbody-fair run`"));
+}
+
+// ---- Each tree against its own bounds (FAIRNESS rules 3 and 6) ----
+
+const TreeRow& tree_row(const Analysis& a, std::string_view name, std::size_t n) {
+  const auto it =
+      std::find_if(a.algorithms.trees.begin(), a.algorithms.trees.end(),
+                   [&](const TreeRow& t) { return t.implementation == name && t.n == n; });
+  EXPECT_NE(it, a.algorithms.trees.end()) << name << " at " << n;
+  return *it;
+}
+
+ResultsDocument trees_with_bounds(const testing::TreeRates& rates = {}) {
+  ResultsDocument doc = testing::all_pairs_and_trees();
+  testing::add_tree_bounds(doc, rates);
+  return doc;
+}
+
+TEST(TreeBounds, WalkAndBuildAgainstTheirBoundsFromTheCostsAndTheCeilings) {
+  const Analysis a = analyze(trees_with_bounds());
+  // cpu.tree[theta=0.5] at 16384: 1.5 ms, its build a fifth; 200 units a body at 2e9 a second,
+  // 100 bytes a body at 1e10 bytes a second.
+  const TreeRow& cpu = tree_row(a, "cpu.tree[theta=0.5]", 16384);
+  ASSERT_TRUE(cpu.walk_s && cpu.walk_bound_s && cpu.walk_fraction_of_bound);
+  EXPECT_DOUBLE_EQ(*cpu.walk_s, 1.5e-3 - 0.3e-3);
+  EXPECT_DOUBLE_EQ(*cpu.walk_bound_s, 200.0 * 16384 / 2e9);
+  EXPECT_DOUBLE_EQ(*cpu.walk_fraction_of_bound, *cpu.walk_bound_s / *cpu.walk_s);
+  ASSERT_TRUE(cpu.build_bound_s && cpu.build_fraction_of_bound && cpu.fraction_of_bound);
+  EXPECT_DOUBLE_EQ(*cpu.build_bound_s, 100.0 * 16384 / 1e10);
+  EXPECT_DOUBLE_EQ(*cpu.build_fraction_of_bound, *cpu.build_bound_s / 0.3e-3);
+  EXPECT_DOUBLE_EQ(*cpu.fraction_of_bound, (*cpu.walk_bound_s + *cpu.build_bound_s) / 1.5e-3);
+  EXPECT_TRUE(cpu.walk_bound_missing.empty() && cpu.build_bound_missing.empty());
+  // The GPU's walk at its interaction mix, its build at its own bandwidth.
+  const TreeRow& gpu = tree_row(a, "gpu.tree[theta=0.5]", 65536);
+  EXPECT_DOUBLE_EQ(*gpu.walk_fraction_of_bound, 250.0 * 65536 / (2e11 * 3e-4));
+  EXPECT_DOUBLE_EQ(*gpu.build_fraction_of_bound, 500.0 * 65536 / (1e12 * 3e-4));
+  // A CPU ceiling measured on more threads than the tree used is scaled to its threads (as the
+  // all-pairs instruction bounds are); FLOP/s rating FMA instructions at half their value.
+  ResultsDocument scaled = trees_with_bounds();
+  for (ResultRecord& r : scaled.results) {
+    if (r.implementation.starts_with("cpu.tree")) r.threads = 8;
+    if (r.implementation.starts_with("gpu.tree")) r.tree_work->costs->walk_scale = 0.5;
+  }
+  const Analysis half = analyze(scaled);
+  EXPECT_DOUBLE_EQ(*tree_row(half, "cpu.tree[theta=0.5]", 16384).walk_bound_s,
+                   2 * *cpu.walk_bound_s);
+  EXPECT_DOUBLE_EQ(*tree_row(half, "gpu.tree[theta=0.5]", 65536).walk_bound_s,
+                   2 * *gpu.walk_bound_s);
+  // The tables show both parts against their bounds.
+  const std::string md = markdown_of(trees_with_bounds());
+  EXPECT_TRUE(has(md, "| walk: of its bound | build: of its bound |")) << md;
+  const long walk_percent = std::lround(100 * *cpu.walk_fraction_of_bound);
+  EXPECT_TRUE(has(md, "| " + std::to_string(walk_percent) + "% (bound ")) << md;
+}
+
+TEST(TreeBounds, WithoutACeilingOrACostModelEachFractionSaysWhy) {
+  // Results older than version 11: no cost model.
+  const Analysis old = analyze(testing::all_pairs_and_trees());
+  const TreeRow& t = tree_row(old, "cpu.tree[theta=0.5]", 1024);
+  EXPECT_FALSE(t.walk_fraction_of_bound || t.build_fraction_of_bound || t.fraction_of_bound);
+  EXPECT_EQ(t.walk_bound_missing, "results older than schema version 11 record no cost model");
+  EXPECT_TRUE(has(
+      markdown_of(testing::all_pairs_and_trees()),
+      "24 fractions of bound missing: results older than schema version 11 record no cost model"));
+  EXPECT_TRUE(has(rule(old, 3).evidence, "for trees it cannot tell")) << rule(old, 3).evidence;
+  // No ceilings measured (--no-counters).
+  ResultsDocument unmeasured = trees_with_bounds();
+  unmeasured.ceilings.reset();
+  const Analysis none = analyze(unmeasured);
+  EXPECT_EQ(tree_row(none, "gpu.tree[theta=0.5]", 1024).walk_bound_missing,
+            "the run measured no ceilings");
+  EXPECT_TRUE(has(rule(none, 3).evidence,
+                  "for trees it cannot tell: cpu.tree[theta=0.2] has no fraction of its walk's "
+                  "bound (the run measured no ceilings)"))
+      << rule(none, 3).evidence;
+  EXPECT_EQ(rule(none, 3).verdict, RuleVerdict::kept);  // the all-pairs' effort is still shown
+  // One entry missing, with the reason the run gave; the other part keeps its fraction.
+  ResultsDocument no_avx512 = trees_with_bounds();
+  std::vector<CeilingEntry>& entries = no_avx512.ceilings->entries;
+  const std::string cpu_walk = cpu_flops_ceiling(Precision::f32, "avx512f", true);
+  std::erase_if(entries, [&](const CeilingEntry& e) { return e.name == cpu_walk; });
+  no_avx512.ceilings->unavailable.push_back({cpu_walk, "avx512f not supported by this CPU"});
+  const Analysis without_avx512 = analyze(no_avx512);
+  const TreeRow& cpu = tree_row(without_avx512, "cpu.tree[theta=0.5]", 1024);
+  EXPECT_EQ(cpu.walk_bound_missing, "no " + cpu_walk + ": avx512f not supported by this CPU");
+  EXPECT_FALSE(cpu.walk_fraction_of_bound || cpu.fraction_of_bound);
+  EXPECT_TRUE(cpu.build_fraction_of_bound);
+}
+
+// The two sides' trees at the largest N both timed (65536): the CPU's fastest meeting relative
+// L2 <= 1e-3 (θ = 0.2, 16 ms), the GPU's fastest (θ = 0.5, 0.3 ms: none of its trees meets it).
+TEST(TreeBounds, RuleThreeShowsBothSidesAndNamesAGapOverOneAndAHalf) {
+  // The CPU's walk at 250 × 65536 / (2e9 × 0.016) = 51%, the GPU's at 250 × 65536 / (2e11 ×
+  // 3e-4) = 27%: 1.9×, the GPU further from its bound.
+  const Analysis gpu_further = analyze(trees_with_bounds());
+  const AuditRule& three = rule(gpu_further, 3);
+  EXPECT_EQ(three.verdict, RuleVerdict::kept);
+  EXPECT_TRUE(has(three.evidence,
+                  "trees against their own bounds: f32 at N = 65536: cpu.tree[theta=0.2] at 51% "
+                  "(walk) and 20% (build) of its bounds against gpu.tree[theta=0.5] at 27% (walk) "
+                  "and 11% (build) of its bounds; the GPU's tree is 1.9× further from its walk's "
+                  "bound than the CPU's (over 1.5×), so the ratio at equal accuracy may understate "
+                  "the GPU"))
+      << three.evidence;
+  // The CPU's walk at 13%: the CPU further, 2.1×.
+  const Analysis cpu_slower = analyze(trees_with_bounds({.cpu_walk = 8e9}));
+  const AuditRule& cpu_further = rule(cpu_slower, 3);
+  EXPECT_TRUE(has(cpu_further.evidence,
+                  "the CPU's tree is 2.1× further from its walk's bound than the GPU's (over "
+                  "1.5×), so the ratio at equal accuracy may overstate the GPU"))
+      << cpu_further.evidence;
+  // The GPU's walk at 46% against the CPU's 51%: both shown, no gap said.
+  const Analysis near = analyze(trees_with_bounds({.gpu_walk = 1.2e11}));
+  const AuditRule& close = rule(near, 3);
+  EXPECT_TRUE(has(close.evidence, "gpu.tree[theta=0.5] at 46% (walk)")) << close.evidence;
+  EXPECT_FALSE(has(close.evidence, "further from")) << close.evidence;
+  // Without the walks' fractions, the whole evaluations' are compared.
+  ResultsDocument no_walk = trees_with_bounds();
+  for (ResultRecord& r : no_walk.results) {
+    if (r.tree_work) r.tree_work->build.reset();
+  }
+  const Analysis without_walks = analyze(no_walk);
+  const AuditRule& whole = rule(without_walks, 3);
+  EXPECT_TRUE(has(whole.evidence,
+                  "cpu.tree[theta=0.2] at — (walk) and — (build) of its bounds, "
+                  "45% as a whole"))
+      << whole.evidence;
+  EXPECT_TRUE(has(whole.evidence,
+                  "the GPU's tree is 1.9× further from its whole evaluation's "
+                  "bound than the CPU's"))
+      << whole.evidence;
+}
+
+// Float64 trees are held to the same rule: both sides' fractions shown, at their own largest N.
+TEST(TreeBounds, Float64TreesHaveTheirOwnLineInRuleThree) {
+  ResultsDocument doc = trees_with_bounds();
+  for (const char* name : {"cpu.tree.f64[theta=0.5]", "gpu.tree.f64[theta=0.5]"}) {
+    const DeviceKind device = name[0] == 'g' ? DeviceKind::gpu : DeviceKind::cpu;
+    ImplementationRecord impl =
+        testing::tree_test_implementation(name, device, Role::optimized, 0.5);
+    impl.precision = Precision::f64;
+    doc.implementations.push_back(impl);
+    ResultRecord r =
+        testing::tree_measured(name, 4096, device == DeviceKind::gpu ? 1e-3 : 4e-3, 1e-4, 1e-3);
+    r.input_hash = "f64hash";
+    r.tree_work->costs = testing::tree_test_costs(device);
+    r.tree_work->costs->build_bytes = 100.0 * 4096;
+    if (device == DeviceKind::gpu) {
+      r.tree_work->costs->walk_ceiling = kGpuFp64FlopsCeiling;
+      r.tree_work->costs->walk_scale = 0.5;
+    } else {
+      r.tree_work->costs->walk_ceiling = cpu_flops_ceiling(Precision::f64, "avx512f", true);
+    }
+    doc.results.push_back(r);
+  }
+  doc.ceilings->entries.push_back(
+      {.name = kGpuFp64FlopsCeiling, .device = DeviceKind::gpu, .value = 4e9, .unit = "FLOP/s"});
+  // The CPU's float64 walk at 200 × 4096 / (2e9 × 3.2e-3) = 13%, the GPU's at 200 × 4096 /
+  // (4e9 × 0.5 × 0.8e-3) = 51%.
+  doc.ceilings->entries.push_back({.name = cpu_flops_ceiling(Precision::f64, "avx512f", true),
+                                   .device = DeviceKind::cpu,
+                                   .value = 3.2e10,
+                                   .unit = "FLOP/s",
+                                   .threads = 16,
+                                   .fp_instructions_per_second = 2e9});
+  const Analysis both = analyze(doc);
+  EXPECT_TRUE(has(rule(both, 3).evidence,
+                  "f64 at N = 4096: cpu.tree.f64[theta=0.5] at 13% (walk) and 5% (build) of its "
+                  "bounds against gpu.tree.f64[theta=0.5] at 51% (walk) and 0% (build) of its "
+                  "bounds; the CPU's tree is 4.0× further from its walk's bound than the GPU's "
+                  "(over 1.5×), so the ratio at equal accuracy may overstate the GPU"))
+      << rule(both, 3).evidence;
+  EXPECT_TRUE(has(rule(both, 3).evidence, "f32 at N = 65536: ")) << rule(both, 3).evidence;
+  // Without the CPU's float64 ceiling it cannot tell, and says why.
+  doc.ceilings->entries.pop_back();
+  const Analysis unrated = analyze(doc);
+  EXPECT_TRUE(has(rule(unrated, 3).evidence,
+                  "f64 at N = 4096: for trees it cannot tell: cpu.tree.f64[theta=0.5] has no "
+                  "fraction of its walk's bound (no cpu.fp64_flops.avx512f.all_cores among the "
+                  "run's ceilings)"))
+      << rule(unrated, 3).evidence;
 }
 
 // The reports branch on the document's kind, read from the command results.json keeps.

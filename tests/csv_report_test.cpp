@@ -103,13 +103,16 @@ TEST(Csv, OneRowPerRecordWithTheColumnsPeoplePlot) {
   const auto rows = parse_csv(text);
   ASSERT_EQ(rows.size(), 3u) << text;
   const std::vector<std::string>& header = rows[0];
-  EXPECT_EQ(header.size(), 44u);
+  EXPECT_EQ(header.size(), 49u);
   EXPECT_EQ(header.front(), "implementation");
-  // The columns before version 9 keep their places; the trees' come next, then energy's.
+  // The columns before version 9 keep their places; the trees' come next, then energy's, then
+  // the trees' bounds.
   EXPECT_EQ(header[32], "disturbances");
   EXPECT_EQ(header[37], "build_s");
   EXPECT_EQ(header[38], "energy_j_per_evaluation");
-  EXPECT_EQ(header.back(), "energy_resolved");
+  EXPECT_EQ(header[43], "energy_resolved");
+  EXPECT_EQ(header[44], "walk_s");
+  EXPECT_EQ(header.back(), "build_fraction_of_bound");
   for (const auto& row : rows) EXPECT_EQ(row.size(), header.size()) << text;
   const auto& ok = rows[1];
   EXPECT_EQ(ok[column(header, "communication_median_s")], "");  // one process: no all-gather
@@ -132,10 +135,43 @@ TEST(Csv, OneRowPerRecordWithTheColumnsPeoplePlot) {
   EXPECT_EQ(ok[column(header, "end_to_end_median_s")], "");            // CPU: no copies
   EXPECT_EQ(ok[column(header, "disturbed")], "true");
   EXPECT_EQ(ok[column(header, "disturbances")], "other processes took 40% of the CPUs; steal, 12%");
-  // No energy read (a file older than version 10): every energy cell is empty, none a zero.
+  // No energy read (a file older than version 10), and no tree: every later cell is empty, none
+  // a zero.
   for (std::size_t i = column(header, "energy_j_per_evaluation"); i < header.size(); ++i) {
     EXPECT_EQ(ok[i], "") << header[i];
   }
+}
+
+// A tree's walk and build against their own bounds (version 11), as the analysis finds them; an
+// all-pairs row, or a tree without a cost model, has empty cells there.
+TEST(Csv, TreeRowHasItsWalkAndBuildAgainstTheirBounds) {
+  ResultsDocument doc = testing::all_pairs_and_trees();
+  testing::add_tree_bounds(doc);
+  const auto rows = parse_csv(csv_of(doc));
+  const std::vector<std::string>& header = rows[0];
+  const auto row_of = [&rows](const std::string& name, const std::string& n) {
+    return *std::find_if(rows.begin(), rows.end(),
+                         [&](const auto& row) { return row[0] == name && row[6] == n; });
+  };
+  // cpu.tree[theta=0.5] at 1024: 0.1 ms, its build 20 µs; 200 units a body at 2e9 a second,
+  // 100 bytes a body at 1e10 bytes a second.
+  const std::vector<std::string> tree = row_of("cpu.tree[theta=0.5]", "1024");
+  const auto value = [&](const char* name) { return std::stod(tree[column(header, name)]); };
+  EXPECT_DOUBLE_EQ(value("walk_s"), 8e-5);
+  EXPECT_DOUBLE_EQ(value("walk_bound_s"), 200.0 * 1024 / 2e9);
+  EXPECT_DOUBLE_EQ(value("walk_fraction_of_bound"), 200.0 * 1024 / 2e9 / 8e-5);
+  EXPECT_DOUBLE_EQ(value("build_bound_s"), 100.0 * 1024 / 1e10);
+  EXPECT_DOUBLE_EQ(value("build_fraction_of_bound"), 100.0 * 1024 / 1e10 / 2e-5);
+  const std::vector<std::string> all_pairs = row_of("cpu.tbb", "1024");
+  for (std::size_t i = column(header, "walk_s"); i < header.size(); ++i) {
+    EXPECT_EQ(all_pairs[i], "") << header[i];
+  }
+  const auto old = parse_csv(csv_of(testing::all_pairs_and_trees()));
+  const auto old_tree = std::find_if(
+      old.begin(), old.end(), [](const auto& row) { return row[0] == "gpu.tree[theta=0.5]"; });
+  ASSERT_NE(old_tree, old.end());
+  EXPECT_NE((*old_tree)[column(header, "walk_s")], "");                  // its time is known
+  EXPECT_EQ((*old_tree)[column(header, "walk_fraction_of_bound")], "");  // its bound is not
 }
 
 // A tree's row: its algorithm and angle, the interactions it evaluated, its build; no rate.
@@ -193,7 +229,7 @@ TEST(Csv, SkippedRowHasEmptyCellsWhereNothingWasMeasured) {
 TEST(Csv, EmptyDocumentIsTheHeaderAlone) {
   const std::string text = csv_of(ResultsDocument{});
   EXPECT_EQ(parse_csv(text).size(), 1u);
-  EXPECT_TRUE(text.ends_with("energy_resolved\r\n"));
+  EXPECT_TRUE(text.ends_with("build_fraction_of_bound\r\n"));
 }
 
 TEST(Csv, SimulateRunHasOneRowPerSimulationWithItsOwnHeader) {

@@ -122,6 +122,33 @@ TEST(HtmlReport, TreesHaveTheirSectionsAndAnAccuracyAgainstTimeChartPerN) {
   EXPECT_EQ(simulation_page(one_algorithm).find("<h2>Across algorithms"), std::string::npos);
 }
 
+// Each tree's walk and build against their own bounds: two columns of the tree table, a line
+// under it where some are missing, and the tree's point of its accuracy-against-time chart.
+TEST(HtmlReport, TreesShowTheirWalkAndBuildAgainstTheirBounds) {
+  ResultsDocument doc = testing::all_pairs_and_trees();
+  testing::add_tree_bounds(doc);
+  const Analysis a = analyze(doc);
+  const std::string page = render_html(doc, a, {"var Chart;", ""});
+  EXPECT_NE(page.find("<th>walk: of its bound</th><th>build: of its bound</th>"),
+            std::string::npos);
+  EXPECT_EQ(count(page, "<small>bound "), 2 * a.algorithms.trees.size());
+  EXPECT_EQ(page.find("fractions of bound missing"), std::string::npos);
+  const nlohmann::json data = report_data(page);
+  const nlohmann::json& cpu = data["accuracy_time"].back()["devices"][0]["points"];
+  const auto tree = std::find_if(cpu.begin(), cpu.end(), [](const nlohmann::json& p) {
+    return p["name"] == "cpu.tree[theta=0.2]";
+  });
+  ASSERT_NE(tree, cpu.end());
+  EXPECT_DOUBLE_EQ((*tree)["walk_bound"].get<double>(), 250.0 * 65536 / (2e9 * 1.6e-2));
+  EXPECT_TRUE(tree->contains("build_bound"));
+  // A run without ceilings says why under the table, once per reason.
+  doc.ceilings.reset();
+  const std::string bare = render_html(doc, analyze(doc), {"var Chart;", ""});
+  EXPECT_NE(bare.find("24 fractions of bound missing: the run measured no ceilings."),
+            std::string::npos);
+  EXPECT_EQ(count(bare, "<small>bound "), 0u);
+}
+
 TEST(HtmlReport, SimulationPageHasItsChartsAndTheirData) {
   const std::string page = simulation_page(testing::simulation_document());
   // The speedups, and at each of the two N the energy error and the step split.

@@ -1,5 +1,6 @@
 // The results document: its JSON round trip, the versions it still reads, the impossible values
 // it refuses by name, and how the report states its settings.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -316,6 +317,52 @@ TEST(Results, GpuDevicesRoundTripAndVersionFiveFilesRead) {
   EXPECT_NE(load_error(negative).find("settings.gpu_devices[0] is -1; it must not be negative"),
             std::string::npos)
       << load_error(negative);
+}
+
+// Version 11's cost models of the trees: a round trip keeps them; a version 9 file of trees (none
+// recorded) reads with none, and its reports give its trees no fraction of bound, saying why.
+TEST(Results, TreeCostsRoundTripAndVersionNineTreesRead) {
+  const fs::path v9 =
+      fs::path(NBODY_SOURCE_DIR) / "tests/data/results-schema-9-trees-hand-made.json";
+  ASSERT_EQ(nlohmann::json::parse(std::ifstream(v9)).value("schema_version", 0), 9);
+  ResultsDocument old = load_results(v9);
+  std::size_t trees = 0;
+  for (const ResultRecord& r : old.results) {
+    if (!r.tree_work) continue;
+    ++trees;
+    EXPECT_FALSE(r.tree_work->costs) << r.implementation;
+  }
+  ASSERT_GT(trees, 0u);
+  const reports::Analysis a = reports::analyze(old);
+  ASSERT_FALSE(a.algorithms.trees.empty());
+  for (const reports::TreeRow& t : a.algorithms.trees) {
+    if (t.status != Status::ok) continue;
+    EXPECT_FALSE(t.walk_fraction_of_bound) << t.implementation;
+    EXPECT_EQ(t.walk_bound_missing, "results older than schema version 11 record no cost model");
+  }
+
+  const auto tree = std::find_if(old.results.begin(), old.results.end(),
+                                 [](const ResultRecord& r) { return r.tree_work.has_value(); });
+  tree->tree_work->costs = TreeCostModel{.walk_ceiling = "gpu.fp64_flops.fma",
+                                         .walk_figure = CeilingFigure::value,
+                                         .walk_scale = 0.5,
+                                         .body_body_cost = 16,
+                                         .body_cell_cost = 40,
+                                         .cost_unit = "FP64 instructions",
+                                         .cost_basis = "SASS",
+                                         .build_ceiling = "gpu.memory_bandwidth.d2d_copy",
+                                         .build_bytes = 4.5e8,
+                                         .build_basis = "a model"};
+  const fs::path dir = scratch("tree-costs");
+  save_results(old, dir / "results.json");
+  const ResultsDocument loaded = load_results(dir / "results.json");
+  EXPECT_EQ(nlohmann::json(loaded), nlohmann::json(old));
+  const auto read = std::find_if(loaded.results.begin(), loaded.results.end(),
+                                 [](const ResultRecord& r) { return r.tree_work.has_value(); });
+  ASSERT_TRUE(read->tree_work->costs);
+  EXPECT_EQ(read->tree_work->costs->walk_figure, CeilingFigure::value);
+  EXPECT_EQ(read->tree_work->costs->body_cell_cost, 40);
+  fs::remove_all(dir);
 }
 
 // Version 7's exchange between ranks: a round trip keeps it; a real version 6 file (no such

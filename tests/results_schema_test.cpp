@@ -111,7 +111,8 @@ void expect_described(const json& value, const json* node, const std::string& pa
 }
 
 // What the tool writes today, every optional record present: the samples read and written again
-// (trees, simulations, ranks, several GPUs, counters of both devices), and every derived figure.
+// (trees, simulations, ranks, several GPUs, counters of both devices), every derived figure, and
+// a tree's cost model.
 TEST(ResultsSchema, DescribesEveryFieldTheToolWrites) {
   for (const fs::path& document : committed_documents()) {
     SCOPED_TRACE(document.string());
@@ -119,6 +120,7 @@ TEST(ResultsSchema, DescribesEveryFieldTheToolWrites) {
   }
   ResultRecord record;
   record.counters = CounterReadout{.source = "test"};
+  record.tree_work = TreeWork{.costs = TreeCostModel{.walk_ceiling = kGpuInteractionMixCeiling}};
 #define NBODY_SET_FIGURE(name) record.counters->derived.name = 1.0;
   NBODY_DERIVED_FIGURES(NBODY_SET_FIGURE)
 #undef NBODY_SET_FIGURE

@@ -10,6 +10,7 @@
 #include "nbody/app/benchmark_harness.hpp"
 #include "nbody/app/runner.hpp"
 #include "nbody/app/wiring.hpp"
+#include "nbody/cpu/tree/interaction_kernels.hpp"
 #include "nbody/machine_info.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/results.hpp"
@@ -204,6 +205,42 @@ TEST(Runner, TreesSayWhyTheyReadNoCountersAtTheCounterSizesAlone) {
     } else {
       EXPECT_FALSE(result.counters) << result.counters->unavailable_reason;
     }
+  }
+}
+
+// A tree records what bounds its walk and build with the interactions it counted: its terms at
+// the instructions its ISA's group kernel compiles them to, over that ISA's issue rate on the
+// threads it used, and its build's bytes over the memory bandwidth.
+TEST(Runner, TreesRecordWhatBoundsTheirWalkAndBuild) {
+  const Registry registry = make_default_registry();
+  const std::unique_ptr<ProgressSink> progress = make_silent_progress();
+  const SuiteContext context = quiet_context(registry, *progress);
+  SuiteOptions options;
+  options.sizes = {64, 4096};
+  options.implementation_pattern = "^cpu\\.tree(\\.f64)?$";
+  options.reference_cache = false;
+  options.counters = false;
+  options.timing.min_time_s = 0.01;
+  options.budget_s = 0;
+  const ResultsDocument doc = run_suite(context, options, SuiteMode::run);
+  ASSERT_EQ(doc.results.size(), 4u);
+  for (const ResultRecord& r : doc.results) {
+    SCOPED_TRACE(r.implementation + " at " + std::to_string(r.n));
+    ASSERT_EQ(r.status, Status::ok) << r.reason;
+    ASSERT_TRUE(r.tree_work && r.tree_work->costs);
+    const TreeCostModel& costs = *r.tree_work->costs;
+    const bool f64 = r.implementation.starts_with("cpu.tree.f64");
+    const std::string& isa = r.details.at("isa");
+    EXPECT_EQ(costs.walk_ceiling,
+              cpu_flops_ceiling(f64 ? Precision::f64 : Precision::f32, isa, r.threads > 1));
+    EXPECT_EQ(costs.walk_figure, CeilingFigure::fp_instructions_per_second);
+    const cpu::tree::TermInstructions terms = cpu::tree::term_instructions(isa, f64);
+    EXPECT_DOUBLE_EQ(costs.body_body_cost, static_cast<double>(terms.body_body) / terms.lanes);
+    EXPECT_DOUBLE_EQ(costs.body_cell_cost, static_cast<double>(terms.body_cell) / terms.lanes);
+    EXPECT_EQ(costs.build_ceiling, kCpuMemoryBandwidthCeiling);
+    // Hundreds of bytes a body: the radix sort's passes alone move 256.
+    EXPECT_GT(costs.build_bytes, 300.0 * static_cast<double>(r.n));
+    EXPECT_LT(costs.build_bytes, 1000.0 * static_cast<double>(r.n));
   }
 }
 

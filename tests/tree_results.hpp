@@ -15,6 +15,7 @@
 //   gpu.tree θ=0.5 (3e-3) 5e-5     6e-5     1e-4     3e-4
 #include <string>
 
+#include "nbody/ceilings.hpp"
 #include "nbody/results.hpp"
 
 namespace nbody::testing {
@@ -144,6 +145,67 @@ inline ResultsDocument all_pairs_and_trees() {
     doc.results.push_back(tree_measured("gpu.tree[theta=0.5]", n, gpu_wide[i], 3e-3, 5e-2));
   }
   return doc;
+}
+
+// What bounds the trees of all_pairs_and_trees() (version 11): every tree states a body-body term
+// at 1 unit of its walk's rate and a body-cell term at 2, so its 100 and 50 interactions a body
+// are 200 units a body, and a build of 100 bytes a body; each device's ceilings rate them. A tree
+// of N bodies taking `seconds` (a fifth of it the build) is then at 250 N / (walk rate × seconds)
+// of its walk's bound and 500 N / (bandwidth × seconds) of its build's.
+struct TreeRates {
+  double cpu_walk = 2e9;        // units a second: AVX-512F's issue rate on all 16 threads
+  double gpu_walk = 2e11;       // units a second: the interaction mix
+  double cpu_bandwidth = 1e10;  // bytes a second
+  double gpu_bandwidth = 1e12;
+};
+
+inline TreeCostModel tree_test_costs(DeviceKind device) {
+  const bool gpu = device == DeviceKind::gpu;
+  return {.walk_ceiling = gpu ? std::string(kGpuInteractionMixCeiling)
+                              : cpu_flops_ceiling(Precision::f32, "avx512f", true),
+          .walk_figure = gpu ? CeilingFigure::value : CeilingFigure::fp_instructions_per_second,
+          .walk_scale = 1,
+          .body_body_cost = 1,
+          .body_cell_cost = 2,
+          .cost_unit = gpu ? "float32 interactions of the mix" : "FP vector instructions",
+          .cost_basis = "made up for the tests",
+          .build_ceiling = gpu ? kGpuMemoryBandwidthCeiling : kCpuMemoryBandwidthCeiling,
+          .build_bytes = 0,
+          .build_basis = "100 B a body"};
+}
+
+// Gives every tree of `doc` its cost model (build_bytes 100 a body) and adds the ceilings that
+// rate them at `rates`.
+inline void add_tree_bounds(ResultsDocument& doc, const TreeRates& rates = {}) {
+  Ceilings& c = *doc.ceilings;
+  c.entries.push_back({.name = cpu_flops_ceiling(Precision::f32, "avx512f", true),
+                       .device = DeviceKind::cpu,
+                       .value = 32 * rates.cpu_walk,
+                       .unit = "FLOP/s",
+                       .threads = 16,
+                       .isa = "avx512f",
+                       .lanes = 16,
+                       .fp_instructions_per_second = rates.cpu_walk});
+  c.entries.push_back({.name = kCpuMemoryBandwidthCeiling,
+                       .device = DeviceKind::cpu,
+                       .value = rates.cpu_bandwidth,
+                       .unit = "B/s",
+                       .threads = 16});
+  c.entries.push_back({.name = kGpuInteractionMixCeiling,
+                       .device = DeviceKind::gpu,
+                       .value = rates.gpu_walk,
+                       .unit = "int/s"});
+  c.entries.push_back({.name = kGpuMemoryBandwidthCeiling,
+                       .device = DeviceKind::gpu,
+                       .value = rates.gpu_bandwidth,
+                       .unit = "B/s"});
+  for (ResultRecord& r : doc.results) {
+    if (!r.tree_work) continue;
+    const DeviceKind device =
+        r.implementation.starts_with("gpu") ? DeviceKind::gpu : DeviceKind::cpu;
+    r.tree_work->costs = tree_test_costs(device);
+    r.tree_work->costs->build_bytes = 100.0 * static_cast<double>(r.n);
+  }
 }
 
 }  // namespace nbody::testing

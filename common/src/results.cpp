@@ -89,7 +89,10 @@ NBODY_JSON_WITH_DEFAULT(AccuracyRecord, metrics, relative_l2_bound, max_relative
                         passed)
 NBODY_JSON_WITH_DEFAULT(RateFigures, interactions_per_second, interactions_per_second_min,
                         interactions_per_second_max, gflops_at_20)
-NBODY_JSON_WITH_DEFAULT(TreeWork, body_body, body_cell, build)
+NBODY_JSON_WITH_DEFAULT(TreeCostModel, walk_ceiling, walk_figure, walk_scale, body_body_cost,
+                        body_cell_cost, cost_unit, cost_basis, build_ceiling, build_bytes,
+                        build_basis)
+NBODY_JSON_WITH_DEFAULT(TreeWork, body_body, body_cell, build, costs)
 NBODY_JSON_WITH_DEFAULT(ResultRecord, implementation, initial_condition, n, status, reason,
                         input_hash, pairs_evaluated, interactions_credited, threads, details,
                         accuracy, kernel, end_to_end, communication, kernel_rate, end_to_end_rate,
@@ -267,7 +270,7 @@ ResultsDocument load_results(const std::filesystem::path& path) {
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("{}: {}", path.string(), e.what()));
   }
-  // Versions 2 to 10 only added fields, absent from older files.
+  // Versions 2 to 11 only added fields, absent from older files.
   if (j.value("schema_version", 0) < 2) upgrade_from_version_1(j);
   j["schema_version"] = kResultsSchemaVersion;
   ResultsDocument document;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <tbb/task_arena.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,8 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include "nbody/ceilings.hpp"
 #include "nbody/cpu/cpu_run.hpp"
 #include "nbody/cpu/simd_runs.hpp"
+#include "nbody/cpu/tree/interaction_kernels.hpp"
 #include "nbody/cpu/tree/octree.hpp"
 #include "nbody/cpu/tree/precision.hpp"
 #include "nbody/tree_formulation.hpp"
@@ -40,6 +43,56 @@ std::optional<std::string> target_range_refusal(std::size_t n, const ExecutionOp
 // The angle of a tree formulation run without --theta binding it: relative L2 about 3e-4 on a
 // Plummer sphere in float32 (docs/tolerances.md, "Tree codes").
 constexpr double kUnboundTheta = 0.5;
+
+// What one build of a tree of n bodies and `cells` cells must move, array by array, each read or
+// written once by the phase that needs it (docs/perf-notes.md, "Tree codes"): the bodies read by
+// the bounding cube, the keys, the gather (and written there) and the leaves' moments; the keys
+// and indices written, then read and written by every pass of the radix sort, whose counting
+// also reads the keys; the gather's index; the keys read by the cells' splits; and a cell's
+// record written and read, its key, its float64 moments written, read by its parent and by the
+// rounding, its criterion and its rounded multipole written.
+template <class T>
+struct BuildTraffic {
+  static constexpr double kKey = sizeof(std::uint64_t), kIndex = sizeof(std::uint32_t);
+  static constexpr double per_body() {
+    return 5.0 * sizeof(Body<T>) + 2 * kKey + 2 * kIndex +
+           tree::kRadixSortPasses * (3 * kKey + 2 * kIndex);
+  }
+  static constexpr double per_cell() {
+    return 2.0 * sizeof(tree::Cell) + kKey + 3.0 * sizeof(CellMoments) +
+           sizeof(tree::CellCriterion) + sizeof(CellMultipole<T>);
+  }
+};
+
+// How this run's evaluation is bounded: its terms at the instructions the ISA's group kernel
+// compiles them to, over that ISA's measured issue rate (the all-cores ceiling where the run used
+// more than one thread); its build's traffic over the memory bandwidth.
+template <class T>
+TreeCostModel cost_model(const std::string& isa, int threads, std::size_t n, std::size_t cells) {
+  constexpr bool f64 = std::is_same_v<T, double>;
+  const tree::TermInstructions terms = tree::term_instructions(isa, f64);
+  const double lanes = terms.lanes;
+  using Traffic = BuildTraffic<T>;
+  return {
+      .walk_ceiling = cpu_flops_ceiling(f64 ? Precision::f64 : Precision::f32, isa, threads > 1),
+      .walk_figure = CeilingFigure::fp_instructions_per_second,
+      .walk_scale = 1,
+      .body_body_cost = terms.body_body / lanes,
+      .body_cell_cost = terms.body_cell / lanes,
+      .cost_unit = "FP vector instructions",
+      .cost_basis = fmt::format(
+          "{} and {} FP vector instructions a {}-lane body-body and body-cell term: the {} "
+          "group kernel's compiled loops (cpu/include/nbody/cpu/tree/interaction_kernels.hpp)",
+          terms.body_body, terms.body_cell, terms.lanes, isa),
+      .build_ceiling = kCpuMemoryBandwidthCeiling,
+      .build_bytes = Traffic::per_body() * static_cast<double>(n) +
+                     Traffic::per_cell() * static_cast<double>(cells),
+      .build_basis = fmt::format(
+          "{:.0f} B a body (keys, a radix sort of {} passes, the gather, the leaves' bodies) and "
+          "{:.0f} B a cell (its record, moments, criterion and multipole), each read or written "
+          "once",
+          Traffic::per_body(), tree::kRadixSortPasses, Traffic::per_cell())};
+}
 
 template <class T>
 class TreeRun final : public PreparedRun {
@@ -77,7 +130,9 @@ class TreeRun final : public PreparedRun {
   std::optional<TreeInteractions> tree_interactions() const override {
     if (forces_ == nullptr) return TreeInteractions{};
     return TreeInteractions{.body_body = forces_->interactions.body_body,
-                            .body_cell = forces_->interactions.body_cell};
+                            .body_cell = forces_->interactions.body_cell,
+                            .costs = cost_model<T>(evaluator_.settings().isa, threads_,
+                                                   bodies_.size(), forces_->shape.cells)};
   }
 
   std::map<std::string, std::string> details() const override {

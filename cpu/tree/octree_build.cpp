@@ -57,7 +57,7 @@ void morton_keys(std::span<const Body<T>> bodies, Octree<T>& tree) {
 // Each pass: every block counts its digits, one scan turns the counts into each (digit, block)'s
 // first position, and every block scatters its range there: two reads and one write of 12 bytes a
 // body, in place of a comparison sort's log N passes.
-constexpr int kRadixBits = 8;
+constexpr int kRadixBits = kRadixBitsPerPass;
 constexpr std::size_t kRadixBuckets = std::size_t{1} << kRadixBits;
 constexpr int kKeyBits = 3 * kMortonBitsPerAxis;
 

@@ -191,6 +191,14 @@ void check_arguments(double softening, double theta) {
 
 }  // namespace
 
+TermInstructions term_instructions(std::string_view isa, bool float64) {
+  const std::string_view resolved = simd::isa_name(simd::resolve_isa(isa));
+  for (const IsaTermInstructions& counted : kTermInstructions) {
+    if (counted.isa == resolved) return float64 ? counted.f64 : counted.f32;
+  }
+  throw std::logic_error(fmt::format("no term instructions counted for {}", resolved));
+}
+
 template <class T>
 struct TreeEvaluator<T>::Buffers {
   TreeSettings settings;

@@ -4,6 +4,7 @@
 // float64. Registered at theta = 0.5 under the plain name and bound by --theta for runs, as
 // cpu.tree; credited no interactions (FAIRNESS rule 9).
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -16,9 +17,11 @@
 #include <utility>
 #include <vector>
 
+#include "nbody/ceilings.hpp"
 #include "nbody/gpu/device_query.hpp"
 #include "nbody/gpu/gpu_run.hpp"
 #include "nbody/gpu/tree/gpu_tree.hpp"
+#include "nbody/multipole_physics.hpp"
 #include "nbody/tree_formulation.hpp"
 
 namespace nbody::gpu {
@@ -40,6 +43,79 @@ constexpr const char* kDecompositionRefusal =
 template <class T>
 constexpr std::size_t kDeviceBytesPerBody = 2 * sizeof(Body<T>) + 2 * (8 + 4) + sizeof(Vec3<T>) +
                                             (16 + 152 + 64 + 14 * sizeof(T)) / 4 + 64;
+
+// The walk's terms in instructions, from the SASS of physics.hpp's accumulate_interaction and
+// multipole_physics.hpp's accumulate_cell with DeviceInvSqrt, each in a loop of its own (sm_90,
+// nvcc 13.0 -O3 -ftz=true, as gpu/tree's walk is compiled; docs/perf-notes.md, "Tree codes").
+// Float32: FP32 arithmetic and MUFU, a body term 3 FADD, 6 FFMA, 3 FMUL and MUFU.RSQ (the mix the
+// ceiling gpu.fp32_interaction_mix rates: 13), a cell term 3 FADD, 21 FFMA, 11 FMUL and MUFU.RSQ,
+// the CPU's counts less its Newton step. Float64: FP64 instructions, a body term 3 DADD, 9 DFMA
+// and 4 DMUL (x^(-3/2) in one Newton step), a cell term 3 DADD, 24 DFMA and 13 DMUL
+// (rsqrt(double)'s steps).
+constexpr double kFloat32BodyTermInstructions = 13;
+constexpr double kFloat32CellTermInstructions = 36;
+constexpr double kFloat64BodyTermInstructions = 16;
+constexpr double kFloat64CellTermInstructions = 40;
+
+// What one build of a tree of n bodies and `cells` cells must move, array by array, each read or
+// written once by the phase that needs it: the bodies read by the bounding cube, the keys, the
+// gather (and written there) and the leaves' moments; keys and indices written, the keys read by
+// CUB's histogram, then read and written by each of its passes (8 bits a pass, 8 for 63 bits), the
+// index read by the gather and the keys by the cells' build; a body's cell count written and
+// scanned; its walk head written and read by the selection of the walks. A cell: its 16-byte
+// record emitted, placed and read, its key, its level and slot through the sort by level, its
+// float64 moments written and read by its parent, its 32-byte criterion and its rounded multipole
+// written.
+template <class T>
+struct BuildTraffic {
+  static constexpr double kKey = sizeof(std::uint64_t), kIndex = sizeof(std::uint32_t);
+  static constexpr double kWalkHead = 3 * kIndex, kCellRecord = 16, kCriterion = 32;
+  static constexpr int kSortPasses = 8;
+  static constexpr double per_body() {
+    return 5.0 * sizeof(Body<T>) + 3 * kKey + 2 * kIndex + kSortPasses * 2 * (kKey + kIndex) +
+           3 * kIndex + 2 * kWalkHead;
+  }
+  static constexpr double per_cell() {
+    return 3 * kCellRecord + kKey + 2 * kIndex + 2.0 * sizeof(CellMoments) + kCriterion +
+           sizeof(CellMultipole<T>);
+  }
+};
+
+// How an evaluation of n bodies in `cells` cells is bounded: float32 terms in interactions of the
+// mix at its measured rate, float64 terms in FP64 instructions at the measured FP64 FMA rate
+// (FLOP/s over 2); the build's traffic over the measured device-to-device bandwidth.
+template <class T>
+TreeCostModel cost_model(std::size_t n, std::size_t cells) {
+  constexpr bool f64 = std::is_same_v<T, double>;
+  using Traffic = BuildTraffic<T>;
+  char build_basis[256];
+  std::snprintf(build_basis, sizeof build_basis,
+                "%.0f B a body (keys, CUB's radix sort of %d passes, the gather, the leaves' "
+                "bodies, the walks' selection) and %.0f B a cell (its record, moments, criterion "
+                "and multipole), each read or written once",
+                Traffic::per_body(), Traffic::kSortPasses, Traffic::per_cell());
+  TreeCostModel model{
+      .walk_ceiling = kGpuInteractionMixCeiling,
+      .walk_figure = CeilingFigure::value,
+      .walk_scale = 1,
+      .body_body_cost = 1,
+      .body_cell_cost = kFloat32CellTermInstructions / kFloat32BodyTermInstructions,
+      .cost_unit = "float32 interactions of the mix (12 FP32 + MUFU.RSQ)",
+      .cost_basis = "13 and 36 FP32 and MUFU instructions a body-body and body-cell term (SASS)",
+      .build_ceiling = kGpuMemoryBandwidthCeiling,
+      .build_bytes = Traffic::per_body() * static_cast<double>(n) +
+                     Traffic::per_cell() * static_cast<double>(cells),
+      .build_basis = build_basis};
+  if (f64) {
+    model.walk_ceiling = kGpuFp64FlopsCeiling;
+    model.walk_scale = 0.5;  // FLOP/s: two a DFMA
+    model.body_body_cost = kFloat64BodyTermInstructions;
+    model.body_cell_cost = kFloat64CellTermInstructions;
+    model.cost_unit = "FP64 instructions";
+    model.cost_basis = "16 and 40 FP64 instructions a body-body and body-cell term (SASS)";
+  }
+  return model;
+}
 
 // theta as the shortest text that reads back to it (as name_at_opening_angle writes it).
 std::string shortest(double value) {
@@ -95,7 +171,8 @@ class GpuTreeRun final : public PreparedRun {
 
   std::optional<TreeInteractions> tree_interactions() const override {
     return TreeInteractions{.body_body = last_.interactions.body_body,
-                            .body_cell = last_.interactions.body_cell};
+                            .body_cell = last_.interactions.body_cell,
+                            .costs = cost_model<T>(bodies_.size(), last_.shape.cells)};
   }
 
   std::map<std::string, std::string> details() const override {
@@ -144,16 +221,19 @@ void register_tree(Registry& registry) {
       .info = {.name = f64 ? "gpu.tree.f64" : "gpu.tree",
                .description = std::string(f64 ? "gpu.tree in float64: " : "") +
                               "Barnes-Hut with every phase on the GPU: keys, radix sort, cells, "
-                              "moments and one warp's walk per group of targets",
+                              "moments and a team of warps' walk per group of targets",
                .device = DeviceKind::gpu,
                .precision = f64 ? Precision::f64 : Precision::f32,
                .algorithm = Algorithm::barnes_hut,
                .role = Role::optimized,
                .optimizations =
-                   {"Morton keys and CUB's radix sort on the device, cells built level by level",
-                    "monopole and quadrupole moments in float64, an upward pass per level",
-                    "persistent warps: one walk per group of up to 64 targets (runs of sibling "
-                    "cells), 32 cells tested at once, interaction lists in shared memory",
+                   {"Morton keys and CUB's radix sort on the device (one block's up to 4096 "
+                    "bodies), the cells read from the sorted keys body by body, nothing read back",
+                    "monopole and quadrupole moments in float64, one cooperative upward pass",
+                    "persistent teams of warps: one walk per group of up to 64 targets (runs of "
+                    "sibling cells), 32 cells tested at once, interaction lists in shared memory, "
+                    "the lists' batches shared by 8, 4 or 1 warps as the groups are few or many",
+                    "each phase replayed as a CUDA graph after the first evaluation",
                     "the tree and criterion of cpu.tree, to the bit (same interactions counted)",
                     std::string(tree::kGpuTreeFloat64Parts)},
                // The GPU's rsqrt, within the scalar all-pairs rounding at theta = 0

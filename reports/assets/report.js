@@ -419,9 +419,14 @@
         tooltip: { filter: function (item) { return !item.dataset.front && !item.dataset.bar; },
           callbacks: { title: noTitle, label: function (c) {
             var p = c.raw.p;
-            return p.name + " (" + c.raw.device + ", " + p.algorithm + ", " + p.precision + "): " +
-              duration(p.y) + " per evaluation, L2 " + p.x.toExponential(2) + ", max " +
+            var bounds = [];
+            if (p.walk_bound != null) bounds.push("walk " + Math.round(100 * p.walk_bound) + "%");
+            if (p.build_bound != null) bounds.push("build " + Math.round(100 * p.build_bound) + "%");
+            var line = p.name + " (" + c.raw.device + ", " + p.algorithm + ", " + p.precision +
+              "): " + duration(p.y) + " per evaluation, L2 " + p.x.toExponential(2) + ", max " +
               p.max.toExponential(2) + (p.front ? ", on the Pareto front" : "");
+            // A tree's own bounds on a line of their own.
+            return bounds.length ? [line, bounds.join(", ") + " of its own bounds"] : line;
           } } } } } });
   };
 

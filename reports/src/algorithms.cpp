@@ -83,6 +83,86 @@ std::optional<double> per_body(std::uint64_t count, std::size_t n) {
                : std::nullopt;
 }
 
+// A ceiling's rate in the units a tree's cost model counts, or why the document has none.
+struct CeilingRate {
+  std::optional<double> per_second;
+  std::string missing;
+};
+
+// The rate of the entry `name`: its `figure` times `scale`; an entry measured on more threads
+// than the measurement used is scaled down to those (as the all-pairs instruction bounds are).
+CeilingRate ceiling_rate(const ResultsDocument& doc, const std::string& name, CeilingFigure figure,
+                         double scale, int threads) {
+  const bool measured =
+      doc.ceilings &&
+      std::any_of(doc.ceilings->entries.begin(), doc.ceilings->entries.end(),
+                  [](const CeilingEntry& e) { return !is_all_gather_ceiling(e.name); });
+  if (!measured) return {.per_second = std::nullopt, .missing = "the run measured no ceilings"};
+  const CeilingEntry* entry = doc.ceilings->find(name);
+  if (entry == nullptr) {
+    for (const UnavailableCeiling& u : doc.ceilings->unavailable) {
+      const bool pattern =
+          u.name.ends_with(".*") && name.starts_with(u.name.substr(0, u.name.size() - 1));
+      if (u.name == name || pattern) {
+        return {std::nullopt, fmt::format("no {}: {}", name, u.reason)};
+      }
+    }
+    return {std::nullopt, fmt::format("no {} among the run's ceilings", name)};
+  }
+  const std::optional<double> value = figure == CeilingFigure::value
+                                          ? std::optional<double>(entry->value)
+                                          : entry->fp_instructions_per_second;
+  if (!value || !(*value > 0)) {
+    return {std::nullopt, fmt::format("{} has no {}", name, to_string(figure))};
+  }
+  double threads_scale = 1;
+  if (threads > 1 && entry->threads && *entry->threads > 0) {
+    threads_scale = std::min(1.0, threads / static_cast<double>(*entry->threads));
+  }
+  return {*value * scale * threads_scale, {}};
+}
+
+// The walk's and the build's bounds and fractions of a tree measured ok, from the cost model its
+// formulation stated and the document's ceilings; or why not.
+void add_bounds(const ResultsDocument& doc, const ResultRecord& r, TreeRow& row) {
+  if (r.status != Status::ok || !row.median_s) return;
+  if (row.build_s && *row.build_s < *row.median_s) row.walk_s = *row.median_s - *row.build_s;
+  if (!r.tree_work || !r.tree_work->costs) {
+    row.walk_bound_missing = row.build_bound_missing =
+        "results older than schema version 11 record no cost model";
+    return;
+  }
+  const TreeCostModel& model = *r.tree_work->costs;
+  const CeilingRate walk_rate =
+      ceiling_rate(doc, model.walk_ceiling, model.walk_figure, model.walk_scale, r.threads);
+  if (walk_rate.per_second) {
+    row.walk_bound_s = (static_cast<double>(r.tree_work->body_body) * model.body_body_cost +
+                        static_cast<double>(r.tree_work->body_cell) * model.body_cell_cost) /
+                       *walk_rate.per_second;
+    if (row.walk_s) {
+      row.walk_fraction_of_bound = *row.walk_bound_s / *row.walk_s;
+    } else {
+      row.walk_bound_missing = "no build time to take from its time";
+    }
+  } else {
+    row.walk_bound_missing = walk_rate.missing;
+  }
+  const CeilingRate bandwidth = ceiling_rate(doc, model.build_ceiling, CeilingFigure::value, 1, 0);
+  if (bandwidth.per_second) {
+    row.build_bound_s = model.build_bytes / *bandwidth.per_second;
+    if (row.build_s) {
+      row.build_fraction_of_bound = *row.build_bound_s / *row.build_s;
+    } else {
+      row.build_bound_missing = "no build time recorded";
+    }
+  } else {
+    row.build_bound_missing = bandwidth.missing;
+  }
+  if (row.walk_bound_s && row.build_bound_s) {
+    row.fraction_of_bound = (*row.walk_bound_s + *row.build_bound_s) / *row.median_s;
+  }
+}
+
 TreeRow tree_row(const ResultsDocument& doc, const ImplementationRecord& impl,
                  const ResultRecord& r) {
   TreeRow row{.implementation = r.implementation,
@@ -117,24 +197,30 @@ TreeRow tree_row(const ResultsDocument& doc, const ImplementationRecord& impl,
     row.relative_l2_bound = r.accuracy->relative_l2_bound;
     row.passed = r.accuracy->passed;
   }
+  add_bounds(doc, r, row);
   return row;
 }
 
 std::vector<TreeRow> tree_rows(const ResultsDocument& doc) {
   std::vector<TreeRow> rows;
-  for (const ResultRecord& r : doc.results) {
+  for (std::size_t i = 0; i < doc.results.size(); ++i) {
+    const ResultRecord& r = doc.results[i];
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     // Skipped measurements ran nothing: they are listed, grouped, with the other skipped ones.
     if (!impl || !is_tree(*impl) || r.status == Status::skipped) continue;
     rows.push_back(tree_row(doc, *impl, r));
+    rows.back().result = i;
   }
   return rows;
 }
 
-// Every measurement that can stand at a bar: timed ok, its accuracy measured and finite.
-std::vector<TimeFigure> time_figures(const ResultsDocument& doc) {
+// Every measurement that can stand at a bar: timed ok, its accuracy measured and finite; a tree
+// with its fractions of bound from its row of `trees`.
+std::vector<TimeFigure> time_figures(const ResultsDocument& doc,
+                                     const std::vector<TreeRow>& trees) {
   std::vector<TimeFigure> figures;
-  for (const ResultRecord& r : doc.results) {
+  for (std::size_t i = 0; i < doc.results.size(); ++i) {
+    const ResultRecord& r = doc.results[i];
     const ImplementationRecord* impl = find_implementation(doc, r.implementation);
     if (!impl || r.status != Status::ok || !r.kernel || !(r.kernel->median_s > 0) || !r.accuracy) {
       continue;
@@ -154,6 +240,12 @@ std::vector<TimeFigure> time_figures(const ResultsDocument& doc) {
                        .max_relative = m.max_relative,
                        .disturbance = describe_disturbance(r),
                        .energy = energy_figure(doc, r)});
+    const auto tree =
+        std::find_if(trees.begin(), trees.end(), [i](const TreeRow& t) { return t.result == i; });
+    if (tree != trees.end()) {
+      figures.back().walk_fraction_of_bound = tree->walk_fraction_of_bound;
+      figures.back().build_fraction_of_bound = tree->build_fraction_of_bound;
+    }
   }
   return figures;
 }
@@ -280,7 +372,7 @@ AlgorithmComparison compare_algorithms(const ResultsDocument& doc) {
   comparison.trees = tree_rows(doc);
   if (comparison.trees.empty()) return comparison;
   comparison.bars = accuracy_bars(doc);
-  const std::vector<TimeFigure> figures = time_figures(doc);
+  const std::vector<TimeFigure> figures = time_figures(doc, comparison.trees);
   comparison.rows = bar_rows(figures, comparison.bars);
   comparison.fronts = pareto_fronts(figures);
   comparison.crossovers = crossovers(figures, comparison.bars);

@@ -12,6 +12,7 @@
 #include "conservation_check.hpp"
 #include "nbody/reports/combined_sides.hpp"
 #include "nbody/reports/scale.hpp"
+#include "tree_effort.hpp"
 
 namespace nbody::reports {
 namespace {
@@ -165,8 +166,10 @@ std::string widest_isa(const MachineRecord& m) {
   return {};
 }
 
-AuditRule same_effort(const ResultsDocument& doc, const Headline& headline,
-                      const MeasuredSides& sides) {
+// Rule 3 of the all-pairs formulations: the best CPU figure on every logical CPU at the widest
+// ISA, best against best and naive against naive.
+AuditRule all_pairs_effort(const ResultsDocument& doc, const Headline& headline,
+                           const MeasuredSides& sides) {
   AuditRule rule{.number = 3, .title = "Same effort"};
   const std::string widest = widest_isa(doc.machine);
   std::vector<std::string> short_of_machine, used;
@@ -192,7 +195,7 @@ AuditRule same_effort(const ResultsDocument& doc, const Headline& headline,
                                       [](const HeadlineRow& r) { return r.naive_ratio; });
   if (!any_best_cpu) {
     return with_verdict(rule, RuleVerdict::cannot_tell,
-                        sides.cpu ? "no CPU result to check" : sides.missing);
+                        sides.cpu ? "no all-pairs CPU result to check" : sides.missing);
   }
   if (!short_of_machine.empty()) {
     return with_verdict(
@@ -218,6 +221,18 @@ AuditRule same_effort(const ResultsDocument& doc, const Headline& headline,
                   "optimizations "
                   "are listed",
                   cpu_side, naive_both ? "" : " (no size has both naive baselines)"));
+}
+
+// Rule 3: the all-pairs sides' effort and, where trees ran, each side's tree against its own
+// bounds (tree_effort.hpp), which moves no verdict: it says where the ratio at equal accuracy may
+// lean, and where it cannot tell for trees.
+AuditRule same_effort(const ResultsDocument& doc, const Headline& headline,
+                      const MeasuredSides& sides, const AlgorithmComparison& algorithms) {
+  AuditRule rule = all_pairs_effort(doc, headline, sides);
+  if (const std::string trees = tree_effort(algorithms); !trees.empty()) {
+    rule.evidence += "; " + trees;
+  }
+  return rule;
 }
 
 AuditRule same_accounting(const ResultsDocument& doc, const MeasuredSides& sides) {
@@ -711,7 +726,7 @@ FairnessAudit make_audit(const ResultsDocument& doc, const Headline& headline,
   } else {
     audit.rules = {same_problem(doc),
                    same_precision_and_accuracy(doc, headline, sides),
-                   same_effort(doc, headline, sides),
+                   same_effort(doc, headline, sides, algorithms),
                    same_accounting(doc, sides),
                    same_statistics(doc, sides, audit.disturbed_measurements),
                    same_ceilings(doc),

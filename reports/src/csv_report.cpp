@@ -10,8 +10,8 @@
 namespace nbody::reports {
 namespace {
 
-// Version 9's tree columns (algorithm to build_s) and version 10's energy columns come last, in
-// that order, so existing readers keep their positions.
+// Version 9's tree columns (algorithm to build_s), version 10's energy columns and version 11's
+// trees' bounds come last, in that order, so existing readers keep their positions.
 constexpr const char* kColumns[] = {"implementation",
                                     "device",
                                     "precision",
@@ -55,7 +55,12 @@ constexpr const char* kColumns[] = {"implementation",
                                     "energy_j_high",
                                     "mean_watts",
                                     "interactions_per_joule",
-                                    "energy_resolved"};
+                                    "energy_resolved",
+                                    "walk_s",
+                                    "walk_bound_s",
+                                    "walk_fraction_of_bound",
+                                    "build_bound_s",
+                                    "build_fraction_of_bound"};
 
 // simulate: one row per simulations[] record.
 constexpr const char* kSimulationColumns[] = {"implementation",
@@ -136,6 +141,16 @@ void append_energy(std::vector<std::string>& cells, const std::optional<EnergyFi
   cells.push_back(e ? number(e->mean_watts) : "");
   cells.push_back(e ? number(e->interactions_per_joule) : "");
   cells.push_back(e ? boolean(e->resolved) : "");
+}
+
+// A tree's walk and build against their own bounds (version 11; the analysis's TreeRow), empty
+// cells where the record is no tree or a bound could not be formed.
+void append_tree_bounds(std::vector<std::string>& cells, const TreeRow* t) {
+  for (const auto member :
+       {&TreeRow::walk_s, &TreeRow::walk_bound_s, &TreeRow::walk_fraction_of_bound,
+        &TreeRow::build_bound_s, &TreeRow::build_fraction_of_bound}) {
+    cells.push_back(t != nullptr ? number(t->*member) : "");
+  }
 }
 
 void append_row(std::string& out, const std::vector<std::string>& cells) {
@@ -242,6 +257,10 @@ std::string render_csv(const ResultsDocument& doc, const Analysis& analysis) {
         r.tree_work && r.tree_work->build ? number(r.tree_work->build->median_s) : ""};
     append_energy(cells, i < analysis.energy.of_results.size() ? analysis.energy.of_results[i]
                                                                : std::nullopt);
+    const std::vector<TreeRow>& trees = analysis.algorithms.trees;
+    const auto tree =
+        std::find_if(trees.begin(), trees.end(), [i](const TreeRow& t) { return t.result == i; });
+    append_tree_bounds(cells, tree != trees.end() ? &*tree : nullptr);
     append_row(out, cells);
   }
   return out;

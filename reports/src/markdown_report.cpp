@@ -250,6 +250,13 @@ std::string optional_cell(const std::optional<double>& value, const char* format
   return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
 }
 
+// A part of a tree's evaluation against its own bound: "42% (bound 1.53 ms)", or "—".
+std::string bound_cell(const std::optional<double>& fraction,
+                       const std::optional<double>& bound_s) {
+  if (!fraction || !bound_s) return "—";
+  return fmt::format("{:.0f}% (bound {})", 100 * *fraction, seconds(*bound_s));
+}
+
 void tree_codes_section(std::string& out, const AlgorithmComparison& a,
                         const EnergyAnalysis& energy_analysis) {
   if (!a.any_tree()) return;
@@ -257,9 +264,10 @@ void tree_codes_section(std::string& out, const AlgorithmComparison& a,
   const bool energy = energy_columns(energy_analysis);
   out += fmt::format(
       "| implementation | θ | N | device | precision | time / evaluation | CI of median "
-      "(coverage) | bodies/s | tree build (share) | body-body / body | body-cell / body | rel. L2 "
-      "error (bound) | max rel. error | accuracy |{}\n"
-      "|---|---:|---:|---|---|---:|---|---:|---|---:|---:|---:|---:|---|{}\n",
+      "(coverage) | bodies/s | tree build (share) | walk: of its bound | build: of its bound | "
+      "body-body / body | body-cell / body | rel. L2 error (bound) | max rel. error | accuracy "
+      "|{}\n"
+      "|---|---:|---:|---|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---|{}\n",
       energy ? " J / evaluation | bodies/J | mean W |" : "", energy ? "---:|---:|---:|" : "");
   bool unresolved = false;
   for (const TreeRow& t : a.trees) {
@@ -269,7 +277,7 @@ void tree_codes_section(std::string& out, const AlgorithmComparison& a,
         t.status == Status::ok ? (t.passed ? "pass" : "**FAIL**")
                                : fmt::format("**{}**: {}", to_string(t.status), escape(t.reason));
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} | {} | {} | {} | {} {}|\n",
+        "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} {}|\n",
         t.implementation, theta_text(t.theta), t.n, to_string(t.device), to_string(t.precision),
         t.median_s ? seconds(*t.median_s) : "—", t.disturbance.empty() ? "" : " ⚠",
         t.median_s ? fmt::format("{} – {} ({:.0f}%)", seconds(t.ci_low_s), seconds(t.ci_high_s),
@@ -282,6 +290,8 @@ void tree_codes_section(std::string& out, const AlgorithmComparison& a,
                                                       : std::nullopt,
                                         "{:.0f}%"))
             : "—",
+        bound_cell(t.walk_fraction_of_bound, t.walk_bound_s),
+        bound_cell(t.build_fraction_of_bound, t.build_bound_s),
         optional_cell(t.body_body_per_body, "{:.4g}"),
         optional_cell(t.body_cell_per_body, "{:.4g}"),
         t.relative_l2 ? fmt::format("{:.2e} ({:.1e})", *t.relative_l2, t.relative_l2_bound) : "—",
@@ -289,6 +299,7 @@ void tree_codes_section(std::string& out, const AlgorithmComparison& a,
         energy ? energy_cells(e, true) : std::string());
   }
   out += "\n";
+  if (const std::string note = tree_bounds_note(a); !note.empty()) out += escape(note) + "\n\n";
   if (unresolved) out += unresolved_footnote();
 }
 

@@ -1,6 +1,8 @@
 #include "sentences.hpp"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -140,7 +142,43 @@ std::string tree_codes_intro() {
          "the "
          "interactions it really evaluated per body (body-body and body-cell) are secondary. "
          "Errors against the float64 reference on the same input as the all-pairs formulations; "
-         "the bound includes the opening angle's truncation.";
+         "the bound includes the opening angle's truncation. Each part against its own bound "
+         "(100% is at the bound): the walk (the time less the build) against its counted "
+         "interactions at what its formulation's compiled terms cost, over the measured rate of "
+         "that arithmetic; the build against the bytes it must move, over the measured memory "
+         "bandwidth.";
+}
+
+std::string tree_bounds_note(const AlgorithmComparison& algorithms) {
+  // Each reason once, with how many fractions it leaves out.
+  std::vector<std::pair<std::string, std::size_t>> reasons;
+  bool above_one = false;
+  for (const TreeRow& t : algorithms.trees) {
+    for (const std::string* why : {&t.walk_bound_missing, &t.build_bound_missing}) {
+      if (why->empty()) continue;
+      auto it = std::find_if(reasons.begin(), reasons.end(),
+                             [why](const auto& r) { return r.first == *why; });
+      if (it == reasons.end()) {
+        reasons.emplace_back(*why, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    above_one = above_one || t.walk_fraction_of_bound.value_or(0) > 1 ||
+                t.build_fraction_of_bound.value_or(0) > 1;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [why, count] : reasons) {
+    parts.push_back(
+        fmt::format("{} fraction{} of bound missing: {}", count, count == 1 ? "" : "s", why));
+  }
+  if (above_one) {
+    parts.push_back(
+        "a fraction above 100% is no result: its ceiling read low, or the build moved less than "
+        "its model counts");
+  }
+  if (parts.empty()) return {};
+  return fmt::format("{}.", fmt::join(parts, "; "));
 }
 
 std::string theta_text(const std::optional<double>& theta) {

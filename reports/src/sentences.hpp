@@ -79,6 +79,10 @@ std::string across_algorithms_intro();
 // What "Tree codes" tabulates.
 std::string tree_codes_intro();
 
+// Under the tree table: why fractions of bound are missing, each reason once with its count, and
+// what a fraction above 100% means where one is; empty where neither.
+std::string tree_bounds_note(const AlgorithmComparison& algorithms);
+
 // "0.5", or "—" for a formulation bound to no opening angle.
 std::string theta_text(const std::optional<double>& theta);
 

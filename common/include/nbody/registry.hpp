@@ -21,6 +21,7 @@
 #include "nbody/implementation_info.hpp"
 #include "nbody/properties.hpp"
 #include "nbody/simulation.hpp"
+#include "nbody/tree_costs.hpp"
 
 namespace nbody {
 
@@ -62,10 +63,12 @@ class PreparedRun {
   virtual std::vector<Vec3<double>> accelerations() = 0;
 
   // Tree formulations: the interactions the last evaluation really evaluated, counted (body-body
-  // and body-cell, every target's). Empty for all-pairs ones, whose count is their pair scheme's.
+  // and body-cell, every target's), and what bounds its walk and build (nbody/tree_costs.hpp).
+  // Empty for all-pairs ones, whose count is their pair scheme's.
   struct TreeInteractions {
     std::uint64_t body_body = 0;
     std::uint64_t body_cell = 0;
+    std::optional<TreeCostModel> costs;
   };
   virtual std::optional<TreeInteractions> tree_interactions() const { return std::nullopt; }
 

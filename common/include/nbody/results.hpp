@@ -18,6 +18,7 @@
 #include "nbody/implementation_info.hpp"
 #include "nbody/json_optional.hpp"
 #include "nbody/properties.hpp"
+#include "nbody/tree_costs.hpp"
 
 namespace nbody {
 
@@ -29,9 +30,9 @@ inline constexpr const char* kResultsSchemaName = "nbody-fair/results";
 // between ranks (settings.gpu_exchange). 8: the run's budget (settings.budget_s). 9: tree
 // formulations (implementations' algorithm and theta, settings.thetas, results' tree_work, the
 // step's tree_build_s). 10: energy (the run's energy meters; each timing's and simulation's
-// energy).
+// energy). 11: each tree result's tree_work.costs (what bounds its walk and its build).
 // Older files are still read (docs/results-schema.md says how).
-inline constexpr int kResultsSchemaVersion = 10;
+inline constexpr int kResultsSchemaVersion = 11;
 
 // The GPU's state at one instant, as NVML reports it: SM clock, temperature, and the reasons its
 // clocks are held below the maximum (names as NVML's clock event reasons, e.g. "sw_power_cap").
@@ -131,6 +132,9 @@ struct TreeWork {
   std::uint64_t body_body = 0;  // per evaluation, every target's
   std::uint64_t body_cell = 0;
   std::optional<TimingStatistics> build;
+  // Version 11: what bounds the walk and the build, as the formulation states it; absent from
+  // older files and from formulations that state none.
+  std::optional<TreeCostModel> costs;
   std::uint64_t interactions() const { return body_body + body_cell; }
 };
 
@@ -392,6 +396,8 @@ void to_json(nlohmann::json& j, const AccuracyRecord& v);
 void from_json(const nlohmann::json& j, AccuracyRecord& v);
 void to_json(nlohmann::json& j, const RateFigures& v);
 void from_json(const nlohmann::json& j, RateFigures& v);
+void to_json(nlohmann::json& j, const TreeCostModel& v);
+void from_json(const nlohmann::json& j, TreeCostModel& v);
 void to_json(nlohmann::json& j, const TreeWork& v);
 void from_json(const nlohmann::json& j, TreeWork& v);
 void to_json(nlohmann::json& j, const ResultRecord& v);

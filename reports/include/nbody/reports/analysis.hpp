@@ -211,6 +211,19 @@ struct TreeRow {
   bool passed = false;
   std::string disturbance;             // why its timing may read slow; empty when undisturbed
   std::optional<EnergyFigure> energy;  // timed ok with its device's energy read
+  // Its own bounds (FAIRNESS rules 3 and 6), where its formulation stated them and the run
+  // measured their ceilings: the walk's (its counted terms at their costs over the ceiling's rate)
+  // and the build's (its modelled bytes over the memory bandwidth), and each as a fraction of the
+  // time it took: bound over measured, 1 at the bound. The walk's time is the median less the
+  // build's median.
+  std::optional<double> walk_s;
+  std::optional<double> walk_bound_s, build_bound_s;
+  std::optional<double> walk_fraction_of_bound, build_fraction_of_bound;
+  std::optional<double> fraction_of_bound;  // both bounds over the median: the whole evaluation
+  // Why a fraction is missing (no cost model in older results, a ceiling not measured, ...);
+  // empty where it is given.
+  std::string walk_bound_missing, build_bound_missing;
+  std::size_t result = 0;  // its entry in the document's results
 };
 
 // A bar of accuracy at which formulations of every algorithm meet: a relative L2 error of at most
@@ -246,6 +259,8 @@ struct TimeFigure {
   double relative_l2 = 0, max_relative = 0;
   std::string disturbance;
   std::optional<EnergyFigure> energy;
+  // A tree's walk and build against their own bounds (its TreeRow's), where given.
+  std::optional<double> walk_fraction_of_bound, build_fraction_of_bound;
   double bodies_per_second() const { return seconds > 0 ? static_cast<double>(n) / seconds : 0; }
 };
 

@@ -6,6 +6,7 @@
 // could be linked from the wrong one and fault on a narrower CPU.
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "nbody/bodies.hpp"
 #include "nbody/cpu/tree/multipole.hpp"
@@ -46,5 +47,41 @@ struct GroupKernels {
 GroupKernels group_kernels_sse4_2();
 GroupKernels group_kernels_avx2();
 GroupKernels group_kernels_avx512f();
+
+// The arithmetic vector instructions (FMA, add, subtract, multiply, divide, square root, rsqrt:
+// what the all-pairs hot-loop census counts) of one term of the group kernels' inner loops as
+// compiled: one source body, or one cell, against `lanes` targets. Every batch count (one, two
+// or three batches a pass) compiles to the same instructions a term. The walk's bound prices its
+// terms at these over the ISA's measured issue rate (docs/perf-notes.md, "Tree codes");
+// tests/tree_costs_test.cpp counts them in the built library's disassembly and fails where a
+// change of the kernels or of the compiler moved them.
+struct TermInstructions {
+  int lanes;
+  int body_body;
+  int body_cell;
+};
+
+struct IsaTermInstructions {
+  std::string_view isa;  // as ExecutionOptions::isa spells it
+  TermInstructions f32, f64;
+};
+
+// GCC 12 at -O3, objdump of evaluate_group<T, Arch, ...> in cpu/tree/interactions_*.cpp. Float32
+// takes the ISA's rsqrt and a Newton step (5 instructions), float64 a square root and a division;
+// SSE4.2 has no FMA (a multiply and an add each).
+inline constexpr IsaTermInstructions kTermInstructions[] = {
+    {"sse4.2",
+     {.lanes = 4, .body_body = 25, .body_cell = 63},
+     {.lanes = 2, .body_body = 20, .body_cell = 58}},
+    {"avx2",
+     {.lanes = 8, .body_body = 17, .body_cell = 40},
+     {.lanes = 4, .body_body = 14, .body_cell = 37}},
+    {"avx512f",
+     {.lanes = 16, .body_body = 17, .body_cell = 40},
+     {.lanes = 8, .body_body = 14, .body_cell = 37}}};
+
+// The terms' instructions of the group kernel of `isa` (as TreeSettings::isa names it, empty: the
+// widest this CPU has) in float32 or float64. Throws UsageError as group_kernel does.
+TermInstructions term_instructions(std::string_view isa, bool float64);
 
 }  // namespace nbody::cpu::tree

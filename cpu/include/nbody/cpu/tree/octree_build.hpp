@@ -60,6 +60,12 @@ struct CellCriterion {
   TreeFloat64 b_max_squared = 0;
 };
 
+// The build's least-significant-digit radix sort of the 63-bit Morton keys: this many bits a
+// pass, so this many passes, each reading and writing every key and index.
+inline constexpr int kRadixBitsPerPass = 8;
+inline constexpr int kRadixSortPasses =
+    (3 * kMortonBitsPerAxis + kRadixBitsPerPass - 1) / kRadixBitsPerPass;
+
 // Seconds of each phase of the build, apart from the traversal.
 struct BuildSeconds {
   double keys = 0;     // bounding cube and Morton keys

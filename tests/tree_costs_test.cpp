@@ -1,0 +1,100 @@
+// The CPU tree walk's term instructions (kTermInstructions, nbody/cpu/tree/interaction_kernels.hpp)
+// against the library this build made: objdump of libnbody_cpu.a, the innermost loops of each
+// group kernel evaluate_group<T, Arch, ...> that hold a square root or rsqrt, counted by the
+// all-pairs hot-loop census (nbody/cpu_peaks/loop_census.hpp). A kernel's loops are its body-body
+// and body-cell terms, each for one, two or three batches of targets a pass; per batch every loop
+// of one kind holds the same instructions, the body-body term the fewer. A change of the kernels,
+// the flags or the compiler that moves them fails here, with the counts found.
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "nbody/cpu/tree/interaction_kernels.hpp"
+#include "nbody/cpu_peaks/loop_census.hpp"
+
+namespace nbody::cpu::tree {
+namespace {
+
+// The output of a shell command, or empty where it failed.
+std::string command_output(const std::string& command) {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) return out;
+  std::array<char, 1 << 16> chunk{};
+  std::size_t read = 0;
+  while ((read = std::fread(chunk.data(), 1, chunk.size(), pipe.get())) > 0) {
+    out.append(chunk.data(), read);
+  }
+  return pclose(pipe.release()) == 0 ? out : std::string();
+}
+
+// How the demangled name of a group kernel spells its xsimd architecture.
+std::string xsimd_arch(std::string_view isa) {
+  if (isa == "sse4.2") return "xsimd::sse4_2";
+  if (isa == "avx2") return "xsimd::fma3<xsimd::avx2>";
+  return "xsimd::avx512f";
+}
+
+// The arithmetic instructions a term (one source against `lanes` targets) of every term loop of
+// the group kernel of `isa` in `type`; empty where none was found.
+std::multiset<double> term_loop_instructions(const std::vector<peaks::LoopCensus>& loops,
+                                             std::string_view isa, const std::string& type,
+                                             int lanes) {
+  const std::string kernel = "evaluate_group<" + type + ", " + xsimd_arch(isa) + ",";
+  std::multiset<double> found;
+  for (const peaks::LoopCensus& loop : loops) {
+    if (loop.interactions_per_iteration == 0 || loop.function.find(kernel) == std::string::npos) {
+      continue;
+    }
+    const double batches = static_cast<double>(loop.interactions_per_iteration) / lanes;
+    found.insert(loop.fp_instructions_per_iteration / batches);
+  }
+  return found;
+}
+
+TEST(TreeTermInstructions, AreThoseOfTheBuiltGroupKernels) {
+#if defined(NBODY_SANITIZED_BUILD)
+  GTEST_SKIP() << "a sanitized build's group kernels are not inlined as the optimized build's, "
+                  "whose instructions kTermInstructions counts";
+#endif
+  if (command_output("objdump --version 2>/dev/null").empty()) {
+    GTEST_SKIP() << "objdump (binutils) is not installed: the built kernels cannot be counted";
+  }
+  const std::string disassembly = command_output(
+      std::string("objdump -d -C --no-show-raw-insn -w '") + NBODY_CPU_LIBRARY + "' 2>/dev/null");
+  ASSERT_FALSE(disassembly.empty()) << "objdump could not read " << NBODY_CPU_LIBRARY;
+  const std::vector<peaks::LoopCensus> loops =
+      peaks::innermost_loops(peaks::parse_objdump(disassembly));
+  for (const IsaTermInstructions& counted : kTermInstructions) {
+    for (const auto& [type, terms] :
+         {std::pair{"float", counted.f32}, std::pair{"double", counted.f64}}) {
+      SCOPED_TRACE(std::string(counted.isa) + " " + type);
+      const std::multiset<double> found =
+          term_loop_instructions(loops, counted.isa, type, terms.lanes);
+      // A body-body and a body-cell loop for each batch count (one, two and three a pass).
+      EXPECT_EQ(found.size(), 6u);
+      const std::set<double> distinct(found.begin(), found.end());
+      EXPECT_EQ(distinct, (std::set<double>{static_cast<double>(terms.body_body),
+                                            static_cast<double>(terms.body_cell)}))
+          << "instructions a term in the built loops: "
+          << ::testing::PrintToString(std::vector<double>(found.begin(), found.end()));
+    }
+  }
+}
+
+// The lookup the formulation prices its terms with names the kernels it runs.
+TEST(TreeTermInstructions, AreLookedUpByTheIsaTheWalkRuns) {
+  const TermInstructions sse = term_instructions("sse4.2", false);
+  EXPECT_EQ(sse.lanes, 4);
+  EXPECT_EQ(sse.body_body, kTermInstructions[0].f32.body_body);
+  EXPECT_EQ(term_instructions("sse4.2", true).lanes, 2);
+  // Empty: the widest this CPU has, at least SSE4.2's width.
+  EXPECT_GE(term_instructions("", false).lanes, 4);
+}
+
+}  // namespace
+}  // namespace nbody::cpu::tree
