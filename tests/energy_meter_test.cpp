@@ -152,6 +152,35 @@ TEST(EnergyMeter, TimingsCarryTheEnergyOfAllTheirEvaluations) {
   EXPECT_GT(without.kernel.median_s, 0);
 }
 
+// Repetitions too short for the counter (later ones repeat the first one's iteration count, so
+// they can be) are followed by evaluations that carry the window to its required updates; where
+// processes time together, every one runs as many, agreed through max_over_processes.
+TEST(EnergyMeter, ATimingTooShortForTheCounterGoesOnUntilItIsResolved) {
+  SteppedMeter meter(80, 0.02);
+  const EnergyMeterRecord record = describe_energy_meter(&meter, DeviceKind::cpu, "", 0.05);
+  const EnergyObservation energy{.meter = &meter, .record = &record};
+  SleepRun run;
+  int agreements = 0;
+  const RepetitionSettings settings{.repetitions = 2,
+                                    .min_time_s = 0.004,
+                                    .warmup_s = 0,
+                                    .noise_threshold_cv = 0.5,
+                                    .max_attempts = 1,
+                                    .max_over_processes = [&agreements](double v) {
+                                      ++agreements;
+                                      return v;
+                                    }};
+  const Timings t =
+      time_repetitions(run, PreparedRun::Scope::kernel, 100, settings, nullptr, &energy);
+  ASSERT_TRUE(t.kernel.energy.has_value());
+  const EnergyStatistics& e = *t.kernel.energy;
+  EXPECT_TRUE(e.resolved) << e.periods_spanned << " periods";
+  EXPECT_GE(e.seconds, kMinEnergyPeriods * record.update_period_s);
+  EXPECT_GT(e.evaluations, t.kernel.repetitions * t.kernel.iterations_per_repetition);
+  EXPECT_NEAR(e.mean_watts, 80, 80 * 0.3);
+  EXPECT_GE(agreements, 3);  // the shortfall, the count, the shortfall met; and the disturbance
+}
+
 // Each repetition lasts long enough for the repetitions together to span the energy counter's
 // required updates, and --min-time where that is longer.
 TEST(EnergyMeter, TimingsOfAMeteredDeviceSpanTheRequiredUpdates) {

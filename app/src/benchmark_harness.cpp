@@ -240,6 +240,14 @@ EnergyReading::EnergyReading(const EnergyObservation* energy) {
   if (window_) window_->work_starts();
 }
 
+double EnergyReading::seconds_short() const {
+  return window_ ? window_->seconds_short() : 0;
+}
+
+double EnergyReading::seconds_working() const {
+  return window_ ? window_->seconds_working() : 0;
+}
+
 std::optional<EnergyStatistics> EnergyReading::close(std::int64_t evaluations) {
   if (energy_ == nullptr) return std::nullopt;
   std::optional<EnergyStatistics> figure;
@@ -256,6 +264,33 @@ std::optional<EnergyStatistics> EnergyReading::close(std::int64_t evaluations) {
   return figure;
 }
 
+namespace {
+
+// Later repetitions repeat the first one's iteration count (Google Benchmark), so together they
+// may fall short of the span the energy counter needs to resolve them: evaluations go on, untimed
+// but metered, until the window spans it, as many on every process.
+void fill_energy_window(PreparedRun& run, PreparedRun::Scope scope, const EnergyReading& reading,
+                        const RepetitionSettings& options, std::int64_t& evaluations_run) {
+  const auto agreed = [&options](double value) {
+    return options.max_over_processes ? options.max_over_processes(value) : value;
+  };
+  // Rounds: an estimate per evaluation, checked again (bounded: a round covers its shortfall).
+  constexpr int kMaxRounds = 4;
+  for (int round = 0; round < kMaxRounds && evaluations_run > 0; ++round) {
+    const double short_s = agreed(reading.seconds_short());
+    if (short_s <= 0) return;
+    const double per_evaluation_s =
+        reading.seconds_working() / static_cast<double>(evaluations_run);
+    const double wanted =
+        per_evaluation_s > 0 ? std::ceil(1.1 * reading.seconds_short() / per_evaluation_s) : 0;
+    const auto evaluations = static_cast<std::int64_t>(std::max(1.0, agreed(wanted)));
+    for (std::int64_t e = 0; e < evaluations; ++e) run.evaluate(scope);
+    evaluations_run += evaluations;
+  }
+}
+
+}  // namespace
+
 Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t n,
                          const RepetitionSettings& options, const GpuObservation* gpu,
                          const EnergyObservation* energy) {
@@ -269,6 +304,7 @@ Timings time_repetitions(PreparedRun& run, PreparedRun::Scope scope, std::size_t
     const std::optional<CpuActivity> before = sample_cpu_activity();
     std::int64_t evaluations_run = 0;
     Timings timings = time_once(run, scope, n, options, &evaluations_run);
+    fill_energy_window(run, scope, reading, options, evaluations_run);
     std::optional<CpuActivity> after = sample_cpu_activity();
     timings.total.energy = timings.kernel.energy = reading.close(evaluations_run);
     if (options.job_cpu_seconds_on_host) {  // every process calls it, sampled or not

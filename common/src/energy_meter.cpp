@@ -110,6 +110,14 @@ void EnergyWindow::work_starts() {
   work_started_ = std::chrono::steady_clock::now();
 }
 
+double EnergyWindow::seconds_working() const {
+  return seconds_since(work_started_);
+}
+
+double EnergyWindow::seconds_short() const {
+  return std::max(0.0, kMinEnergyPeriods * record_.update_period_s - seconds_working());
+}
+
 EnergyStatistics EnergyWindow::close(std::int64_t evaluations) {
   const auto work_end = std::chrono::steady_clock::now();
   const auto [end, updated] = read_after_update(meter_, 2 * record_.update_period_s + 0.01);

@@ -75,6 +75,11 @@ class EnergyWindow {
   // Where the work starts later than the window opened (processes decomposed over ranks wait for
   // each other first): the head before it is taken off at idle power, as the tail is.
   void work_starts();
+  // Since the work started.
+  double seconds_working() const;
+  // How much longer the work must go on for the window to be resolved (kMinEnergyPeriods of the
+  // counter's updates); 0 once it is.
+  double seconds_short() const;
   // Call as soon as the work is done: `evaluations` of it ran in the window.
   EnergyStatistics close(std::int64_t evaluations);
 

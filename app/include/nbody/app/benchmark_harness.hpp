@@ -91,6 +91,10 @@ struct EnergyObservation {
 class EnergyReading {
  public:
   explicit EnergyReading(const EnergyObservation* energy);
+  // EnergyWindow::seconds_short; 0 where this process reads no counter.
+  double seconds_short() const;
+  // Since the work started; 0 where this process reads no counter.
+  double seconds_working() const;
   // Call as soon as the work is done: `evaluations` of it ran since construction.
   std::optional<EnergyStatistics> close(std::int64_t evaluations);
 
