@@ -1,6 +1,6 @@
-// What the SIMD formulations share, compiled for the baseline x86-64: the run-time ISA choice
-// (xsimd's dispatch over the ISAs that cpu/simd_arch_*.cpp were compiled for), the padded layout,
-// the oneTBB thread count and the tolerances.
+// What the SIMD formulations share, compiled for the baseline of the target (x86-64, ARMv8-A):
+// the run-time ISA choice over the ISAs cpu/simd_arch_<id>.cpp were compiled for (nbody/isas.hpp),
+// the padded layout, the oneTBB thread count and the tolerances.
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 #include <tbb/info.h>
-#include <xsimd/xsimd.hpp>
 
 #include "nbody/cpu/simd_runs.hpp"
 #include "nbody/errors.hpp"
@@ -16,87 +15,65 @@
 namespace nbody::cpu::simd {
 namespace {
 
-// The ISAs a kernel set exists for, widest first, as xsimd::dispatch wants them.
-using DispatchedArchs = xsimd::arch_list<xsimd::avx512f, xsimd::fma3<xsimd::avx2>, xsimd::sse4_2>;
-
-// What xsimd::dispatch calls with the widest architecture of DispatchedArchs this CPU has.
-struct IsaOfArch {
-  Isa operator()(xsimd::avx512f) const { return Isa::avx512f; }
-  Isa operator()(xsimd::fma3<xsimd::avx2>) const { return Isa::avx2; }
-  Isa operator()(xsimd::sse4_2) const { return Isa::sse4_2; }
-  // xsimd 8.1 derives the dispatcher's return type from a call with the build's default arch,
-  // which it never dispatches to; this overload only has to exist.
-  template <class Arch>
-  Isa operator()(Arch) const {
-    return Isa::sse4_2;
-  }
-};
-
 // Where padding bodies sit: far enough that their (zero-mass) terms cannot be singular, near
 // enough that d^-3 stays a normal float (no denormal slow path).
 constexpr float kPaddingCoordinate = 1.0e4f;
 
-}  // namespace
-
-std::string_view isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::sse4_2:
-      return "sse4.2";
-    case Isa::avx2:
-      return "avx2";
-    case Isa::avx512f:
-      return "avx512f";
-  }
-  return "unknown";
+std::size_t position_in_list(Isa isa) {
+  const std::span<const IsaInfo> isas = compiled_isas();
+  const auto found =
+      std::find_if(isas.begin(), isas.end(), [isa](const IsaInfo& i) { return i.isa == isa; });
+  return static_cast<std::size_t>(found - isas.begin());
 }
+
+Isa known_isa(std::string_view forced) {
+  if (const std::optional<Isa> isa = find_isa(forced)) return *isa;
+  throw UsageError(fmt::format("--isa {}: unknown ISA (known: {})", forced, compiled_isa_names()));
+}
+
+}  // namespace
 
 std::string isa_description(Isa isa, Precision precision) {
   const std::size_t lanes_f32 = kernels_for<float>(isa).lanes;
   const std::size_t lanes = precision == Precision::f32 ? lanes_f32 : lanes_f32 / 2;
-  switch (isa) {
-    case Isa::sse4_2:
-      return fmt::format("SSE4.2, {} lanes", lanes);
-    case Isa::avx2:
-      return fmt::format("AVX2+FMA, {} lanes", lanes);
-    case Isa::avx512f:
-      return fmt::format("AVX-512F, {} lanes", lanes);
-  }
-  return "unknown";
+  return fmt::format("{}, {} lanes", isa_info(isa).title, lanes);
 }
 
 std::optional<Isa> widest_isa() {
-  // dispatch falls through to the last architecture unconditionally: check that one first.
-  if (!xsimd::available_architectures().sse4_2) return std::nullopt;
-  return xsimd::dispatch<DispatchedArchs>(IsaOfArch{})();
+  return widest_available_isa();
 }
 
 Isa resolve_isa(std::string_view forced, std::optional<Isa> widest) {
-  if (!widest) throw UsageError("the SIMD formulations need at least SSE4.2, which this CPU lacks");
-  if (forced.empty()) return *widest;
-  for (const Isa isa : kAllIsas) {
-    if (forced != isa_name(isa)) continue;
-    if (static_cast<int>(isa) > static_cast<int>(*widest)) {
-      throw UsageError(
-          fmt::format("--isa {}: this CPU supports at most {}", forced, isa_name(*widest)));
-    }
-    return isa;
+  if (!widest) {
+    throw UsageError(fmt::format("the SIMD formulations need one of {}, which this CPU lacks",
+                                 compiled_isa_names()));
   }
-  throw UsageError(fmt::format("--isa {}: unknown ISA (known: sse4.2, avx2, avx512f)", forced));
+  if (forced.empty()) return *widest;
+  const Isa isa = known_isa(forced);
+  if (position_in_list(isa) > position_in_list(*widest)) {
+    throw UsageError(
+        fmt::format("--isa {}: this CPU supports at most {}", forced, isa_name(*widest)));
+  }
+  return isa;
 }
 
 Isa resolve_isa(std::string_view forced) {
-  return resolve_isa(forced, widest_isa());
+  const std::optional<Isa> widest = widest_isa();
+  const Isa isa = resolve_isa(forced, widest);
+  if (!isa_available(isa)) {
+    throw UsageError(fmt::format("--isa {}: this CPU does not run it", forced));
+  }
+  return isa;
 }
 
 template <>
 KernelSet<float> kernels_for<float>(Isa isa) {
   switch (isa) {
-    case Isa::sse4_2:
-      return kernels_sse4_2();
-    case Isa::avx2:
-      return kernels_avx2();
-    case Isa::avx512f:
-      return kernels_avx512f();
+#define NBODY_ISA(id, ...) \
+  case Isa::id:            \
+    return kernels_##id();
+#include NBODY_ISAS_INC
+#undef NBODY_ISA
   }
   throw std::logic_error("kernels_for: no such ISA");
 }
@@ -104,12 +81,11 @@ KernelSet<float> kernels_for<float>(Isa isa) {
 template <>
 KernelSet<double> kernels_for<double>(Isa isa) {
   switch (isa) {
-    case Isa::sse4_2:
-      return kernels_f64_sse4_2();
-    case Isa::avx2:
-      return kernels_f64_avx2();
-    case Isa::avx512f:
-      return kernels_f64_avx512f();
+#define NBODY_ISA(id, ...) \
+  case Isa::id:            \
+    return kernels_f64_##id();
+#include NBODY_ISAS_INC
+#undef NBODY_ISA
   }
   throw std::logic_error("kernels_for: no such ISA");
 }

@@ -21,14 +21,11 @@ using cpu::simd::Isa;
 constexpr std::size_t kAwkwardSizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 1000, 4097};
 constexpr InitialCondition kGenerators[] = {InitialCondition::uniform_ball,
                                             InitialCondition::plummer};
-constexpr Isa kIsas[] = {Isa::sse4_2, Isa::avx2, Isa::avx512f};
-
 // Why this CPU cannot run `isa`, or empty.
 std::optional<std::string> missing_isa(std::string_view isa) {
   const std::optional<Isa> widest = cpu::simd::widest_isa();
-  for (const Isa candidate : kIsas) {
-    if (cpu::simd::isa_name(candidate) != isa) continue;
-    if (widest && static_cast<int>(*widest) >= static_cast<int>(candidate)) return std::nullopt;
+  if (const std::optional<Isa> candidate = find_isa(isa); candidate && isa_available(*candidate)) {
+    return std::nullopt;
   }
   return "this CPU lacks " + std::string(isa) +
          " (widest here: " + std::string(widest ? cpu::simd::isa_name(*widest) : "none") + ")";
@@ -48,7 +45,7 @@ std::vector<Case> cpu_cases() {
       cases.emplace_back(impl->info.name, "");
       continue;
     }
-    for (const Isa isa : kIsas) cases.emplace_back(impl->info.name, cpu::simd::isa_name(isa));
+    for (const IsaInfo& isa : compiled_isas()) cases.emplace_back(impl->info.name, isa.name);
   }
   return cases;
 }
@@ -130,7 +127,7 @@ TEST(CpuTuningVariants, MatchReferenceWithinTolerance) {
 
 TEST(SimdIsa, DefaultIsTheWidestThisCpuHas) {
   const std::optional<Isa> widest = cpu::simd::widest_isa();
-  if (!widest) GTEST_SKIP() << "this CPU lacks SSE4.2";
+  if (!widest) GTEST_SKIP() << "this CPU runs none of the build's ISAs";
   EXPECT_EQ(cpu::simd::resolve_isa(""), *widest);
   const Registry registry = make_default_registry();
   const Snapshot snapshot = make_initial_condition(InitialCondition::uniform_ball, 20, 3);
@@ -138,15 +135,23 @@ TEST(SimdIsa, DefaultIsTheWidestThisCpuHas) {
   EXPECT_EQ(run->details().at("isa"), cpu::simd::isa_name(*widest));
 }
 
+// Over the build's list of ISAs (x86-64: sse4.2, avx2, avx512f; aarch64: neon64 alone).
 TEST(SimdIsa, ForcingAWiderIsaThanTheCpuHasIsAUsageError) {
-  EXPECT_THROW(cpu::simd::resolve_isa("avx512f", Isa::avx2), UsageError);
-  EXPECT_THROW(cpu::simd::resolve_isa("avx2", Isa::sse4_2), UsageError);
   EXPECT_THROW(cpu::simd::resolve_isa("", std::nullopt), UsageError);
-  EXPECT_EQ(cpu::simd::resolve_isa("sse4.2", Isa::avx512f), Isa::sse4_2);
+  const std::span<const IsaInfo> isas = compiled_isas();
+  ASSERT_FALSE(isas.empty());
+  EXPECT_EQ(cpu::simd::resolve_isa(isas.front().name, isas.back().isa), isas.front().isa);
+  if (isas.size() < 2) GTEST_SKIP() << "this build has one ISA: " << isas.front().name;
+  const IsaInfo& narrowest = isas.front();
+  const IsaInfo& wider = isas[1];
+  EXPECT_THROW(cpu::simd::resolve_isa(isas.back().name, narrowest.isa), UsageError);
   try {
-    cpu::simd::resolve_isa("avx512f", Isa::avx2);
+    cpu::simd::resolve_isa(wider.name, narrowest.isa);
+    ADD_FAILURE() << wider.name << " past " << narrowest.name << " was accepted";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("at most avx2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("at most " + std::string(narrowest.name)),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -215,8 +220,8 @@ TEST(SimdTbb, SymmetricConservesMomentum) {
   const std::uint64_t seed = testing::test_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (const Implementation* impl : symmetric) {
-    for (const Isa isa : kIsas) {
-      const std::string name(cpu::simd::isa_name(isa));
+    for (const IsaInfo& info : compiled_isas()) {
+      const std::string name(info.name);
       if (missing_isa(name)) continue;
       for (const InitialCondition ic : kGenerators) {
         for (const std::size_t n : {17, 1000, 4097}) {
@@ -313,8 +318,8 @@ TEST(SimdAccuracy, Float64KernelsAreAsAccurateAsThePlainFloat64Loop) {
                                                       InitialCondition::plummer, 1000, seed);
   const auto float32 = testing::validate_implementation(*registry.find("cpu.simd"),
                                                         InitialCondition::plummer, 1000, seed);
-  for (const Isa isa : kIsas) {
-    const std::string name(cpu::simd::isa_name(isa));
+  for (const IsaInfo& info : compiled_isas()) {
+    const std::string name(info.name);
     if (missing_isa(name)) continue;
     for (const char* impl :
          {"cpu.simd.f64", "cpu.simd.f64[inv_sqrt=newton]", "cpu.simd.f64[inv_sqrt=sqrt_divide]",

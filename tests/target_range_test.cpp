@@ -68,11 +68,8 @@ bool takes_target_ranges(const Implementation& impl) {
 std::vector<std::string> isas_of(const Implementation& impl) {
   if (!impl.info.isa_choice) return {""};
   std::vector<std::string> isas;
-  const std::optional<cpu::simd::Isa> widest = cpu::simd::widest_isa();
-  for (const cpu::simd::Isa isa : cpu::simd::kAllIsas) {
-    if (widest && static_cast<int>(isa) <= static_cast<int>(*widest)) {
-      isas.emplace_back(cpu::simd::isa_name(isa));
-    }
+  for (const IsaInfo& isa : compiled_isas()) {
+    if (isa_available(isa.isa)) isas.emplace_back(isa.name);
   }
   return isas;
 }

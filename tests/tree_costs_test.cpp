@@ -1,4 +1,4 @@
-// The CPU tree walk's term instructions (kTermInstructions, nbody/cpu/tree/interaction_kernels.hpp)
+// The CPU tree walk's term instructions (each ISA's GroupKernels, cpu/tree/interactions_<id>.cpp)
 // against the library this build made: objdump of libnbody_cpu.a, the innermost loops of each
 // group kernel evaluate_group<T, Arch, ...> that hold a square root or rsqrt, counted by the
 // all-pairs hot-loop census (nbody/cpu_peaks/loop_census.hpp). A kernel's loops are its body-body
@@ -15,6 +15,7 @@
 
 #include "nbody/cpu/tree/interaction_kernels.hpp"
 #include "nbody/cpu_peaks/loop_census.hpp"
+#include "nbody/isas.hpp"
 
 namespace nbody::cpu::tree {
 namespace {
@@ -36,6 +37,7 @@ std::string command_output(const std::string& command) {
 std::string xsimd_arch(std::string_view isa) {
   if (isa == "sse4.2") return "xsimd::sse4_2";
   if (isa == "avx2") return "xsimd::fma3<xsimd::avx2>";
+  if (isa == "neon64") return "xsimd::neon64";
   return "xsimd::avx512f";
 }
 
@@ -59,22 +61,24 @@ std::multiset<double> term_loop_instructions(const std::vector<peaks::LoopCensus
 TEST(TreeTermInstructions, AreThoseOfTheBuiltGroupKernels) {
 #if defined(NBODY_SANITIZED_BUILD)
   GTEST_SKIP() << "a sanitized build's group kernels are not inlined as the optimized build's, "
-                  "whose instructions kTermInstructions counts";
+                  "whose instructions each ISA's file counts";
 #endif
-  if (command_output("objdump --version 2>/dev/null").empty()) {
-    GTEST_SKIP() << "objdump (binutils) is not installed: the built kernels cannot be counted";
+  const std::string objdump = NBODY_OBJDUMP;
+  if (command_output(objdump + " --version 2>/dev/null").empty()) {
+    GTEST_SKIP() << objdump << " (binutils) is not installed: the built kernels cannot be counted";
   }
-  const std::string disassembly = command_output(
-      std::string("objdump -d -C --no-show-raw-insn -w '") + NBODY_CPU_LIBRARY + "' 2>/dev/null");
-  ASSERT_FALSE(disassembly.empty()) << "objdump could not read " << NBODY_CPU_LIBRARY;
+  const std::string disassembly = command_output(objdump + " -d -C --no-show-raw-insn -w '" +
+                                                 NBODY_CPU_LIBRARY + "' 2>/dev/null");
+  ASSERT_FALSE(disassembly.empty()) << objdump << " could not read " << NBODY_CPU_LIBRARY;
   const std::vector<peaks::LoopCensus> loops =
       peaks::innermost_loops(peaks::parse_objdump(disassembly));
-  for (const IsaTermInstructions& counted : kTermInstructions) {
+  for (const IsaInfo& isa : compiled_isas()) {
+    const GroupKernels counted = group_kernels_for(isa.isa);
     for (const auto& [type, terms] :
-         {std::pair{"float", counted.f32}, std::pair{"double", counted.f64}}) {
-      SCOPED_TRACE(std::string(counted.isa) + " " + type);
+         {std::pair{"float", counted.f32_terms}, std::pair{"double", counted.f64_terms}}) {
+      SCOPED_TRACE(std::string(isa.name) + " " + type);
       const std::multiset<double> found =
-          term_loop_instructions(loops, counted.isa, type, terms.lanes);
+          term_loop_instructions(loops, isa.name, type, terms.lanes);
       // A body-body and a body-cell loop for each batch count (one, two and three a pass).
       EXPECT_EQ(found.size(), 6u);
       const std::set<double> distinct(found.begin(), found.end());
@@ -88,11 +92,13 @@ TEST(TreeTermInstructions, AreThoseOfTheBuiltGroupKernels) {
 
 // The lookup the formulation prices its terms with names the kernels it runs.
 TEST(TreeTermInstructions, AreLookedUpByTheIsaTheWalkRuns) {
-  const TermInstructions sse = term_instructions("sse4.2", false);
-  EXPECT_EQ(sse.lanes, 4);
-  EXPECT_EQ(sse.body_body, kTermInstructions[0].f32.body_body);
-  EXPECT_EQ(term_instructions("sse4.2", true).lanes, 2);
-  // Empty: the widest this CPU has, at least SSE4.2's width.
+  for (const IsaInfo& isa : compiled_isas()) {
+    if (!isa_available(isa.isa)) continue;
+    const TermInstructions f32 = term_instructions(isa.name, false);
+    EXPECT_EQ(f32.lanes, isa.vector_bits / 32) << isa.name;
+    EXPECT_EQ(term_instructions(isa.name, true).lanes, isa.vector_bits / 64) << isa.name;
+  }
+  // Empty: the widest this CPU has, at least 128 bits.
   EXPECT_GE(term_instructions("", false).lanes, 4);
 }
 

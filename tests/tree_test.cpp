@@ -194,11 +194,8 @@ const TreeSettings kSettings[] = {{}, {.leaf_capacity = 1, .group_capacity = 1}}
 // checked against the same bounds.
 std::vector<std::string> machine_isas() {
   std::vector<std::string> isas;
-  const std::optional<simd::Isa> widest = simd::widest_isa();
-  for (const simd::Isa isa : simd::kAllIsas) {
-    if (widest && static_cast<int>(isa) <= static_cast<int>(*widest)) {
-      isas.emplace_back(simd::isa_name(isa));
-    }
+  for (const IsaInfo& isa : compiled_isas()) {
+    if (isa_available(isa.isa)) isas.emplace_back(isa.name);
   }
   return isas;
 }
@@ -411,9 +408,11 @@ TEST(TreeCode, RefusesBadArguments) {
                std::invalid_argument);
   EXPECT_THROW(evaluate_tree<float>(bodies, kSoftening, 0.5, {.group_capacity = 0}),
                std::invalid_argument);
-  EXPECT_THROW(evaluate_tree<float>(bodies, kSoftening, 0.5, {.isa = "neon"}), UsageError);
-  if (simd::widest_isa() != simd::Isa::avx512f) {
-    EXPECT_THROW(evaluate_tree<float>(bodies, kSoftening, 0.5, {.isa = "avx512f"}), UsageError);
+  EXPECT_THROW(evaluate_tree<float>(bodies, kSoftening, 0.5, {.isa = "mmx"}), UsageError);
+  for (const IsaInfo& isa : compiled_isas()) {
+    if (isa_available(isa.isa)) continue;
+    EXPECT_THROW(evaluate_tree<float>(bodies, kSoftening, 0.5, {.isa = std::string(isa.name)}),
+                 UsageError);
   }
   EXPECT_TRUE(
       evaluate_tree<float>(std::span<const Body<float>>{}, kSoftening, 0.5).accelerations.empty());

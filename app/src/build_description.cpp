@@ -66,10 +66,10 @@ std::string describe_version() {
 #endif
   }
   std::vector<std::string_view> isas;
-  for (const simd::Isa isa : simd::kAllIsas) isas.push_back(simd::isa_name(isa));
+  for (const IsaInfo& isa : compiled_isas()) isas.push_back(isa.name);
   const std::optional<simd::Isa> widest = simd::widest_isa();
   text += fmt::format("CPU SIMD kernels: {}; widest on this CPU: {}", fmt::join(isas, ", "),
-                      widest ? simd::isa_name(*widest) : "none (they need SSE4.2)");
+                      widest ? simd::isa_name(*widest) : "none (this CPU runs none of them)");
   return text;
 }
 

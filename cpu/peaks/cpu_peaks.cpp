@@ -13,7 +13,8 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
-#include <xsimd/xsimd.hpp>
+
+#include "nbody/isas.hpp"
 
 namespace nbody::peaks {
 namespace {
@@ -27,23 +28,26 @@ double seconds_of(F&& f) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+const IsaInfo& known_isa(const std::string& isa) {
+  const std::optional<Isa> found = find_isa(isa);
+  if (!found) throw std::invalid_argument("unknown ISA " + isa);
+  return isa_info(*found);
+}
+
 double run_chains(const std::string& isa, Precision precision, long iterations) {
   const bool f64 = precision == Precision::f64;
-  if (isa == "sse4.2") {
-    return f64 ? detail::fma_chains_f64_sse4_2(iterations) : detail::fma_chains_sse4_2(iterations);
-  }
-  if (isa == "avx2") {
-    return f64 ? detail::fma_chains_f64_avx2(iterations) : detail::fma_chains_avx2(iterations);
-  }
-  if (isa == "avx512f") {
-    return f64 ? detail::fma_chains_f64_avx512f(iterations)
-               : detail::fma_chains_avx512f(iterations);
+  switch (known_isa(isa).isa) {
+#define NBODY_ISA(id, ...) \
+  case Isa::id:            \
+    return f64 ? detail::fma_chains_f64_##id(iterations) : detail::fma_chains_##id(iterations);
+#include NBODY_ISAS_INC
+#undef NBODY_ISA
   }
   throw std::invalid_argument("unknown ISA " + isa);
 }
 
 int lanes_of(const std::string& isa, Precision precision) {
-  const int float_lanes = isa == "sse4.2" ? 4 : isa == "avx2" ? 8 : 16;
+  const int float_lanes = known_isa(isa).vector_bits / 32;
   return precision == Precision::f64 ? float_lanes / 2 : float_lanes;
 }
 
@@ -69,15 +73,14 @@ void on_every_thread(int threads, Body&& body) {
 }  // namespace
 
 std::vector<std::string> cpu_isa_names() {
-  return {"sse4.2", "avx2", "avx512f"};
+  std::vector<std::string> names;
+  for (const IsaInfo& info : compiled_isas()) names.emplace_back(info.name);
+  return names;
 }
 
 bool cpu_isa_available(const std::string& isa) {
-  const auto arch = xsimd::available_architectures();
-  if (isa == "sse4.2") return arch.sse4_2 != 0;
-  if (isa == "avx2") return arch.fma3_avx2 != 0;
-  if (isa == "avx512f") return arch.avx512f != 0;
-  return false;
+  const std::optional<Isa> found = find_isa(isa);
+  return found && isa_available(*found);
 }
 
 int all_cores_threads() {
@@ -92,7 +95,8 @@ std::size_t default_triad_bytes_per_array() {
 }
 
 int detail::fma_chains_per_iteration(const std::string& isa) {
-  return isa == "avx512f" ? kChainsThirtyTwoRegisters : kChainsSixteenRegisters;
+  return known_isa(isa).vector_registers >= 32 ? kChainsThirtyTwoRegisters
+                                               : kChainsSixteenRegisters;
 }
 
 std::optional<FmaPeak> measure_fma_peak(const std::string& isa, int threads, double seconds,
@@ -123,15 +127,16 @@ std::optional<FmaPeak> measure_fma_peak(const std::string& isa, int threads, dou
   peak.threads = threads;
   peak.precision = precision;
   peak.lanes = lanes;
-  // SSE has no FMA: each chain step is a multiply and an add, two arithmetic instructions.
-  peak.fp_instructions_per_second = (isa == "sse4.2" ? 2.0 : 1.0) * fma_instructions / best_s;
+  // Without FMA (SSE) each chain step is a multiply and an add, two arithmetic instructions.
+  const bool fma = known_isa(isa).fma;
+  peak.fp_instructions_per_second = (fma ? 1.0 : 2.0) * fma_instructions / best_s;
   peak.flops_per_second = 2.0 * lanes * fma_instructions / best_s;
   peak.method = fmt::format(
       "{} independent {}-lane {} {} chains per thread (xsimd), {} thread(s) in a oneTBB "
       "arena, best of {} runs of {:.2f} s",
       detail::fma_chains_per_iteration(isa), lanes,
-      precision == Precision::f64 ? "float64" : "float32", isa == "sse4.2" ? "multiply+add" : "FMA",
-      threads, kRuns, best_s);
+      precision == Precision::f64 ? "float64" : "float32", fma ? "FMA" : "multiply+add", threads,
+      kRuns, best_s);
   return peak;
 }
 

@@ -92,18 +92,7 @@ void walk(const Octree<T>& tree, const Box& group, TreeFloat64 theta_squared,
 // for an unknown ISA or one this CPU lacks, as --isa does.
 template <class T>
 GroupKernel<T> group_kernel(const std::string& isa) {
-  GroupKernels kernels{};
-  switch (simd::resolve_isa(isa)) {
-    case simd::Isa::sse4_2:
-      kernels = group_kernels_sse4_2();
-      break;
-    case simd::Isa::avx2:
-      kernels = group_kernels_avx2();
-      break;
-    case simd::Isa::avx512f:
-      kernels = group_kernels_avx512f();
-      break;
-  }
+  const GroupKernels kernels = group_kernels_for(simd::resolve_isa(isa));
   if constexpr (std::is_same_v<T, float>) {
     return kernels.f32;
   } else {
@@ -191,12 +180,20 @@ void check_arguments(double softening, double theta) {
 
 }  // namespace
 
-TermInstructions term_instructions(std::string_view isa, bool float64) {
-  const std::string_view resolved = simd::isa_name(simd::resolve_isa(isa));
-  for (const IsaTermInstructions& counted : kTermInstructions) {
-    if (counted.isa == resolved) return float64 ? counted.f64 : counted.f32;
+GroupKernels group_kernels_for(Isa isa) {
+  switch (isa) {
+#define NBODY_ISA(id, ...) \
+  case Isa::id:            \
+    return group_kernels_##id();
+#include NBODY_ISAS_INC
+#undef NBODY_ISA
   }
-  throw std::logic_error(fmt::format("no term instructions counted for {}", resolved));
+  throw std::logic_error("group_kernels_for: an ISA outside this build's list");
+}
+
+TermInstructions term_instructions(std::string_view isa, bool float64) {
+  const GroupKernels kernels = group_kernels_for(simd::resolve_isa(isa));
+  return float64 ? kernels.f64_terms : kernels.f32_terms;
 }
 
 template <class T>

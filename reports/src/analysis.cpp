@@ -183,6 +183,22 @@ std::string ceiling_label(const CeilingEntry& e) {
   return e.name;
 }
 
+// The ISA of the widest CPU FMA ceilings (most float32 lanes; on a tie the higher rate): on any
+// processor, whatever its ISAs are called.
+std::string widest_ceiling_isa(const std::vector<CeilingEntry>& entries) {
+  const CeilingEntry* widest = nullptr;
+  for (const CeilingEntry& e : entries) {
+    if (e.device != DeviceKind::cpu || e.isa.empty() || !e.name.starts_with("cpu.fp32_flops")) {
+      continue;
+    }
+    if (!widest || e.lanes > widest->lanes ||
+        (e.lanes == widest->lanes && e.value > widest->value)) {
+      widest = &e;
+    }
+  }
+  return widest ? widest->isa : std::string();
+}
+
 std::vector<Roofline> make_rooflines(const ResultsDocument& doc) {
   std::vector<Roofline> rooflines;
   for (const DeviceKind device : {DeviceKind::cpu, DeviceKind::gpu}) {
@@ -198,10 +214,11 @@ std::vector<Roofline> make_rooflines(const ResultsDocument& doc) {
                       [](const ImplementationRecord& i) {
                         return i.device == DeviceKind::cpu && i.precision == Precision::f64;
                       });
+      const std::string widest = widest_ceiling_isa(doc.ceilings->entries);
       for (const CeilingEntry& e : doc.ceilings->entries) {
         if (e.device != device) continue;
         // The CPU's roofs: the widest ISA on all cores and on one; narrower ISAs add clutter.
-        if (!e.isa.empty() && e.isa != "avx512f" && e.isa != "avx2") continue;
+        if (!e.isa.empty() && e.isa != widest) continue;
         // Float64 roofs only where a float64 CPU kernel ran (older files have none of either).
         if (e.name.starts_with("cpu.fp64_flops") && !cpu_float64) continue;
         // A link between GPUs is no roof of one GPU's kernels (its bandwidth is not DRAM's).

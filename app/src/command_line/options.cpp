@@ -15,6 +15,7 @@
 #include "nbody/errors.hpp"
 #include "nbody/files.hpp"
 #include "nbody/initial_conditions.hpp"
+#include "nbody/isas.hpp"
 #include "nbody/physics.hpp"
 #include "nbody/sizes.hpp"
 
@@ -215,7 +216,7 @@ void add_selection_options(CLI::App& command, SelectionOptions& o) {
       ->capture_default_str()
       ->check(whole_number(0, kLargestInt));
   command.add_option("--isa", o.suite.execution.isa,
-                     "Force a CPU SIMD ISA: sse4.2, avx2 or avx512f");
+                     "Force a CPU SIMD ISA, one of this build's: " + compiled_isa_names());
   command.add_option("--gpu", o.suite.execution.gpu_device, "CUDA device ordinal")
       ->capture_default_str()
       ->check(whole_number(0, kLargestInt));

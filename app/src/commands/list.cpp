@@ -3,6 +3,9 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "nbody/isas.hpp"
 
 #include "command_line/command.hpp"
 #include "command_line/options.hpp"
@@ -31,6 +34,24 @@ class ListCommand final : public Command {
   }
 
  private:
+  // The SIMD ISAs of this build (nbody/isas.hpp) and which this CPU runs, where a listed
+  // formulation takes --isa.
+  static void print_isas(const std::vector<const Implementation*>& listed) {
+    if (std::none_of(listed.begin(), listed.end(),
+                     [](const Implementation* impl) { return impl->info.isa_choice; })) {
+      return;
+    }
+    std::vector<std::string_view> runs;
+    for (const IsaInfo& isa : compiled_isas()) {
+      if (isa_available(isa.isa)) runs.push_back(isa.name);
+    }
+    const std::optional<Isa> widest = widest_available_isa();
+    fmt::print("\nCPU SIMD ISAs (--isa): {}; this CPU runs {}; the default is the widest, {}\n",
+               compiled_isa_names(),
+               runs.empty() ? std::string("none") : fmt::format("{}", fmt::join(runs, ", ")),
+               widest ? isa_name(*widest) : "none");
+  }
+
   // The pair scheme of an all-pairs formulation ("all_pairs", "symmetric"), or "barnes_hut".
   static std::string_view algorithm_of(const ImplementationInfo& info) {
     return info.algorithm == Algorithm::all_pairs ? to_string(info.pairs)
@@ -53,6 +74,7 @@ class ListCommand final : public Command {
                  impl->threads_used(execution_), reason ? "unavailable: " + *reason : "available");
       trees = trees || impl->info.algorithm == Algorithm::barnes_hut;
     }
+    print_isas(listed);
     if (trees) {
       fmt::print(
           "\nbarnes_hut formulations run once per opening angle of --theta (default 0.3,0.5,0.7), "

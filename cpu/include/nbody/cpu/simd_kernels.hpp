@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "nbody/isas.hpp"
+
 namespace nbody::cpu::simd {
 
-// Ordered narrowest to widest: a CPU that has one has all those before it.
-enum class Isa { sse4_2, avx2, avx512f };
-// Every ISA the kernels are compiled for (one cpu/simd_arch_*.cpp each).
-inline constexpr Isa kAllIsas[] = {Isa::sse4_2, Isa::avx2, Isa::avx512f};
+// The ISAs of this build (nbody/isas.hpp): one cpu/simd_arch_<id>.cpp each.
+using nbody::Isa;
 
 // Bodies are stored padded to a multiple of this (the widest vector, 16 lanes, times the widest
 // unroll); the padding bodies have zero mass and sit far from the system, so they add nothing to
@@ -116,11 +116,11 @@ struct KernelSet {
   }
 };
 
-KernelSet<float> kernels_sse4_2();
-KernelSet<float> kernels_avx2();
-KernelSet<float> kernels_avx512f();
-KernelSet<double> kernels_f64_sse4_2();
-KernelSet<double> kernels_f64_avx2();
-KernelSet<double> kernels_f64_avx512f();
+// Defined in cpu/simd_arch_<id>.cpp for every ISA of the list.
+#define NBODY_ISA(id, ...)         \
+  KernelSet<float> kernels_##id(); \
+  KernelSet<double> kernels_f64_##id();
+#include NBODY_ISAS_INC
+#undef NBODY_ISA
 
 }  // namespace nbody::cpu::simd

@@ -20,17 +20,17 @@
 
 namespace nbody::cpu::simd {
 
-// As ExecutionOptions::isa spells them: "sse4.2", "avx2", "avx512f".
-std::string_view isa_name(Isa isa);
+// As ExecutionOptions::isa spells them: "sse4.2", "avx2", "avx512f"; "neon64".
+using nbody::isa_name;
 // For reports: "AVX-512F, 16 lanes" (lanes of `precision`).
 std::string isa_description(Isa isa, Precision precision = Precision::f32);
 
-// The widest ISA this CPU has, chosen by xsimd's run-time dispatch; empty without SSE4.2.
+// The widest ISA of this build's list that this CPU runs; empty where it runs none.
 std::optional<Isa> widest_isa();
 // The ISA a run uses: `forced` (an ExecutionOptions::isa) or, when empty, `widest`. Throws
-// UsageError for an unknown name or one wider than `widest` (or when there is no `widest`).
+// UsageError for an unknown name or one past `widest` in the list (or when there is no `widest`).
 Isa resolve_isa(std::string_view forced, std::optional<Isa> widest);
-// The same against this CPU.
+// The same against this CPU: `forced` must be one it runs.
 Isa resolve_isa(std::string_view forced);
 // The kernels of `isa` in T (defined for float and double).
 template <class T>

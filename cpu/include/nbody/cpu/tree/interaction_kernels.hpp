@@ -10,6 +10,7 @@
 
 #include "nbody/bodies.hpp"
 #include "nbody/cpu/tree/multipole.hpp"
+#include "nbody/isas.hpp"
 
 namespace nbody::cpu::tree {
 
@@ -39,15 +40,6 @@ struct GroupWork {
 template <class T>
 using GroupKernel = void (*)(const GroupWork<T>& work);
 
-struct GroupKernels {
-  GroupKernel<float> f32;
-  GroupKernel<double> f64;
-};
-
-GroupKernels group_kernels_sse4_2();
-GroupKernels group_kernels_avx2();
-GroupKernels group_kernels_avx512f();
-
 // The arithmetic vector instructions (FMA, add, subtract, multiply, divide, square root, rsqrt:
 // what the all-pairs hot-loop census counts) of one term of the group kernels' inner loops as
 // compiled: one source body, or one cell, against `lanes` targets. Every batch count (one, two
@@ -61,24 +53,21 @@ struct TermInstructions {
   int body_cell;
 };
 
-struct IsaTermInstructions {
-  std::string_view isa;  // as ExecutionOptions::isa spells it
-  TermInstructions f32, f64;
+// One ISA's group kernels, and their terms' instructions as its file counted them (GCC 12 at -O3,
+// objdump of evaluate_group<T, Arch, ...>).
+struct GroupKernels {
+  GroupKernel<float> f32;
+  GroupKernel<double> f64;
+  TermInstructions f32_terms, f64_terms;
 };
 
-// GCC 12 at -O3, objdump of evaluate_group<T, Arch, ...> in cpu/tree/interactions_*.cpp. Float32
-// takes the ISA's rsqrt and a Newton step (5 instructions), float64 a square root and a division;
-// SSE4.2 has no FMA (a multiply and an add each).
-inline constexpr IsaTermInstructions kTermInstructions[] = {
-    {"sse4.2",
-     {.lanes = 4, .body_body = 25, .body_cell = 63},
-     {.lanes = 2, .body_body = 20, .body_cell = 58}},
-    {"avx2",
-     {.lanes = 8, .body_body = 17, .body_cell = 40},
-     {.lanes = 4, .body_body = 14, .body_cell = 37}},
-    {"avx512f",
-     {.lanes = 16, .body_body = 17, .body_cell = 40},
-     {.lanes = 8, .body_body = 14, .body_cell = 37}}};
+// Defined in cpu/tree/interactions_<id>.cpp for every ISA of the list (nbody/isas.hpp).
+#define NBODY_ISA(id, ...) GroupKernels group_kernels_##id();
+#include NBODY_ISAS_INC
+#undef NBODY_ISA
+
+// The group kernels of `isa`.
+GroupKernels group_kernels_for(Isa isa);
 
 // The terms' instructions of the group kernel of `isa` (as TreeSettings::isa names it, empty: the
 // widest this CPU has) in float32 or float64. Throws UsageError as group_kernel does.

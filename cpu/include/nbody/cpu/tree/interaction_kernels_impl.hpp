@@ -25,11 +25,17 @@ struct XsimdSqrt {
   }
 };
 
+// An ISA file's Sqrt may bring its own exact 1/sqrt (`inverse`) where xsimd's division is not
+// exact (NEON float32).
 template <class Sqrt>
 struct ExactBatchInvSqrt {
   template <class Batch>
   NBODY_FORCE_INLINE Batch operator()(const Batch& x) const {
-    return Batch(typename Batch::value_type(1)) / Sqrt{}(x);
+    if constexpr (requires { Sqrt{}.inverse(x); }) {
+      return Sqrt{}.inverse(x);
+    } else {
+      return Batch(typename Batch::value_type(1)) / Sqrt{}(x);
+    }
   }
 };
 
@@ -135,11 +141,14 @@ void evaluate_group(const GroupWork<T>& work) {
   }
 }
 
-// BareRsqrt: the ISA's approximate 1/sqrt of a float32 batch, as its all-pairs kernels take it.
+// BareRsqrt: the ISA's approximate 1/sqrt of a float32 batch, as its all-pairs kernels take it;
+// f32_terms and f64_terms: the instructions of a term, as the ISA's file counted them.
 template <class Arch, class BareRsqrt, class Sqrt = XsimdSqrt>
-GroupKernels make_group_kernels() {
+GroupKernels make_group_kernels(TermInstructions f32_terms, TermInstructions f64_terms) {
   return {.f32 = &evaluate_group<float, Arch, NewtonBatchInvSqrt<BareRsqrt>>,
-          .f64 = &evaluate_group<double, Arch, ExactBatchInvSqrt<Sqrt>>};
+          .f64 = &evaluate_group<double, Arch, ExactBatchInvSqrt<Sqrt>>,
+          .f32_terms = f32_terms,
+          .f64_terms = f64_terms};
 }
 
 }  // namespace

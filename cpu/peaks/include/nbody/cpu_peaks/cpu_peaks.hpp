@@ -58,19 +58,20 @@ CeilingMeasurement measure_cpu_ceilings(double seconds_per_fma_run,
                                         std::size_t triad_bytes_per_array);
 
 namespace detail {
-// Chains per thread: 16 registers (SSE, AVX2) hold 14 besides the two operands, 32 (AVX-512) 24.
+// Chains per thread: 16 vector registers (SSE, AVX2) hold 14 besides the two operands, 32
+// (AVX-512, NEON) 24.
 inline constexpr int kChainsSixteenRegisters = 14;
 inline constexpr int kChainsThirtyTwoRegisters = 24;
-// One run of `chains` independent FMA chains per thread for `iterations` steps, per ISA; each is
-// defined in its own translation unit compiled for that ISA. Returns a value that depends on every
-// chain so the work cannot be removed.
-float fma_chains_sse4_2(long iterations);
-float fma_chains_avx2(long iterations);
-float fma_chains_avx512f(long iterations);
-double fma_chains_f64_sse4_2(long iterations);
-double fma_chains_f64_avx2(long iterations);
-double fma_chains_f64_avx512f(long iterations);
-// FMA instructions (SSE: mul + add pairs) one call of the above executes per iteration.
+// One run of `chains` independent FMA chains per thread for `iterations` steps, per ISA of the
+// list (nbody/isas.hpp); each is defined in its own translation unit, fma_chains_<id>.cpp,
+// compiled for that ISA. Returns a value that depends on every chain so the work cannot be
+// removed.
+#define NBODY_ISA(id, ...)                \
+  float fma_chains_##id(long iterations); \
+  double fma_chains_f64_##id(long iterations);
+#include NBODY_ISAS_INC
+#undef NBODY_ISA
+// FMA instructions (without FMA: mul + add pairs) one call of the above executes per iteration.
 int fma_chains_per_iteration(const std::string& isa);
 }  // namespace detail
 
