@@ -54,10 +54,16 @@ struct XsimdSqrt {
   }
 };
 
+// An ISA file's Sqrt may bring its own exact 1/sqrt (`inverse`) where xsimd's division is not
+// exact (NEON float32: a reciprocal estimate and two steps).
 template <class Batch, class Sqrt>
 struct SqrtDivide {
   NBODY_FORCE_INLINE Batch operator()(const Batch& x) const {
-    return Batch(typename Batch::value_type(1)) / Sqrt{}(x);
+    if constexpr (requires { Sqrt{}.inverse(x); }) {
+      return Sqrt{}.inverse(x);
+    } else {
+      return Batch(typename Batch::value_type(1)) / Sqrt{}(x);
+    }
   }
 };
 

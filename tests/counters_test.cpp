@@ -165,6 +165,62 @@ bool binutils_missing(const peaks::HotLoop& hot) {
          hot.unavailable_reason.find("nm ") != std::string::npos;
 }
 
+// An aarch64 NEON loop (abridged from cpu.simd's float32 kernel: FRSQRTE, FRSQRTS and a Newton
+// step), 4 interactions per iteration; A64's comments ("//") and immediates ('#'), and a loop
+// closed by CBNZ, whose target follows a register.
+constexpr const char* kNeonLoops = R"(
+libnbody_cpu.a(simd_arch_neon64.cpp.o):     file format elf64-littleaarch64
+
+0000000000000000 <kernel>:
+  40:	ldr	q1, [x1, x3]
+  44:	fsub	v1.4s, v1.4s, v10.4s
+  48:	fmla	v4.4s, v1.4s, v1.4s
+  4c:	frsqrte	v5.4s, v4.4s
+  50:	fmul	v6.4s, v4.4s, v5.4s
+  54:	frsqrts	v6.4s, v6.4s, v5.4s
+  58:	fmul	v5.4s, v5.4s, v6.4s
+  5c:	fmla	v0.4s, v4.4s, v2.s[0]
+  60:	add	x3, x3, #0x10
+  64:	cmp	x3, x2
+  68:	b.ne	40 <kernel+0x40>  // b.any
+  6c:	ret
+
+0000000000000080 <tail>:
+  80:	ldr	d1, [x1], #8
+  84:	fsqrt	d2, d1
+  88:	fdiv	d3, d4, d2
+  8c:	sub	x4, x4, #0x1
+  90:	cbnz	x4, 80 <tail>
+  94:	ret
+)";
+
+TEST(LoopCensus, ReadsAarch64Loops) {
+  const std::vector<LoopCensus> loops = innermost_loops(parse_objdump(kNeonLoops));
+  ASSERT_EQ(loops.size(), 2u);
+  const LoopCensus& neon = loops[0];
+  EXPECT_EQ(neon.function, "kernel");
+  EXPECT_EQ(neon.isa, "neon64");
+  EXPECT_EQ(neon.vector_bits, 128);
+  EXPECT_EQ(neon.precision, "f32");
+  EXPECT_EQ(neon.instructions, 11);
+  EXPECT_EQ(neon.interactions_per_iteration, 4);
+  EXPECT_EQ(neon.rsqrt, 1);
+  EXPECT_EQ(neon.fma, 3);  // two FMLA and the FRSQRTS step
+  EXPECT_EQ(neon.mul, 2);
+  EXPECT_EQ(neon.add_sub, 1);
+  EXPECT_EQ(neon.memory, 1);
+  EXPECT_EQ(neon.other, 3);
+  EXPECT_DOUBLE_EQ(neon.fp_instructions_per_iteration, 7.0);
+  EXPECT_DOUBLE_EQ(neon.flops_per_iteration, 4.0 * (1 + 2 + 1 + 2 + 1 + 2));
+  const LoopCensus& scalar = loops[1];
+  EXPECT_EQ(scalar.function, "tail");
+  EXPECT_EQ(scalar.instructions, 5);
+  EXPECT_EQ(scalar.sqrt, 1);
+  EXPECT_EQ(scalar.div, 1);
+  EXPECT_EQ(scalar.interactions_per_iteration, 1);
+  EXPECT_EQ(scalar.precision, "f64");
+}
+
 TEST(HotLoop, FindsTheLoopThatRuns) {
   if (!kOptimisedBuild) GTEST_SKIP() << "hot-loop counts are meaningful in optimised builds only";
   const std::vector<float> values = positive_values(1 << 16);

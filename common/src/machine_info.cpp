@@ -14,6 +14,10 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 namespace nbody {
 namespace {
@@ -41,13 +45,9 @@ void read_cpuinfo(MachineRecord& machine) {
   machine.physical_cores = static_cast<int>(cores.size());
 }
 
-}  // namespace
-
-MachineRecord describe_machine() {
-  MachineRecord machine;
-  read_cpuinfo(machine);
-  machine.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
-  if (machine.physical_cores == 0) machine.physical_cores = machine.logical_cpus;
+#if defined(__x86_64__)
+// The SIMD features the suite's x86 kernels and audit look for.
+void read_isa_features(MachineRecord& machine) {
   __builtin_cpu_init();
   const std::pair<const char*, bool> features[] = {
       {"sse4.2", __builtin_cpu_supports("sse4.2")},
@@ -60,6 +60,69 @@ MachineRecord describe_machine() {
   for (const auto& [name, supported] : features) {
     if (supported) machine.isa_features.emplace_back(name);
   }
+}
+#elif defined(__aarch64__)
+// Arm's cores by their MIDR_EL1 (implementer, part number), as the vendors' manuals number them:
+// the Neoverse cores of Graviton, Grace and Ampere Altra, and Ampere's own.
+std::string arm_core_name(std::uint64_t midr) {
+  const unsigned implementer = (midr >> 24) & 0xff;
+  const unsigned part = (midr >> 4) & 0xfff;
+  struct Core {
+    unsigned implementer, part;
+    const char* name;
+  };
+  constexpr Core kCores[] = {
+      {0x41, 0xd08, "Arm Cortex-A72"},   {0x41, 0xd0b, "Arm Cortex-A76"},
+      {0x41, 0xd0c, "Arm Neoverse N1"},  {0x41, 0xd40, "Arm Neoverse V1"},
+      {0x41, 0xd49, "Arm Neoverse N2"},  {0x41, 0xd4f, "Arm Neoverse V2"},
+      {0x41, 0xd8e, "Arm Neoverse N3"},  {0x41, 0xd84, "Arm Neoverse V3"},
+      {0xc0, 0xac3, "Ampere AmpereOne"}, {0x41, 0xd03, "Arm Cortex-A53"},
+      {0x41, 0xd07, "Arm Cortex-A57"},   {0x41, 0xd0d, "Arm Cortex-A77"},
+      {0x41, 0xd41, "Arm Cortex-A78"},   {0x41, 0xd44, "Arm Cortex-X1"},
+      {0x41, 0xd4d, "Arm Cortex-A715"},  {0x41, 0xd4e, "Arm Cortex-X3"},
+      {0x46, 0x001, "Fujitsu A64FX"},    {0x48, 0xd01, "HiSilicon TaiShan v110"},
+      {0x51, 0x001, "Qualcomm Oryon"},   {0x61, 0x022, "Apple M1"}};
+  for (const Core& core : kCores) {
+    if (core.implementer == implementer && core.part == part) {
+      return fmt::format("{} (MIDR {:#010x})", core.name, midr);
+    }
+  }
+  return fmt::format("Arm core, implementer {:#04x}, part {:#05x} (MIDR {:#010x})", implementer,
+                     part, midr);
+}
+
+// NEON (Advanced SIMD) and SVE from the kernel's hardware capabilities; the core from MIDR_EL1,
+// which Linux lets user space read where it sets HWCAP_CPUID.
+void read_isa_features(MachineRecord& machine) {
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  const unsigned long hwcap2 = getauxval(AT_HWCAP2);
+  if (hwcap & HWCAP_ASIMD) machine.isa_features.emplace_back("neon64");
+  if (hwcap & HWCAP_SVE) machine.isa_features.emplace_back("sve");
+#ifdef HWCAP2_SVE2
+  if (hwcap2 & HWCAP2_SVE2) machine.isa_features.emplace_back("sve2");
+#else
+  (void)hwcap2;
+#endif
+  // MIDR over /proc/cpuinfo, which on an Arm host names no model and under qemu-user is the
+  // host's.
+  if (hwcap & HWCAP_CPUID) {
+    std::uint64_t midr = 0;
+    asm volatile("mrs %0, MIDR_EL1" : "=r"(midr));
+    machine.cpu_model = arm_core_name(midr);
+  }
+}
+#else
+void read_isa_features(MachineRecord&) {}
+#endif
+
+}  // namespace
+
+MachineRecord describe_machine() {
+  MachineRecord machine;
+  read_cpuinfo(machine);
+  machine.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
+  if (machine.physical_cores == 0) machine.physical_cores = machine.logical_cpus;
+  read_isa_features(machine);
   if (utsname u{}; ::uname(&u) == 0) {
     machine.hostname = u.nodename;
     machine.os = fmt::format("{} {} {}", u.sysname, u.release, u.machine);

@@ -45,10 +45,17 @@ struct CompensatedSums {
 // target at a time would compute them. The inner loop over the block is what vectorizes: the
 // target_clones pick AVX-512, AVX2 or the baseline at load time (no FMA contraction in this file,
 // and vector sqrt and division round exactly as scalar ones, so every ISA gives the same bits).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void accelerate_block(
-    std::span<const Body<double>> bodies, double softening_squared,
-    const std::array<double, kTargetBlock>& x, const std::array<double, kTargetBlock>& y,
-    const std::array<double, kTargetBlock>& z, std::array<Vec3<double>, kTargetBlock>& out) {
+#if defined(__x86_64__)
+#define NBODY_REFERENCE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NBODY_REFERENCE_CLONES  // aarch64: NEON is the baseline, 2 float64 lanes
+#endif
+NBODY_REFERENCE_CLONES void accelerate_block(std::span<const Body<double>> bodies,
+                                             double softening_squared,
+                                             const std::array<double, kTargetBlock>& x,
+                                             const std::array<double, kTargetBlock>& y,
+                                             const std::array<double, kTargetBlock>& z,
+                                             std::array<Vec3<double>, kTargetBlock>& out) {
   CompensatedSums ax, ay, az;
   for (const Body<double>& bj : bodies) {
     for (std::size_t q = 0; q < kTargetBlock; ++q) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cstddef>
 
@@ -42,8 +43,87 @@ int widest_register_bits(std::string_view operands) {
   return 0;
 }
 
-bool is_conditional_branch(std::string_view mnemonic) {
+bool is_conditional_branch(const Instruction& instruction) {
+  const std::string_view mnemonic = instruction.mnemonic;
+  if (instruction.a64) {
+    return mnemonic.starts_with("b.") || mnemonic == "cbz" || mnemonic == "cbnz" ||
+           mnemonic == "tbz" || mnemonic == "tbnz";
+  }
   return mnemonic.size() > 1 && mnemonic[0] == 'j' && !mnemonic.starts_with("jmp");
+}
+
+// A branch's target address: the hex number before " <symbol+offset>" (A64's cbz and tbz name a
+// register first), else the first word.
+std::string_view branch_target(std::string_view operands) {
+  const std::size_t symbol = operands.find(" <");
+  if (symbol == std::string_view::npos) return operands.substr(0, operands.find(' '));
+  const std::string_view before = operands.substr(0, symbol);
+  const std::size_t start = before.find_last_of(" ,");
+  return start == std::string_view::npos ? before : before.substr(start + 1);
+}
+
+// A64 vector operands: "v3.4s", "v1.2d", "v0.s[1]"; 128-bit q registers; scalar s and d
+// registers (one lane).
+int a64_vector_bits(std::string_view operands) {
+  for (const std::string_view arrangement : {".4s", ".2d", ".8h", ".16b", "q"}) {
+    if (arrangement == "q") {
+      for (std::size_t at = operands.find('q'); at != std::string_view::npos;
+           at = operands.find('q', at + 1)) {
+        const bool starts = at == 0 || operands[at - 1] == ' ' || operands[at - 1] == ',';
+        if (starts && at + 1 < operands.size() &&
+            std::isdigit(static_cast<unsigned char>(operands[at + 1]))) {
+          return 128;
+        }
+      }
+    } else if (operands.find(arrangement) != std::string_view::npos) {
+      return 128;
+    }
+  }
+  for (const std::string_view arrangement : {".2s", ".4h", ".8b", ".1d"}) {
+    if (operands.find(arrangement) != std::string_view::npos) return 64;
+  }
+  return 0;
+}
+
+// The lanes of an A64 floating-point instruction: its arrangement, or 1 for scalar registers.
+int a64_lanes(std::string_view operands, bool& f64) {
+  f64 = operands.find(".2d") != std::string_view::npos || (!operands.empty() && operands[0] == 'd');
+  if (operands.find(".4s") != std::string_view::npos) return 4;
+  if (operands.find(".2d") != std::string_view::npos) return 2;
+  if (operands.find(".2s") != std::string_view::npos) return 2;
+  return 1;
+}
+
+ClassifiedInstruction classify_a64(const Instruction& instruction) {
+  const std::string_view m = instruction.mnemonic;
+  const std::string_view operands = instruction.operands;
+  ClassifiedInstruction c;
+  const auto arithmetic = [&](InstructionClass kind) {
+    c.kind = kind;
+    c.lanes = a64_lanes(operands, c.f64);
+    return c;
+  };
+  // FRSQRTS and FRECPS are the fused Newton-Raphson steps of the estimates.
+  if (m == "fmla" || m == "fmls" || m == "fmadd" || m == "fmsub" || m == "fnmadd" ||
+      m == "fnmsub" || m == "frsqrts" || m == "frecps") {
+    return arithmetic(InstructionClass::fma);
+  }
+  if (m == "fadd" || m == "fsub" || m == "faddp" || m == "fabd" || m == "fneg") {
+    return arithmetic(InstructionClass::add_sub);
+  }
+  if (m == "fmul" || m == "fmulx" || m == "fnmul") return arithmetic(InstructionClass::mul);
+  if (m == "fdiv") return arithmetic(InstructionClass::div);
+  if (m == "fsqrt") return arithmetic(InstructionClass::sqrt);
+  if (m == "frsqrte") return arithmetic(InstructionClass::rsqrt);
+  if (m == "frecpe") return arithmetic(InstructionClass::rcp);
+  if (starts_with_any(m, {"ld", "st", "prfm", "mov", "fmov", "dup", "ins", "umov", "smov"})) {
+    c.kind = InstructionClass::memory;
+  } else if (a64_vector_bits(operands) > 0 || (!m.empty() && m[0] == 'f')) {
+    c.kind = InstructionClass::other_fp;
+  } else {
+    c.kind = InstructionClass::other;
+  }
+  return c;
 }
 
 }  // namespace
@@ -51,11 +131,13 @@ bool is_conditional_branch(std::string_view mnemonic) {
 std::vector<Instruction> parse_objdump(std::string_view text) {
   std::vector<Instruction> out;
   std::string function;
+  bool a64 = false;
   while (!text.empty()) {
     const std::size_t newline = text.find('\n');
     std::string_view line = text.substr(0, newline);
     text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
     if (line.empty()) continue;
+    if (line.find("file format elf64-littleaarch64") != std::string_view::npos) a64 = true;
     // "0000000000000080 <name>:" opens a symbol.
     if (line.back() == ':' && line.find(" <") != std::string_view::npos && line[0] != ' ') {
       const std::size_t open = line.find(" <");
@@ -68,7 +150,9 @@ std::vector<Instruction> parse_objdump(std::string_view text) {
     std::uint64_t address = 0;
     if (!parse_hex(trim(line.substr(0, colon)), address)) continue;
     std::string_view rest = line.substr(colon + 2);
-    if (const std::size_t comment = rest.find(" #"); comment != std::string_view::npos) {
+    // Comments: "# ..." in AT&T syntax; A64's '#' marks immediates and its comments are "// ...".
+    if (const std::size_t comment = rest.find(a64 ? "//" : " #");
+        comment != std::string_view::npos) {
       rest = rest.substr(0, comment);
     }
     rest = trim(rest);
@@ -82,12 +166,13 @@ std::vector<Instruction> parse_objdump(std::string_view text) {
       mnemonic = {};
     }
     if (mnemonic.empty()) continue;
-    out.push_back({address, std::string(mnemonic), std::string(rest), function});
+    out.push_back({address, std::string(mnemonic), std::string(rest), function, a64});
   }
   return out;
 }
 
 ClassifiedInstruction classify(const Instruction& instruction) {
+  if (instruction.a64) return classify_a64(instruction);
   const std::string_view mnemonic = instruction.mnemonic;
   const std::string_view operands = instruction.operands;
   const int bits = widest_register_bits(operands);
@@ -139,14 +224,94 @@ ClassifiedInstruction classify(const Instruction& instruction) {
   return c;
 }
 
+namespace {
+
+// Adds one classified instruction to the loop's counts; `f64_root` and `f32_root` note the
+// precision of its square roots and rsqrts.
+void count_instruction(const ClassifiedInstruction& c, LoopCensus& loop, bool& f64_root,
+                       bool& f32_root) {
+  ++loop.instructions;
+  switch (c.kind) {
+    case InstructionClass::fma:
+      ++loop.fma;
+      loop.flops_per_iteration += 2.0 * c.lanes;
+      break;
+    case InstructionClass::add_sub:
+      ++loop.add_sub;
+      loop.flops_per_iteration += c.lanes;
+      break;
+    case InstructionClass::mul:
+      ++loop.mul;
+      loop.flops_per_iteration += c.lanes;
+      break;
+    case InstructionClass::div:
+      ++loop.div;
+      break;
+    case InstructionClass::sqrt:
+    case InstructionClass::rsqrt:
+      (c.kind == InstructionClass::sqrt ? loop.sqrt : loop.rsqrt) += 1;
+      loop.interactions_per_iteration += c.lanes;
+      (c.f64 ? f64_root : f32_root) = true;
+      break;
+    case InstructionClass::rcp:
+      ++loop.rcp;
+      break;
+    case InstructionClass::other_fp:
+      ++loop.other_fp;
+      break;
+    case InstructionClass::memory:
+      ++loop.memory;
+      break;
+    case InstructionClass::other:
+      ++loop.other;
+      break;
+  }
+}
+
+// The census of the loop instructions[first, last].
+LoopCensus census_of(const std::vector<Instruction>& instructions, std::size_t first,
+                     std::size_t last) {
+  LoopCensus loop;
+  loop.function = instructions[first].function;
+  loop.begin = instructions[first].address;
+  loop.end = instructions[last].address;
+  const bool a64 = instructions[first].a64;
+  bool evex = false, vex = false, neon = false, f64_root = false, f32_root = false;
+  for (std::size_t k = first; k <= last; ++k) {
+    const Instruction& instruction = instructions[k];
+    const int bits =
+        a64 ? a64_vector_bits(instruction.operands) : widest_register_bits(instruction.operands);
+    loop.vector_bits = std::max(loop.vector_bits, bits);
+    if (a64) {
+      neon = neon || bits == 128;
+    } else {
+      evex = evex || bits == 512 || instruction.operands.find("%k") != std::string::npos ||
+             instruction.operands.find("{1to") != std::string::npos ||
+             instruction.mnemonic.find("14") != std::string::npos;
+      vex = vex || (bits > 0 && instruction.mnemonic[0] == 'v');
+    }
+    count_instruction(classify(instruction), loop, f64_root, f32_root);
+  }
+  loop.fp_instructions_per_iteration =
+      loop.fma + loop.add_sub + loop.mul + loop.div + loop.sqrt + loop.rsqrt + loop.rcp;
+  if (a64) {
+    loop.isa = neon ? "neon64" : "a64";
+  } else {
+    loop.isa = evex ? "avx512f" : loop.vector_bits == 256 ? "avx2" : vex ? "avx" : "sse";
+  }
+  loop.precision = f64_root ? "f64" : f32_root ? "f32" : "";
+  return loop;
+}
+
+}  // namespace
+
 std::vector<LoopCensus> innermost_loops(const std::vector<Instruction>& instructions) {
   // Candidate loops: [target, branch] for every backward conditional branch within one function.
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
   for (std::size_t i = 0; i < instructions.size(); ++i) {
     const Instruction& branch = instructions[i];
-    if (!is_conditional_branch(branch.mnemonic)) continue;
-    const std::string_view target_text =
-        std::string_view(branch.operands).substr(0, branch.operands.find(' '));
+    if (!is_conditional_branch(branch)) continue;
+    const std::string_view target_text = branch_target(branch.operands);
     std::uint64_t target = 0;
     if (!parse_hex(target_text, target) || target > branch.address) continue;
     for (std::size_t j = i + 1; j-- > 0;) {
@@ -165,65 +330,7 @@ std::vector<LoopCensus> innermost_loops(const std::vector<Instruction>& instruct
     const bool holds_another = std::any_of(ranges.begin(), ranges.end(), [&](const auto& other) {
       return other != range && range.first <= other.first && other.second <= range.second;
     });
-    if (holds_another) continue;
-    LoopCensus loop;
-    loop.function = instructions[range.first].function;
-    loop.begin = instructions[range.first].address;
-    loop.end = instructions[range.second].address;
-    bool evex = false, vex = false, f64_root = false, f32_root = false;
-    for (std::size_t k = range.first; k <= range.second; ++k) {
-      const Instruction& instruction = instructions[k];
-      const ClassifiedInstruction c = classify(instruction);
-      const int bits = widest_register_bits(instruction.operands);
-      loop.vector_bits = std::max(loop.vector_bits, bits);
-      if (bits == 512 || instruction.operands.find("%k") != std::string::npos ||
-          instruction.operands.find("{1to") != std::string::npos ||
-          instruction.mnemonic.find("14") != std::string::npos) {
-        evex = true;
-      }
-      if (bits > 0 && instruction.mnemonic[0] == 'v') vex = true;
-      ++loop.instructions;
-      switch (c.kind) {
-        case InstructionClass::fma:
-          ++loop.fma;
-          loop.flops_per_iteration += 2.0 * c.lanes;
-          break;
-        case InstructionClass::add_sub:
-          ++loop.add_sub;
-          loop.flops_per_iteration += c.lanes;
-          break;
-        case InstructionClass::mul:
-          ++loop.mul;
-          loop.flops_per_iteration += c.lanes;
-          break;
-        case InstructionClass::div:
-          ++loop.div;
-          break;
-        case InstructionClass::sqrt:
-        case InstructionClass::rsqrt:
-          (c.kind == InstructionClass::sqrt ? loop.sqrt : loop.rsqrt) += 1;
-          loop.interactions_per_iteration += c.lanes;
-          (c.f64 ? f64_root : f32_root) = true;
-          break;
-        case InstructionClass::rcp:
-          ++loop.rcp;
-          break;
-        case InstructionClass::other_fp:
-          ++loop.other_fp;
-          break;
-        case InstructionClass::memory:
-          ++loop.memory;
-          break;
-        case InstructionClass::other:
-          ++loop.other;
-          break;
-      }
-    }
-    loop.fp_instructions_per_iteration =
-        loop.fma + loop.add_sub + loop.mul + loop.div + loop.sqrt + loop.rsqrt + loop.rcp;
-    loop.isa = evex ? "avx512f" : loop.vector_bits == 256 ? "avx2" : vex ? "avx" : "sse";
-    loop.precision = f64_root ? "f64" : f32_root ? "f32" : "";
-    loops.push_back(std::move(loop));
+    if (!holds_another) loops.push_back(census_of(instructions, range.first, range.second));
   }
   return loops;
 }

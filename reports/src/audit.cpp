@@ -156,9 +156,10 @@ AuditRule same_precision_and_accuracy(const ResultsDocument& doc, const Headline
                                             names(approximate))));
 }
 
-// The widest SIMD ISA among the machine's features, in the suite's spelling.
+// The widest SIMD ISA among the machine's features, in the suite's spelling, x86-64 or aarch64
+// (SVE joins where its kernels do).
 std::string widest_isa(const MachineRecord& m) {
-  for (const char* isa : {"avx512f", "avx2", "sse4.2"}) {
+  for (const char* isa : {"avx512f", "avx2", "sse4.2", "neon64"}) {
     if (std::find(m.isa_features.begin(), m.isa_features.end(), isa) != m.isa_features.end()) {
       return isa;
     }

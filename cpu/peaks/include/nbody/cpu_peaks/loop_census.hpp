@@ -1,6 +1,7 @@
 #pragma once
-// Instruction census of compiled x86-64 loops, read from objdump's disassembly (AT&T syntax, as
-// printed by `objdump -d -C --no-show-raw-insn -w`). Used to count, from the code that really
+// Instruction census of compiled x86-64 and aarch64 loops, read from objdump's disassembly (AT&T
+// syntax on x86-64, A64 on aarch64, as printed by `objdump -d -C --no-show-raw-insn -w`; the file
+// format line says which). Used to count, from the code that really
 // runs, the instructions and flops per interaction of a CPU kernel's hot loop (FAIRNESS rule 4).
 #include <cstdint>
 #include <string>
@@ -14,6 +15,7 @@ struct Instruction {
   std::string mnemonic;  // prefixes ({vex}, notrack, ...) removed
   std::string operands;
   std::string function;  // demangled name of the enclosing symbol, as objdump labels it
+  bool a64 = false;      // an aarch64 instruction (objdump's "file format elf64-littleaarch64")
 };
 
 // Instructions in program order; the address counter restarts per section in object files, so a
@@ -26,7 +28,7 @@ enum class InstructionClass {
   mul,       // 1 flop per lane
   div,       // counted apart: not a flop in the FADD + FMUL + 2 FFMA convention of the GPU side
   sqrt,      // exact square root
-  rsqrt,     // reciprocal square root estimate (rsqrtps, vrsqrt14ps, ...)
+  rsqrt,     // reciprocal square root estimate (rsqrtps, vrsqrt14ps, frsqrte, ...)
   rcp,       // reciprocal estimate
   other_fp,  // min, max, logic, compare, blend, shuffle, convert on vector registers
   memory,    // moves, broadcasts, gathers, prefetches
@@ -44,9 +46,10 @@ ClassifiedInstruction classify(const Instruction& instruction);
 struct LoopCensus {
   std::string function;
   std::uint64_t begin = 0, end = 0;  // addresses of the first instruction and of the back-edge
-  std::string isa;                   // "sse", "avx", "avx2" or "avx512f": the widest encoding seen
-  std::string precision;             // "f32" or "f64": that of the square root / rsqrt
-  int vector_bits = 0;               // widest vector register used: 128, 256 or 512
+  // "sse", "avx", "avx2" or "avx512f": the widest encoding seen; "neon64" on aarch64.
+  std::string isa;
+  std::string precision;  // "f32" or "f64": that of the square root / rsqrt
+  int vector_bits = 0;    // widest vector register used: 128, 256 or 512
   int instructions = 0;
   int fma = 0, add_sub = 0, mul = 0, div = 0, sqrt = 0, rsqrt = 0, rcp = 0, other_fp = 0,
       memory = 0, other = 0;
