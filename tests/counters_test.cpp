@@ -18,6 +18,7 @@
 #include "nbody/cpu_peaks/hot_loop.hpp"
 #include "nbody/cpu_peaks/loop_census.hpp"
 #include "nbody/initial_conditions.hpp"
+#include "nbody/isas.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/reports/ceilings_table.hpp"
 #include "test_support.hpp"
@@ -447,17 +448,19 @@ TEST(Ceilings, MeasuredCachedAndRendered) {
   const std::optional<Ceilings> measured = measure_ceilings(options);
   ASSERT_TRUE(measured.has_value());
   EXPECT_FALSE(measured->from_cache);
-  const auto sse_one = measured->value(cpu_fp32_flops_ceiling("sse4.2", false));
+  // The narrowest ISA of this build's list (x86-64: sse4.2; aarch64: neon64).
+  const std::string narrowest(compiled_isas().front().name);
+  const auto sse_one = measured->value(cpu_fp32_flops_ceiling(narrowest, false));
   ASSERT_TRUE(sse_one.has_value());
   // Positive and finite only: figures are for reports, not tests (a Debug + ASan build measures
   // tens of MFLOP/s here).
   EXPECT_GT(*sse_one, 0);
   EXPECT_TRUE(std::isfinite(*sse_one));
-  const auto sse_all = measured->value(cpu_fp32_flops_ceiling("sse4.2", true));
+  const auto sse_all = measured->value(cpu_fp32_flops_ceiling(narrowest, true));
   ASSERT_TRUE(sse_all.has_value());
   EXPECT_GT(*sse_all, 0.2 * *sse_one);  // loose: tests may share the machine with other tests
   // The float64 chains beside the float32 ones: the same instructions on half the lanes.
-  const auto sse_one_f64 = measured->value(cpu_fp64_flops_ceiling("sse4.2", false));
+  const auto sse_one_f64 = measured->value(cpu_fp64_flops_ceiling(narrowest, false));
   ASSERT_TRUE(sse_one_f64.has_value());
   EXPECT_GT(*sse_one_f64, 0);
   const auto triad = measured->value(kCpuMemoryBandwidthCeiling);
@@ -485,7 +488,8 @@ TEST(Ceilings, MeasuredCachedAndRendered) {
   EXPECT_FALSE(measure_ceilings(options)->from_cache);
 
   const std::string table = reports::render_ceilings_table(measured);
-  EXPECT_NE(table.find("| cpu.fp32_flops.sse4.2.one_core |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| cpu.fp32_flops." + narrowest + ".one_core |"), std::string::npos)
+      << table;
   EXPECT_NE(table.find("FLOP/s"), std::string::npos);
   EXPECT_EQ(reports::render_ceilings_table(std::nullopt), "No ceilings were measured.\n");
   Ceilings doubtful = *measured;

@@ -44,12 +44,14 @@ void record_program_counter(int /*signal*/, siginfo_t* /*info*/, void* context) 
   if (buffer == nullptr) return;
   const std::size_t slot = buffer->count.fetch_add(1, std::memory_order_relaxed);
   if (slot >= kMaxSamples) return;
-#if defined(__x86_64__)
   const auto* user_context = static_cast<const ucontext_t*>(context);
+#if defined(__x86_64__)
   buffer->program_counters[slot] =
       static_cast<std::uintptr_t>(user_context->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+  buffer->program_counters[slot] = static_cast<std::uintptr_t>(user_context->uc_mcontext.pc);
 #else
-  (void)context;
+  (void)user_context;
 #endif
 }
 
@@ -142,11 +144,17 @@ struct Symbol {
   std::string name;
 };
 
+// The binutils program the build named (the target's: aarch64-linux-gnu-objdump where
+// cross-compiled, for a test run under qemu), else the one on the PATH.
+std::string binutil(const char* built, const char* plain) {
+  return ::access(built, X_OK) == 0 ? std::string(built) : std::string(plain);
+}
+
 // Function symbols with sizes, by address (`nm -n -S`).
 std::vector<Symbol> function_symbols(const std::string& path, bool& ok) {
   std::vector<Symbol> symbols;
-  const std::string text =
-      command_output("nm -n -S -C --defined-only '" + path + "' 2>/dev/null", ok);
+  const std::string text = command_output(
+      binutil(NBODY_NM, "nm") + " -n -S -C --defined-only '" + path + "' 2>/dev/null", ok);
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
@@ -242,11 +250,12 @@ std::vector<SampledFunction> sampled_functions(const std::vector<LoadedObject>& 
 void count_hottest_loop(const SampledFunction& function, const std::string& binary,
                         HotLoop& result) {
   bool ok = false;
-  const std::string disassembly = command_output(
-      fmt::format("objdump -d -C --no-show-raw-insn -w --start-address=0x{:x} "
-                  "--stop-address=0x{:x} '{}' 2>/dev/null",
-                  function.symbol.address, function.symbol.address + function.symbol.size, binary),
-      ok);
+  const std::string disassembly =
+      command_output(fmt::format("{} -d -C --no-show-raw-insn -w --start-address=0x{:x} "
+                                 "--stop-address=0x{:x} '{}' 2>/dev/null",
+                                 binutil(NBODY_OBJDUMP, "objdump"), function.symbol.address,
+                                 function.symbol.address + function.symbol.size, binary),
+                     ok);
   if (!ok || disassembly.empty()) {
     result.unavailable_reason = "objdump failed or is not installed";
     return;
@@ -286,8 +295,8 @@ constexpr std::size_t kFunctionsSearched = 8;
 
 HotLoop find_hot_loop(const std::function<double()>& evaluate, double min_seconds) {
   HotLoop result;
-#if !defined(__x86_64__)
-  result.unavailable_reason = "hot-loop disassembly is implemented for x86-64 only";
+#if !defined(__x86_64__) && !defined(__aarch64__)
+  result.unavailable_reason = "hot-loop disassembly is implemented for x86-64 and aarch64 only";
   return result;
 #else
   try {
