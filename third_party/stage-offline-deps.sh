@@ -6,6 +6,10 @@
 #   Copy PREFIX to the node, then:     cmake -B build -DCMAKE_PREFIX_PATH=PREFIX/usr ...
 #                                      export LD_LIBRARY_PATH=PREFIX/usr/lib/x86_64-linux-gnu
 #
+# STAGE_ARCH=arm64 stages the packages of an aarch64 node (Grace Hopper, an Arm node beside
+# GPUs) from an x86-64 machine: the library folder is then usr/lib/aarch64-linux-gnu. The staging
+# machine needs arm64 in its package lists (dpkg --add-architecture arm64 && apt-get update).
+#
 # The packages are only unpacked (dpkg -x), never installed, so nothing outside PREFIX changes.
 # Default PREFIX: third_party/prefix (git ignores it).
 set -euo pipefail
@@ -38,8 +42,24 @@ packages=(
 )
 
 command -v apt-get >/dev/null || { echo "stage-offline-deps: apt-get not found (run this on a Debian or Ubuntu machine with a package registry)" >&2; exit 1; }
+arch=${STAGE_ARCH:-$(dpkg --print-architecture)}
+case $arch in
+  amd64) multiarch=x86_64-linux-gnu ;;
+  arm64) multiarch=aarch64-linux-gnu ;;
+  *) echo "stage-offline-deps: STAGE_ARCH=$arch: amd64 or arm64" >&2; exit 2 ;;
+esac
+# Architecture-independent packages (headers, Chart.js) have no :arch of their own.
+wanted=()
+for p in "${packages[@]}"; do
+  if apt-cache show --no-all-versions "$p" 2>/dev/null | grep -q '^Architecture: all'; then
+    wanted+=("$p")
+  else
+    wanted+=("$p:$arch")
+  fi
+done
+debs="$debs/$arch"
 mkdir -p "$debs" "$prefix"
-(cd "$debs" && apt-get download "${packages[@]}")
+(cd "$debs" && apt-get download "${wanted[@]}")
 for deb in "$debs"/*.deb; do
   dpkg -x "$deb" "$prefix"
 done
@@ -52,7 +72,7 @@ rm -rf "$prefix/usr/share/doc" "$prefix/usr/share/man" "$prefix/usr/src/googlete
 # (see CMakeLists.txt), and a staged libhdf5_serial.so.103 on LD_LIBRARY_PATH would be loaded in
 # its place, and HDF5 aborts when its headers and library differ. Where the node has none, CMake
 # takes the staged one and nbody-fair finds it through the RUNPATH that CMake gives it.
-lib="$prefix/usr/lib/x86_64-linux-gnu"
+lib="$prefix/usr/lib/$multiarch"
 rm -f "$lib"/libhdf5_serial*.a "$lib"/libhdf5_serial*.so "$lib"/hdf5/serial/*.a \
   "$lib"/hdf5/serial/libhdf5_*.so "$lib"/hdf5/serial/libhdf5hl_fortran.so \
   "$prefix"/usr/include/hdf5/serial/*.mod
@@ -60,5 +80,5 @@ mv "$lib"/libhdf5_serial.so.103* "$lib/hdf5/serial/"
 ln -sfn libhdf5_serial.so.103 "$lib/hdf5/serial/libhdf5.so"
 echo "staged ${#packages[@]} packages into $prefix ($(du -sh "$prefix" | cut -f1))"
 echo "configure with: cmake -B build -DCMAKE_PREFIX_PATH=$prefix/usr"
-echo "run with:       export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu"
+echo "run with:       export LD_LIBRARY_PATH=$prefix/usr/lib/$multiarch"
 echo "charts:         export NBODY_FAIR_CHARTJS=$prefix/usr/share/javascript/chart.js/chart.min.js"
