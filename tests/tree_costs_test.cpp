@@ -1,4 +1,4 @@
-// The CPU tree walk's term instructions (each ISA's GroupKernels, cpu/tree/interactions_<id>.cpp)
+// The CPU tree walk's term instructions (each ISA's GroupTerms, cpu/tree/interactions_<id>.cpp)
 // against the library this build made: objdump of libnbody_cpu.a, the innermost loops of each
 // group kernel evaluate_group<T, Arch, ...> that hold a square root or rsqrt, counted by the
 // all-pairs hot-loop census (nbody/cpu_peaks/loop_census.hpp). A kernel's loops are its body-body
@@ -73,9 +73,10 @@ TEST(TreeTermInstructions, AreThoseOfTheBuiltGroupKernels) {
   const std::vector<peaks::LoopCensus> loops =
       peaks::innermost_loops(peaks::parse_objdump(disassembly));
   for (const IsaInfo& isa : compiled_isas()) {
-    const GroupKernels counted = group_kernels_for(isa.isa);
+    // Data, not code: read for every ISA, whether this CPU runs it or not.
+    const GroupTerms& counted = group_terms_for(isa.isa);
     for (const auto& [type, terms] :
-         {std::pair{"float", counted.f32_terms}, std::pair{"double", counted.f64_terms}}) {
+         {std::pair{"float", counted.f32}, std::pair{"double", counted.f64}}) {
       SCOPED_TRACE(std::string(isa.name) + " " + type);
       const std::multiset<double> found =
           term_loop_instructions(loops, isa.name, type, terms.lanes);

@@ -34,9 +34,12 @@ struct Sqrt {
 }  // namespace
 
 GroupKernels group_kernels_avx512f() {
-  // Float32 takes the rsqrt and a Newton step, float64 a square root and a division.
-  return make_group_kernels<Arch, Rsqrt14, Sqrt>({.lanes = 16, .body_body = 17, .body_cell = 40},
-                                                 {.lanes = 8, .body_body = 14, .body_cell = 37});
+  return make_group_kernels<Arch, Rsqrt14, Sqrt>();
 }
+
+// Float32 takes the rsqrt and a Newton step, float64 a square root and a division.
+constinit const GroupTerms group_terms_avx512f = {
+    .f32 = {.lanes = 16, .body_body = 17, .body_cell = 40},
+    .f64 = {.lanes = 8, .body_body = 14, .body_cell = 37}};
 
 }  // namespace nbody::cpu::tree

@@ -191,9 +191,20 @@ GroupKernels group_kernels_for(Isa isa) {
   throw std::logic_error("group_kernels_for: an ISA outside this build's list");
 }
 
+const GroupTerms& group_terms_for(Isa isa) {
+  switch (isa) {
+#define NBODY_ISA(id, ...) \
+  case Isa::id:            \
+    return group_terms_##id;
+#include NBODY_ISAS_INC
+#undef NBODY_ISA
+  }
+  throw std::logic_error("group_terms_for: an ISA outside this build's list");
+}
+
 TermInstructions term_instructions(std::string_view isa, bool float64) {
-  const GroupKernels kernels = group_kernels_for(simd::resolve_isa(isa));
-  return float64 ? kernels.f64_terms : kernels.f32_terms;
+  const GroupTerms& terms = group_terms_for(simd::resolve_isa(isa));
+  return float64 ? terms.f64 : terms.f32;
 }
 
 template <class T>

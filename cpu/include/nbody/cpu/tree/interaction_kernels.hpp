@@ -53,21 +53,31 @@ struct TermInstructions {
   int body_cell;
 };
 
-// One ISA's group kernels, and their terms' instructions as its file counted them (GCC 12 at -O3,
-// objdump of evaluate_group<T, Arch, ...>).
+// One ISA's group kernels. Returned by a function of the ISA's own file, called only once the
+// CPU is known to run the ISA: two pointers, returned in registers, so that no instruction of the
+// ISA runs before.
 struct GroupKernels {
   GroupKernel<float> f32;
   GroupKernel<double> f64;
-  TermInstructions f32_terms, f64_terms;
+};
+
+// The instructions of their terms as the ISA's file counted them (GCC 12 at -O3, objdump of
+// evaluate_group<T, Arch, ...>): constant data of that file, readable on any CPU.
+struct GroupTerms {
+  TermInstructions f32, f64;
 };
 
 // Defined in cpu/tree/interactions_<id>.cpp for every ISA of the list (nbody/isas.hpp).
-#define NBODY_ISA(id, ...) GroupKernels group_kernels_##id();
+#define NBODY_ISA(id, ...)           \
+  GroupKernels group_kernels_##id(); \
+  extern const GroupTerms group_terms_##id;
 #include NBODY_ISAS_INC
 #undef NBODY_ISA
 
-// The group kernels of `isa`.
+// The group kernels of `isa`, which this CPU must run.
 GroupKernels group_kernels_for(Isa isa);
+// The terms' instructions of the group kernels of `isa`, on any CPU.
+const GroupTerms& group_terms_for(Isa isa);
 
 // The terms' instructions of the group kernel of `isa` (as TreeSettings::isa names it, empty: the
 // widest this CPU has) in float32 or float64. Throws UsageError as group_kernel does.

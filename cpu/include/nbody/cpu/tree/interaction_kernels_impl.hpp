@@ -141,14 +141,11 @@ void evaluate_group(const GroupWork<T>& work) {
   }
 }
 
-// BareRsqrt: the ISA's approximate 1/sqrt of a float32 batch, as its all-pairs kernels take it;
-// f32_terms and f64_terms: the instructions of a term, as the ISA's file counted them.
+// BareRsqrt: the ISA's approximate 1/sqrt of a float32 batch, as its all-pairs kernels take it.
 template <class Arch, class BareRsqrt, class Sqrt = XsimdSqrt>
-GroupKernels make_group_kernels(TermInstructions f32_terms, TermInstructions f64_terms) {
+GroupKernels make_group_kernels() {
   return {.f32 = &evaluate_group<float, Arch, NewtonBatchInvSqrt<BareRsqrt>>,
-          .f64 = &evaluate_group<double, Arch, ExactBatchInvSqrt<Sqrt>>,
-          .f32_terms = f32_terms,
-          .f64_terms = f64_terms};
+          .f64 = &evaluate_group<double, Arch, ExactBatchInvSqrt<Sqrt>>};
 }
 
 }  // namespace
