@@ -145,14 +145,9 @@ class SimulateCommand final : public Command {
       }
       options_.steps = static_cast<std::int64_t>(steps);
     }
-    if (options_.snapshot_every > 0 || !options_.ic_file.empty()) {
-      if (const auto reason = snapshot_io_unavailable_reason()) {
-        throw UsageError(fmt::format(
-            "{}: {}", options_.ic_file.empty() ? "--snapshot-every" : "--ic-file", *reason));
-      }
-    }
     if (!options_.ic_file.empty()) {
-      // The file is the initial condition: what would generate one has nothing to do.
+      // The file is the initial condition: what would generate one has nothing to do. Said
+      // before whether this build reads snapshots: the command line contradicts itself anywhere.
       for (const char* generated : {"--sizes", "--ic", "--seed"}) {
         if (cli().count(generated) > 0) {
           throw UsageError(
@@ -160,8 +155,14 @@ class SimulateCommand final : public Command {
                           generated));
         }
       }
-      options_.initial_state = read_snapshot(options_.ic_file).state;
     }
+    if (options_.snapshot_every > 0 || !options_.ic_file.empty()) {
+      if (const auto reason = snapshot_io_unavailable_reason()) {
+        throw UsageError(fmt::format(
+            "{}: {}", options_.ic_file.empty() ? "--snapshot-every" : "--ic-file", *reason));
+      }
+    }
+    if (!options_.ic_file.empty()) options_.initial_state = read_snapshot(options_.ic_file).state;
     if (processes.decomposed() && options_.snapshot_every > 0) {
       throw UsageError("--snapshot-every: not under mpirun yet (run it in one process)");
     }
