@@ -41,6 +41,7 @@ constexpr int kExitUsage = 2;
 // The options both tree benches take, and the device.
 struct Options : nbody::TreeBenchOptions {
   int device = 0;
+  int warps_per_walk = 0;  // 0: the evaluator's choice by N
 };
 
 // One (N, theta): the medians over the timed repetitions.
@@ -61,6 +62,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   nbody::TreeBenchSpellings spellings;
   nbody::add_tree_bench_options(app, options, spellings);
   app.add_option("--device", options.device, "CUDA device ordinal");
+  app.add_option("--warps-per-walk", options.warps_per_walk,
+                 "warps walking each group together (1, 2, 4 or 8; 0: chosen by N)")
+      ->check(CLI::IsMember({0, 1, 2, 4, 8}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -113,8 +117,10 @@ Row measure(tree::GpuTreeEvaluator<T>& evaluator, double theta,
 }
 
 void print_header(const Options& options) {
-  fmt::print("# gpu_tree_bench: device {}, leaf capacity {}, group capacity {}\n", options.device,
-             options.leaf_capacity, options.group_capacity);
+  fmt::print(
+      "# gpu_tree_bench: device {}, leaf capacity {}, group capacity {}, warps a walk {}\n",
+      options.device, options.leaf_capacity, options.group_capacity,
+      options.warps_per_walk == 0 ? std::string("by N") : std::to_string(options.warps_per_walk));
   fmt::print("# ic {}, precision {}, seed {}, softening {}, reps {} (medians; after 1 warm-up)\n",
              nbody::to_string(options.ic), options.precision, options.seed, options.softening,
              options.reps);
@@ -186,7 +192,8 @@ std::vector<Row> run_all(const Options& options) {
         nbody::make_reference_sample<T>(snapshot.bodies, options.check_bodies, options.softening);
     tree::GpuTreeEvaluator<T> evaluator(n, {.leaf_capacity = options.leaf_capacity,
                                             .group_capacity = options.group_capacity,
-                                            .gpu_device = options.device});
+                                            .gpu_device = options.device,
+                                            .warps_per_walk = options.warps_per_walk});
     evaluator.set_bodies(sample.seen);
     for (const double theta : options.thetas) {
       rows.push_back(measure<T>(evaluator, theta, sample, options));
@@ -220,7 +227,8 @@ int main(int argc, char** argv) {
                                        {"check_bodies", options.check_bodies},
                                        {"device", options.device},
                                        {"leaf_capacity", options.leaf_capacity},
-                                       {"group_capacity", options.group_capacity}}},
+                                       {"group_capacity", options.group_capacity},
+                                       {"warps_per_walk", options.warps_per_walk}}},
                                      {"float64_parts", tree::kGpuTreeFloat64Parts},
                                      {"rows", json_rows}};
     try {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cfloat>
 
-#include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -89,32 +88,39 @@ __global__ void morton_keys_kernel(const Body<T>* bodies, std::uint32_t n, const
   indices[i] = i;
 }
 
-// A block's sort of at most kBlockSortCapacity keys, stable as the device-wide sort.
-constexpr int kBlockSortThreads = 1024;
-constexpr int kBlockSortItems = kBlockSortCapacity / kBlockSortThreads;
-using BlockSort =
-    cub::BlockRadixSort<std::uint64_t, kBlockSortThreads, kBlockSortItems, std::uint32_t>;
+// The rank sort: a block ranks 32 keys, each of its warps against a share of all n (staged in
+// shared memory), and the key with rank r lands at r with its index and its body.
+constexpr int kRankSortWarps = 8;
+constexpr int kRankedPerBlock = 32;
 
-__global__ void __launch_bounds__(kBlockSortThreads)
-    block_sort_kernel(const std::uint64_t* unsorted_keys, std::uint32_t n, std::uint64_t* keys,
-                      std::uint32_t* indices) {
-  __shared__ typename BlockSort::TempStorage storage;
-  std::uint64_t key[kBlockSortItems];
-  std::uint32_t index[kBlockSortItems];
-  for (int k = 0; k < kBlockSortItems; ++k) {
-    const std::uint32_t i = threadIdx.x * kBlockSortItems + k;
-    // Past the bodies: the largest key, after every body's (equal keys keep their order).
-    key[k] = i < n ? unsorted_keys[i] : ~std::uint64_t{0};
-    index[k] = i;
+template <class T>
+__global__ void __launch_bounds__(kRankSortWarps * 32)
+    rank_sort_kernel(const std::uint64_t* unsorted_keys, const Body<T>* input, std::uint32_t n,
+                     std::uint64_t* keys, std::uint32_t* indices, Body<T>* sorted) {
+  __shared__ std::uint64_t all[kRankSortCapacity];
+  __shared__ std::uint32_t partial[kRankSortWarps][kRankedPerBlock];
+  for (std::uint32_t j = threadIdx.x; j < n; j += blockDim.x) all[j] = unsorted_keys[j];
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  const std::uint32_t i = blockIdx.x * kRankedPerBlock + lane;
+  const std::uint64_t key = i < n ? all[i] : 0;
+  const std::uint32_t share = (n + kRankSortWarps - 1) / kRankSortWarps;
+  const std::uint32_t from = min(n, warp * share);
+  const std::uint32_t to = min(n, from + share);
+  std::uint32_t rank = 0;
+#pragma unroll 8
+  for (std::uint32_t j = from; j < to; ++j) {
+    const std::uint64_t other = all[j];
+    rank += (other < key || (other == key && j < i)) ? 1u : 0u;
   }
-  BlockSort(storage).Sort(key, index, 0, kMortonKeyBits);
-  for (int k = 0; k < kBlockSortItems; ++k) {
-    const std::uint32_t i = threadIdx.x * kBlockSortItems + k;
-    if (i < n) {
-      keys[i] = key[k];
-      indices[i] = index[k];
-    }
-  }
+  partial[warp][lane] = rank;
+  __syncthreads();
+  if (warp != 0 || i >= n) return;
+  for (int w = 1; w < kRankSortWarps; ++w) rank += partial[w][lane];
+  keys[rank] = key;
+  indices[rank] = i;
+  sorted[rank] = input[i];
 }
 
 template <class T>
@@ -284,9 +290,13 @@ void enqueue_morton_keys(const Body<T>* bodies, std::uint32_t n, const BoundingC
   check_launch();
 }
 
-void enqueue_block_sort(const std::uint64_t* unsorted_keys, std::uint32_t n, std::uint64_t* keys,
-                        std::uint32_t* indices, cudaStream_t stream) {
-  block_sort_kernel<<<1, kBlockSortThreads, 0, stream>>>(unsorted_keys, n, keys, indices);
+template <class T>
+void enqueue_rank_sort(const std::uint64_t* unsorted_keys, const Body<T>* input, std::uint32_t n,
+                       std::uint64_t* keys, std::uint32_t* indices, Body<T>* sorted,
+                       cudaStream_t stream) {
+  const unsigned blocks = (n + kRankedPerBlock - 1) / kRankedPerBlock;
+  rank_sort_kernel<T>
+      <<<blocks, kRankSortWarps * 32, 0, stream>>>(unsorted_keys, input, n, keys, indices, sorted);
   check_launch();
 }
 
@@ -347,7 +357,9 @@ void enqueue_walk_heads(const GpuCell* cells, std::uint32_t capacity, std::uint3
   template void enqueue_morton_keys<T>(const Body<T>*, std::uint32_t, const BoundingCube*,       \
                                        std::uint64_t*, std::uint32_t*, cudaStream_t);            \
   template void enqueue_gather<T>(const Body<T>*, const std::uint32_t*, std::uint32_t, Body<T>*, \
-                                  cudaStream_t);
+                                  cudaStream_t);                                                 \
+  template void enqueue_rank_sort<T>(const std::uint64_t*, const Body<T>*, std::uint32_t,        \
+                                     std::uint64_t*, std::uint32_t*, Body<T>*, cudaStream_t);
 NBODY_INSTANTIATE_BUILD(float)
 NBODY_INSTANTIATE_BUILD(double)
 #undef NBODY_INSTANTIATE_BUILD

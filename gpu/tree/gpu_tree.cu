@@ -160,17 +160,18 @@ void GpuTreeEvaluator<T>::State::enqueue_sort() {
   const auto count = static_cast<std::uint32_t>(n);
   // Stable, so that coincident bodies (equal keys) keep their input order, as the CPU's sort by
   // (key, index) orders them. 63 bits: three of 21 per axis.
-  if (count <= kBlockSortCapacity) {
-    enqueue_block_sort(unsorted_keys.data(), count, keys.data(), input_index.data(), stream.get());
-  } else {
-    std::size_t bytes = 0;
-    check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, bytes, unsorted_keys.data(), keys.data(),
-                                               unsorted_indices.data(), input_index.data(), count,
-                                               0, kMortonKeyBits, stream.get()));
-    check_cuda(cub::DeviceRadixSort::SortPairs(
-        scratch(bytes), bytes, unsorted_keys.data(), keys.data(), unsorted_indices.data(),
-        input_index.data(), count, 0, kMortonKeyBits, stream.get()));
+  if (count <= kRankSortCapacity) {
+    enqueue_rank_sort<T>(unsorted_keys.data(), input_bodies.data(), count, keys.data(),
+                         input_index.data(), sorted_bodies.data(), stream.get());
+    return;
   }
+  std::size_t bytes = 0;
+  check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, bytes, unsorted_keys.data(), keys.data(),
+                                             unsorted_indices.data(), input_index.data(), count, 0,
+                                             kMortonKeyBits, stream.get()));
+  check_cuda(cub::DeviceRadixSort::SortPairs(
+      scratch(bytes), bytes, unsorted_keys.data(), keys.data(), unsorted_indices.data(),
+      input_index.data(), count, 0, kMortonKeyBits, stream.get()));
   enqueue_gather<T>(input_bodies.data(), input_index.data(), count, sorted_bodies.data(),
                     stream.get());
 }

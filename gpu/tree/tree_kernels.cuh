@@ -56,12 +56,17 @@ template <class T>
 void enqueue_morton_keys(const Body<T>* bodies, std::uint32_t n, const BoundingCube* cube,
                          std::uint64_t* keys, std::uint32_t* indices, cudaStream_t stream);
 
-// Few keys are sorted by one block: the device-wide sort's passes cost more than the work.
-inline constexpr std::uint32_t kBlockSortCapacity = 4096;
+// Few keys are sorted by ranking each against all the others: spread over the SMs, n^2
+// comparisons cost less than the device-wide sort's passes, or one block's (measured on the H100:
+// docs/perf-notes.md, "Tree codes").
+inline constexpr std::uint32_t kRankSortCapacity = 4096;
 
-// keys, indices = unsorted_keys and 0 .. n - 1 sorted by key (stable), n <= kBlockSortCapacity.
-void enqueue_block_sort(const std::uint64_t* unsorted_keys, std::uint32_t n, std::uint64_t* keys,
-                        std::uint32_t* indices, cudaStream_t stream);
+// keys, indices = unsorted_keys and 0 .. n - 1 sorted by key (stable: equal keys by index), and
+// sorted[k] = input[indices[k]]; n <= kRankSortCapacity.
+template <class T>
+void enqueue_rank_sort(const std::uint64_t* unsorted_keys, const Body<T>* input, std::uint32_t n,
+                       std::uint64_t* keys, std::uint32_t* indices, Body<T>* sorted,
+                       cudaStream_t stream);
 
 // sorted[k] = input[sorted_index[k]].
 template <class T>
