@@ -366,6 +366,37 @@ TEST(Audit, EachBrokenRuleIsNamedWithItsEvidence) {
   }
 }
 
+// On an Arm host the widest ISA is read from the aarch64 list: NEON, which SVE at 128 bits (Grace,
+// Graviton 4) is no wider than, while a wider SVE (A64FX) leaves the suite's NEON kernels short.
+TEST(Audit, ArmHostsWidestIsaIsNeonUnlessItsSveIsWider) {
+  ResultsDocument doc = document();
+  doc.machine.cpu_model = "Arm Neoverse V2 (MIDR 0x410fd4f1)";
+  doc.machine.isa_features = {"neon64", "sve128", "sve2"};
+  for (ResultRecord& r : doc.results) {
+    if (r.details.contains("isa")) r.details["isa"] = "neon64";
+  }
+  const AuditRule kept = rule(analyze(doc), 3);
+  EXPECT_EQ(kept.verdict, RuleVerdict::kept) << kept.evidence;
+  EXPECT_NE(kept.evidence.find("the widest ISA the machine has (e.g. cpu.tbb at N = 1024 (16 "
+                               "threads, neon64)); the machine's SVE, at 128 bits, is no wider "
+                               "than neon64"),
+            std::string::npos)
+      << kept.evidence;
+
+  doc.machine.isa_features = {"neon64", "sve2", "sve512"};  // "sve2" is no length
+  const AuditRule short_of_machine = rule(analyze(doc), 3);
+  EXPECT_EQ(short_of_machine.verdict, RuleVerdict::not_kept);
+  EXPECT_NE(short_of_machine.evidence.find(
+                "used neon64, but the machine's SVE is 512 bits wide and this suite has no SVE "
+                "kernels"),
+            std::string::npos)
+      << short_of_machine.evidence;
+
+  doc.results[2].details["isa"] = "scalar";  // not NEON: short of the machine too
+  doc.machine.isa_features = {"neon64", "sve128"};
+  EXPECT_EQ(rule(analyze(doc), 3).verdict, RuleVerdict::not_kept);
+}
+
 TEST(Audit, DisturbedMeasurementsAreNamedInTheAuditAndTheHeadline) {
   ResultsDocument doc = document();
   doc.results[2].kernel->conditions->disturbances = {"other processes took 40% of the 16 CPUs"};

@@ -17,7 +17,19 @@ constexpr IsaInfo kIsas[] = {
 #undef NBODY_ISA
 };
 
+// Every processor's lines, their availability and flags unused (so never compiled here).
+constexpr KnownIsa kEveryProcessorsIsas[] = {
+#define NBODY_ISA(id, name, title, bits, fma, registers, available, flags) {name, bits},
+#include "nbody/isas_aarch64.inc"
+#include "nbody/isas_x86_64.inc"
+#undef NBODY_ISA
+};
+
 }  // namespace
+
+std::span<const KnownIsa> isas_of_every_processor() {
+  return kEveryProcessorsIsas;
+}
 
 std::span<const IsaInfo> compiled_isas() {
   return kIsas;

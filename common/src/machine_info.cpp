@@ -17,6 +17,7 @@
 #if defined(__aarch64__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #endif
 
 namespace nbody {
@@ -91,13 +92,26 @@ std::string arm_core_name(std::uint64_t midr) {
                      part, midr);
 }
 
-// NEON (Advanced SIMD) and SVE from the kernel's hardware capabilities; the core from MIDR_EL1,
-// which Linux lets user space read where it sets HWCAP_CPUID.
+// SVE's vector length in bits, as the kernel sets it for this process (0 where it cannot say).
+int sve_vector_bits() {
+#ifdef PR_SVE_GET_VL
+  const int vl = ::prctl(PR_SVE_GET_VL);
+  if (vl > 0) return (vl & PR_SVE_VL_LEN_MASK) * 8;
+#endif
+  return 0;
+}
+
+// NEON (Advanced SIMD) and SVE from the kernel's hardware capabilities, SVE named with its vector
+// length ("sve128", as an SVE kernel of that length would be named: the audit compares widths);
+// the core from MIDR_EL1, which Linux lets user space read where it sets HWCAP_CPUID.
 void read_isa_features(MachineRecord& machine) {
   const unsigned long hwcap = getauxval(AT_HWCAP);
   const unsigned long hwcap2 = getauxval(AT_HWCAP2);
   if (hwcap & HWCAP_ASIMD) machine.isa_features.emplace_back("neon64");
-  if (hwcap & HWCAP_SVE) machine.isa_features.emplace_back("sve");
+  if (hwcap & HWCAP_SVE) {
+    const int bits = sve_vector_bits();
+    machine.isa_features.push_back(bits > 0 ? fmt::format("sve{}", bits) : std::string("sve"));
+  }
 #ifdef HWCAP2_SVE2
   if (hwcap2 & HWCAP2_SVE2) machine.isa_features.emplace_back("sve2");
 #else

@@ -1,7 +1,9 @@
 #include "audit.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -10,6 +12,7 @@
 #include "algorithms.hpp"
 #include "analysis_parts.hpp"
 #include "conservation_check.hpp"
+#include "nbody/isas.hpp"
 #include "nbody/reports/combined_sides.hpp"
 #include "nbody/reports/scale.hpp"
 #include "tree_effort.hpp"
@@ -156,15 +159,48 @@ AuditRule same_precision_and_accuracy(const ResultsDocument& doc, const Headline
                                             names(approximate))));
 }
 
-// The widest SIMD ISA among the machine's features, in the suite's spelling, x86-64 or aarch64
-// (SVE joins where its kernels do).
-std::string widest_isa(const MachineRecord& m) {
-  for (const char* isa : {"avx512f", "avx2", "sse4.2", "neon64"}) {
-    if (std::find(m.isa_features.begin(), m.isa_features.end(), isa) != m.isa_features.end()) {
-      return isa;
-    }
+// The widest SIMD ISA among the machine's features that the suite has kernels for, whichever
+// processor wrote the file (on a tie of widths, the later line of its list).
+std::optional<KnownIsa> widest_isa(const MachineRecord& m) {
+  std::optional<KnownIsa> widest;
+  for (const KnownIsa& isa : isas_of_every_processor()) {
+    const bool has =
+        std::find(m.isa_features.begin(), m.isa_features.end(), isa.name) != m.isa_features.end();
+    if (has && (!widest || isa.vector_bits >= widest->vector_bits)) widest = isa;
   }
-  return {};
+  return widest;
+}
+
+// The machine's SVE vector length where its record gives one ("sve256"; SVE lengths are
+// multiples of 128 bits, which also tells it from "sve2"), whether or not the suite has SVE
+// kernels.
+std::optional<int> sve_vector_bits(const MachineRecord& m) {
+  for (const std::string& feature : m.isa_features) {
+    if (!feature.starts_with("sve")) continue;
+    int bits = 0;
+    const char* end = feature.data() + feature.size();
+    const auto [stop, error] = std::from_chars(feature.data() + 3, end, bits);
+    if (error == std::errc() && stop == end && bits >= 128 && bits % 128 == 0) return bits;
+  }
+  return std::nullopt;
+}
+
+// What rule 3 says of SVE on an Arm host: at 128 bits (Grace, Graviton 4) it is no wider than
+// NEON, so NEON is the widest; wider (A64FX's 512), the suite's kernels are short of the machine.
+struct SveVerdict {
+  std::string note;              // appended where the CPU side kept the rule
+  std::string short_of_machine;  // non-empty: the CPU side did not
+};
+SveVerdict sve_verdict(const MachineRecord& m, const std::optional<KnownIsa>& widest) {
+  const std::optional<int> bits = sve_vector_bits(m);
+  if (!bits || !widest || widest->name.starts_with("sve")) return {};
+  if (*bits <= widest->vector_bits) {
+    return {.note = fmt::format("; the machine's SVE, at {} bits, is no wider than {}", *bits,
+                                widest->name)};
+  }
+  return {.short_of_machine = fmt::format(
+              "the machine's SVE is {} bits wide and this suite has no SVE kernels (docs/arm.md)",
+              *bits)};
 }
 
 // Rule 3 of the all-pairs formulations: the best CPU figure on every logical CPU at the widest
@@ -172,7 +208,9 @@ std::string widest_isa(const MachineRecord& m) {
 AuditRule all_pairs_effort(const ResultsDocument& doc, const Headline& headline,
                            const MeasuredSides& sides) {
   AuditRule rule{.number = 3, .title = "Same effort"};
-  const std::string widest = widest_isa(doc.machine);
+  const std::optional<KnownIsa> widest_known = widest_isa(doc.machine);
+  const std::string widest = widest_known ? std::string(widest_known->name) : std::string();
+  const SveVerdict sve = sve_verdict(doc.machine, widest_known);
   std::vector<std::string> short_of_machine, used;
   bool any_best_cpu = false;
   for (const HeadlineRow& row : headline.rows) {
@@ -206,10 +244,15 @@ AuditRule all_pairs_effort(const ResultsDocument& doc, const Headline& headline,
             doc.machine.logical_cpus, widest.empty() ? "unknown" : widest,
             names(short_of_machine, 2)));
   }
+  if (!sve.short_of_machine.empty()) {
+    return with_verdict(
+        rule, RuleVerdict::not_kept,
+        fmt::format("the best CPU figure used {}, but {}", widest, sve.short_of_machine));
+  }
   const std::string cpu_side = fmt::format(
       "the best CPU used every one of the {} logical CPUs and the widest ISA the machine has "
-      "(e.g. {})",
-      doc.machine.logical_cpus, used.empty() ? widest : used.front());
+      "(e.g. {}){}",
+      doc.machine.logical_cpus, used.empty() ? widest : used.front(), sve.note);
   if (!sides.compares()) {
     // Effort is the same only beside another side's best: one side alone cannot show it.
     return with_verdict(

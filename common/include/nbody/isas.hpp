@@ -43,4 +43,13 @@ std::optional<Isa> widest_available_isa();
 // "sse4.2, avx2, avx512f": the names, for messages.
 std::string compiled_isa_names();
 
+// An ISA of any processor's list, for reading what another machine recorded (the audit's "widest
+// ISA the machine has" holds for a results file written on Arm and read on x86-64).
+struct KnownIsa {
+  std::string_view name;
+  int vector_bits;
+};
+// Every processor's list (x86-64's, then aarch64's), each narrowest first.
+std::span<const KnownIsa> isas_of_every_processor();
+
 }  // namespace nbody
