@@ -282,6 +282,7 @@ ImplementationInfo info_of(Precision precision, PairScheme pairs) {
   return info;
 }
 
+#if defined(NBODY_HAVE_CUDA) || defined(__x86_64__)  // the tests that read them
 nlohmann::json synthetic_ceilings() {
   return {{"schema", kCeilingsSchemaName},
           {"entries",
@@ -310,6 +311,7 @@ nlohmann::json synthetic_ceilings() {
              {"threads", 16},
              {"fp_instructions_per_second", 0.9e11}}}}};
 }
+#endif
 
 #if defined(NBODY_HAVE_CUDA)  // the GPU figures are gpu/'s
 TEST(CounterFigures, GpuFiguresFollowFromTheCounters) {
@@ -380,6 +382,48 @@ TEST(CounterFigures, Float64KernelsAreBoundByTheirOwnPipe) {
 
 #endif  // NBODY_HAVE_CUDA
 
+// A CPU loop is held against the ceiling of the narrowest ISA of this build's list that holds its
+// vectors (a scalar loop: the first), and against the widest the machine measured: on any
+// processor's list.
+TEST(CounterFigures, ALoopIsHeldAgainstItsOwnIsasCeilingFromThisBuildsList) {
+  const IsaInfo& first = compiled_isas().front();
+  const IsaInfo& widest = compiled_isas().back();
+  Ceilings ceilings;
+  const auto add = [&ceilings](const IsaInfo& isa, double flops, double instructions) {
+    ceilings.entries.push_back(CeilingEntry{.name = cpu_fp32_flops_ceiling(isa.name, true),
+                                            .device = DeviceKind::cpu,
+                                            .value = flops,
+                                            .unit = "FLOP/s",
+                                            .threads = 16,
+                                            .fp_instructions_per_second = instructions});
+  };
+  add(first, 1e12, 0.5e11);
+  if (widest.isa != first.isa) add(widest, 2e12, 1e11);
+  const double widest_flops = widest.isa != first.isa ? 2e12 : 1e12;
+  const double widest_instructions = widest.isa != first.isa ? 1e11 : 0.5e11;
+  const std::size_t n = 1000;
+  std::map<std::string, double> loop = {
+      {"loop.interactions", 16},
+      {"loop.instructions", 50},
+      {"loop.fp_instructions", 40},
+      {"loop.flops", 16 * 25.0},
+      {"loop.vector_bits", static_cast<double>(widest.vector_bits)},
+      {"kernel_seconds", 1e-3},
+      {"threads", 16}};
+  const ImplementationInfo all_pairs = info_of(Precision::f32, PairScheme::all_pairs);
+  const double flop_rate = 25.0 * 1e6 / 1e-3;
+  const auto vector = peaks::derive_cpu_figures(loop, all_pairs, n, ceilings);
+  EXPECT_DOUBLE_EQ(vector.fraction_of_measured_peak.value(), flop_rate / widest_flops);
+  EXPECT_DOUBLE_EQ(vector.fraction_of_machine_peak.value(), flop_rate / widest_flops);
+  EXPECT_DOUBLE_EQ(vector.instruction_bound_interactions_per_second.value(),
+                   widest_instructions / 2.5);
+  loop["loop.vector_bits"] = 0;  // a scalar loop
+  const auto scalar = peaks::derive_cpu_figures(loop, all_pairs, n, ceilings);
+  EXPECT_DOUBLE_EQ(scalar.fraction_of_measured_peak.value(), flop_rate / 1e12);
+  EXPECT_DOUBLE_EQ(scalar.fraction_of_machine_peak.value(), flop_rate / widest_flops);
+}
+
+#if defined(__x86_64__)  // x86-64's list: a 256-bit loop is AVX2's, the machine's widest AVX-512F
 TEST(CounterFigures, SymmetricKernelsAreCreditedNSquared) {
   const std::size_t n = 1001;
   const ImplementationInfo symmetric = info_of(Precision::f32, PairScheme::symmetric);
@@ -432,6 +476,7 @@ TEST(CounterFigures, Float64CpuKernelsAreHeldAgainstTheFloat64Ceiling) {
   EXPECT_FALSE(without.fraction_of_measured_peak.has_value());
   EXPECT_FALSE(without.instruction_bound_interactions_per_second.has_value());
 }
+#endif  // __x86_64__
 
 std::filesystem::path fresh_temporary_directory(const std::string& name) {
   const std::filesystem::path dir =

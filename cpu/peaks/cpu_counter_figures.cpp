@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
+#include <string>
+
+#include "nbody/isas.hpp"
 
 namespace nbody::peaks {
 
@@ -31,9 +35,13 @@ DerivedFigures derive_cpu_figures(const std::map<std::string, double>& metrics,
   d.div_per_pair = per_pair("loop.div");
 
   // The ceiling of the loop's own vector width and the kernel's precision (float64 FMA for a
-  // float64 kernel), scaled to the threads the kernel used.
+  // float64 kernel), scaled to the threads the kernel used: the narrowest ISA of this build's list
+  // that holds the loop's vectors (a scalar loop's is the first).
   const double bits = find_metric(metrics, "loop.vector_bits").value_or(0.0);
-  const std::string isa = bits >= 512 ? "avx512f" : bits >= 256 ? "avx2" : "sse4.2";
+  const std::span<const IsaInfo> isas = compiled_isas();
+  const auto holding = std::find_if(isas.begin(), isas.end(),
+                                    [bits](const IsaInfo& i) { return i.vector_bits >= bits; });
+  const std::string isa(holding != isas.end() ? holding->name : isas.back().name);
   const double threads = std::max(1.0, find_metric(metrics, "threads").value_or(0.0));
   const auto scaled_peak = [&](const std::string& which, auto field) -> std::optional<double> {
     const CeilingEntry* entry =
@@ -60,9 +68,10 @@ DerivedFigures derive_cpu_figures(const std::map<std::string, double>& metrics,
     if (const auto peak = scaled_peak(isa, flops); peak && *peak > 0) {
       d.fraction_of_measured_peak = flop_rate / *peak;
     }
-    // Against the widest ISA this machine has: what the loop leaves unused.
-    for (const char* widest : {"avx512f", "avx2", "sse4.2"}) {
-      if (const auto peak = scaled_peak(widest, flops); peak && *peak > 0) {
+    // Against the widest ISA this machine has (the last of the list it measured a ceiling of):
+    // what the loop leaves unused.
+    for (auto widest = isas.rbegin(); widest != isas.rend(); ++widest) {
+      if (const auto peak = scaled_peak(std::string(widest->name), flops); peak && *peak > 0) {
         d.fraction_of_machine_peak = flop_rate / *peak;
         break;
       }
