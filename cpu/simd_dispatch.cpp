@@ -191,7 +191,11 @@ std::string inv_sqrt_detail(const KernelSet<T>& kernels, InvSqrtMethod method) {
     case InvSqrtMethod::bare_rsqrt:
       return fmt::format("{} alone", kernels.rsqrt_instruction);
     case InvSqrtMethod::sqrt_divide:
+#if defined(__aarch64__)
+      return "fsqrt + fdiv";
+#else
       return std::is_same_v<T, float> ? "sqrtps + divps" : "sqrtpd + divpd";
+#endif
     case InvSqrtMethod::cube_series:
       return fmt::format("{}, then d^-3 by its series to e^{} (no Newton step)",
                          kernels.rsqrt_instruction, kernels.cube_series_terms);
@@ -202,34 +206,41 @@ std::string inv_sqrt_detail(const KernelSet<T>& kernels, InvSqrtMethod method) {
 template std::string inv_sqrt_detail(const KernelSet<float>&, InvSqrtMethod);
 template std::string inv_sqrt_detail(const KernelSet<double>&, InvSqrtMethod);
 
+namespace {
+
+// How the kernels of `isa` take 1/sqrt by `method` (empty: the ISA's faster full-accuracy one).
+template <class T>
+std::string inv_sqrt_optimization(Isa isa, std::optional<InvSqrtMethod> method) {
+  const KernelSet<T> kernels = kernels_for<T>(isa);
+  const InvSqrtMethod used = method.value_or(kernels.full_accuracy);
+  const std::string_view title = isa_info(isa).title;
+  if (used == InvSqrtMethod::sqrt_divide) {
+    return fmt::format("exact square root, then divide ({} on {})", inv_sqrt_detail(kernels, used),
+                       title);
+  }
+  return fmt::format("{} on {}: {}",
+                     method ? "approximate rsqrt"
+                            : "1/sqrt by the ISA's faster full-accuracy method, approximate rsqrt",
+                     title, inv_sqrt_detail(kernels, used));
+}
+
+}  // namespace
+
 std::vector<std::string> simd_kernel_optimizations(Precision precision,
                                                    std::optional<InvSqrtMethod> method,
                                                    std::vector<std::string> own) {
+  // Said of the ISA the kernels run here: the widest this CPU runs (else the list's first).
   const std::optional<Isa> widest = widest_isa();
-  const auto inv_sqrt = [&]() -> std::string {
-    if (method == InvSqrtMethod::sqrt_divide) return "exact square root, then divide";
-    if (precision == Precision::f64) {
-      if (!method) {
-        return "1/sqrt by the ISA's faster full-accuracy method: AVX-512F vrsqrt14pd, then d^-3 "
-               "by its series to e^4 (no Newton step); AVX2, SSE4.2 square root then divide";
-      }
-      if (method == InvSqrtMethod::cube_series) {
-        return "approximate rsqrt (rsqrt14pd, or rsqrtps on values narrowed to float32), then "
-               "d^-3 by its series to e^4 or e^5 in float64 (no Newton step)";
-      }
-      return "approximate rsqrt (rsqrt14pd, or rsqrtps on values narrowed to float32) + 2 to 3 "
-             "Newton-Raphson steps in float64";
-    }
-    // Float32's full-accuracy method (empty: each ISA's) is the Newton-Raphson step everywhere.
-    return !method || method == InvSqrtMethod::newton
-               ? "approximate rsqrt (rsqrt14 / rsqrtps) + 1 Newton-Raphson step"
-               : "approximate rsqrt alone (rsqrt14 / rsqrtps, 12-14 bits)";
-  };
+  const Isa described = widest.value_or(compiled_isas().front().isa);
+  const IsaInfo& info = isa_info(described);
   std::vector<std::string> list = {
       "structure of arrays",
       fmt::format("xsimd, ISA chosen at run time ({} here; --isa forces a narrower one)",
                   widest ? isa_description(*widest, precision) : "none"),
-      inv_sqrt(), "FMA (AVX2, AVX-512F)"};
+      precision == Precision::f64 ? inv_sqrt_optimization<double>(described, method)
+                                  : inv_sqrt_optimization<float>(described, method),
+      info.fma ? fmt::format("FMA ({})", info.title)
+               : fmt::format("no FMA on {}: a multiply and an add", info.title)};
   if (precision == Precision::f64) list.front() = "structure of arrays, float64";
   list.insert(list.end(), own.begin(), own.end());
   return list;
