@@ -48,10 +48,13 @@ case $arch in
   arm64) multiarch=aarch64-linux-gnu ;;
   *) echo "stage-offline-deps: STAGE_ARCH=$arch: amd64 or arm64" >&2; exit 2 ;;
 esac
-# Architecture-independent packages (headers, Chart.js) have no :arch of their own.
+# Architecture-independent packages (headers, Chart.js) have no :arch of their own. The record is
+# read whole first: grep -q stopping at the match would end apt-cache with SIGPIPE, which pipefail
+# takes for "not found", and the package would be asked for as :arm64, which does not exist.
 wanted=()
 for p in "${packages[@]}"; do
-  if apt-cache show --no-all-versions "$p" 2>/dev/null | grep -q '^Architecture: all'; then
+  record=$(apt-cache show --no-all-versions "$p" 2>/dev/null || true)
+  if grep -q '^Architecture: all' <<<"$record"; then
     wanted+=("$p")
   else
     wanted+=("$p:$arch")
