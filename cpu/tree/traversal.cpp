@@ -7,6 +7,10 @@
 #include <stdexcept>
 #include <type_traits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/combinable.h>
@@ -22,11 +26,19 @@
 namespace nbody::cpu::tree {
 namespace {
 
+// a < b ? b : a, without a branch: GCC compiles the comparison with a constant 0 to one, which the
+// walk mispredicts. maxsd(b, a) is b > a ? b : a: the same value for every input.
+TreeFloat64 larger(TreeFloat64 a, TreeFloat64 b) {
+#if defined(__SSE2__)
+  return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(b), _mm_set_sd(a)));
+#else
+  return a < b ? b : a;
+#endif
+}
+
 // The squared distance from `point` to the nearest point of `box` (0 inside it). Each gap is
-// max(low - p, 0, p - high) as std::max({...}) takes it, written as comparisons that compile to
-// maxsd rather than to branches, which the walk mispredicted.
+// max(low - p, 0, p - high) as std::max({...}) takes it.
 TreeFloat64 squared_distance_to_box(const Box& box, const Vec3<TreeFloat64>& point) {
-  const auto larger = [](TreeFloat64 a, TreeFloat64 b) { return a < b ? b : a; };
   const auto gap = [&](TreeFloat64 low, TreeFloat64 high, TreeFloat64 p) {
     return larger(larger(low - p, TreeFloat64{0}), p - high);
   };
