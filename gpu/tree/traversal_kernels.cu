@@ -1,16 +1,18 @@
 // The GPU tree's walk, as Bonsai walks it: a team of warps per group of targets (up to 64 at a
-// time, two per lane), each warp testing up to 32 cells at once against the Salmon-Warren
-// criterion in float64, its interaction lists gathered in shared memory and evaluated 32 sources
-// at a time with all lanes, each source broadcast from shared memory. Every warp of a team walks
-// the same tree and evaluates its share of the batches, and the team sums the shares in a fixed
-// order: a group whose box opens most of the tree (a sparse outer group) so takes a team's time
-// over its members, where one warp alone would make the whole launch wait on it at small N.
-// Persistent teams take the groups from a counter, a group of more than 64 targets as several
-// walks. The interactions are the suite's
-// (physics.hpp's accumulate_interaction, multipole_physics.hpp's accumulate_cell) with the GPU's
-// rsqrt.
+// time), each warp testing up to 32 cells at once against the Salmon-Warren criterion in float64,
+// its interaction lists gathered in shared memory and evaluated 32 sources at a time, each
+// broadcast from shared memory: in float32 each half of the warp holds all the walk's targets
+// (four a lane) and takes every other source, so that a source read serves four terms a lane; in
+// float64 the whole warp holds them, two a lane. Every warp of a team walks the same tree and
+// evaluates its share of the batches, and the team sums the shares in a fixed order: a group
+// whose box opens most of the tree (a sparse outer group) so takes a team's time over its
+// members, where one warp alone would make the whole launch wait on it at small N. Persistent
+// teams take the groups from a counter, a group of more than 64 targets as several walks. The
+// interactions are the suite's (physics.hpp's accumulate_interaction, multipole_physics.hpp's
+// accumulate_cell) with the GPU's rsqrt.
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
 #include "nbody/gpu/cuda_check.hpp"
 #include "nbody/gpu/device_math.cuh"
@@ -21,8 +23,19 @@ namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpSize = 32;
-constexpr int kTargetsPerLane = 2;
-static_assert(kTargetsPerWalk == kWarpSize * kTargetsPerLane);
+// The sources of a batch are split between kStreams<T> parts of the warp, each holding every
+// target. Float32 in two halves, four targets a lane; float64 in one, two targets a lane: four
+// took it from 120 registers to 150, and its walk 8% longer.
+template <class T>
+inline constexpr int kStreams = std::is_same_v<T, float> ? 2 : 1;
+template <class T>
+inline constexpr int kStreamLanes = kWarpSize / kStreams<T>;
+template <class T>
+inline constexpr int kTargetsPerLane = static_cast<int>(kTargetsPerWalk) / kStreamLanes<T>;
+// Float32's register budget: six blocks of four warps an SM, 80 registers (96 unbounded; seven
+// blocks, 72, spill and walk 3% slower at 1M).
+template <class T>
+inline constexpr int kMinBlocksPerSm = std::is_same_v<T, float> ? 6 : 0;
 // Listed sources waiting for a batch of 32: a step lists up to 32 cells, and the bodies of up to
 // 32 opened leaves (written in windows where more).
 constexpr int kCellListCapacity = 2 * kWarpSize;
@@ -36,8 +49,8 @@ struct WarpScratch {
   std::uint32_t cell_list[kCellListCapacity];
 };
 
-// A lane's targets: kSlots of them (1 where the walk has at most 32, so that no lane computes a
-// second target that is not there; groups of up to 64 are often that small).
+// A lane's targets: kSlots of them (half as many where the walk has at most half its targets, so
+// that no lane computes targets that are not there; groups of up to 64 are often that small).
 template <class T, int kSlots>
 struct Targets {
   T x[kSlots], y[kSlots], z[kSlots];
@@ -81,7 +94,7 @@ __device__ __forceinline__ void evaluate_bodies(WarpScratch<T>& scratch, const s
                                                 Targets<T, kSlots>& t) {
   if (lane < count) scratch.bodies[lane] = sorted[list[lane]];
   __syncwarp();
-  for (int j = 0; j < count; ++j) {
+  for (int j = lane / kStreamLanes<T>; j < count; j += kStreams<T>) {
     const Body<T> s = scratch.bodies[j];
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
@@ -107,12 +120,13 @@ __device__ __forceinline__ void evaluate_cells(WarpScratch<T>& scratch, int coun
                                            t.ay[k], t.az[k]);
     }
   };
+  const int stream = lane / kStreamLanes<T>;
   if (count == kWarpSize) {
     // A full batch, its count known: two cells an iteration, half the loop's own instructions.
 #pragma unroll 2
-    for (int j = 0; j < kWarpSize; ++j) interact(j);
+    for (int j = stream; j < kWarpSize; j += kStreams<T>) interact(j);
   } else {
-    for (int j = 0; j < count; ++j) interact(j);
+    for (int j = stream; j < count; j += kStreams<T>) interact(j);
   }
   __syncwarp();
 }
@@ -241,13 +255,27 @@ __device__ __forceinline__ WalkLists walk(WarpScratch<T>& scratch, const Box& gr
 // its scratch, unused once its walk is done.
 template <class T>
 __device__ __forceinline__ T* share_of(WarpScratch<T>& scratch) {
-  static_assert(sizeof(WarpScratch<T>::cells) >= 3 * kTargetsPerLane * kWarpSize * sizeof(T));
+  static_assert(sizeof(WarpScratch<T>::cells) >= 3 * kTargetsPerWalk * sizeof(T));
   return reinterpret_cast<T*>(scratch.cells);
 }
 
-// The walk of the targets [first, end) (at most 32 kSlots) by one warp of a team, its share of
-// their accelerations summed with the other members' (in the members' order, through each one's
-// scratch) and stored by the first member.
+// The first stream's lanes take the other streams' sums of their targets, added in stream order.
+template <class T, int kSlots>
+__device__ __forceinline__ void sum_streams(Targets<T, kSlots>& t) {
+#pragma unroll
+  for (int k = 0; k < kSlots; ++k) {
+#pragma unroll
+    for (int s = 1; s < kStreams<T>; ++s) {
+      t.ax[k] += __shfl_down_sync(kFullMask, t.ax[k], s * kStreamLanes<T>);
+      t.ay[k] += __shfl_down_sync(kFullMask, t.ay[k], s * kStreamLanes<T>);
+      t.az[k] += __shfl_down_sync(kFullMask, t.az[k], s * kStreamLanes<T>);
+    }
+  }
+}
+
+// The walk of the targets [first, end) (at most kStreamLanes kSlots) by one warp of a team, its
+// streams' sums added, its share of the accelerations summed with the other members' (in the
+// members' order, through each one's scratch) and stored by the first member's first stream.
 template <class T, int kSlots, int kMembers>
 __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const Box& box,
                                                   std::uint32_t first, std::uint32_t end,
@@ -255,9 +283,11 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
                                                   const TraversalArgs<T>& args, int lane,
                                                   TeamShare share, WarpScratch<T>* team) {
   Targets<T, kSlots> t;
+  const int position = lane % kStreamLanes<T>;
+  const bool first_stream = lane < kStreamLanes<T>;
 #pragma unroll
   for (int k = 0; k < kSlots; ++k) {
-    const std::uint32_t target = first + k * kWarpSize + lane;
+    const std::uint32_t target = first + k * kStreamLanes<T> + position;
     // A lane past the walk's end computes for its first target and stores nothing.
     const Body<T> b = args.sorted[target < end ? target : first];
     t.x[k] = b.x;
@@ -266,32 +296,35 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
     t.ax[k] = t.ay[k] = t.az[k] = T(0);
   }
   const WalkLists lists = walk(scratch, box, stack, args, lane, share, t);
+  sum_streams(t);
   if constexpr (kMembers > 1) {
     T* mine = share_of(team[share.member]);
+    if (first_stream) {
 #pragma unroll
-    for (int k = 0; k < kSlots; ++k) {
-      mine[(3 * k + 0) * kWarpSize + lane] = t.ax[k];
-      mine[(3 * k + 1) * kWarpSize + lane] = t.ay[k];
-      mine[(3 * k + 2) * kWarpSize + lane] = t.az[k];
+      for (int k = 0; k < kSlots; ++k) {
+        mine[(3 * k + 0) * kStreamLanes<T> + position] = t.ax[k];
+        mine[(3 * k + 1) * kStreamLanes<T> + position] = t.ay[k];
+        mine[(3 * k + 2) * kStreamLanes<T> + position] = t.az[k];
+      }
     }
     __syncthreads();
-    if (share.member == 0) {
+    if (share.member == 0 && first_stream) {
       for (int m = 1; m < kMembers; ++m) {
         const T* theirs = share_of(team[m]);
 #pragma unroll
         for (int k = 0; k < kSlots; ++k) {
-          t.ax[k] += theirs[(3 * k + 0) * kWarpSize + lane];
-          t.ay[k] += theirs[(3 * k + 1) * kWarpSize + lane];
-          t.az[k] += theirs[(3 * k + 2) * kWarpSize + lane];
+          t.ax[k] += theirs[(3 * k + 0) * kStreamLanes<T> + position];
+          t.ay[k] += theirs[(3 * k + 1) * kStreamLanes<T> + position];
+          t.az[k] += theirs[(3 * k + 2) * kStreamLanes<T> + position];
         }
       }
     }
     __syncthreads();
   }
-  if (share.member == 0) {
+  if (share.member == 0 && first_stream) {
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
-      const std::uint32_t target = first + k * kWarpSize + lane;
+      const std::uint32_t target = first + k * kStreamLanes<T> + position;
       if (target < end) args.accelerations[args.input_index[target]] = {t.ax[k], t.ay[k], t.az[k]};
     }
   }
@@ -320,7 +353,8 @@ __device__ __forceinline__ unsigned next_walk(TreeCounters* counters, int lane) 
 }
 
 template <class T, int kMembers>
-__global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize)
+__global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize,
+                                  kMembers == 1 ? kMinBlocksPerSm<T> : 0)
     traversal_kernel(TraversalArgs<T> args) {
   constexpr int kWarps = kBlockWarps<kMembers>;
   __shared__ WarpScratch<T> block_scratch[kWarps];
@@ -344,11 +378,11 @@ __global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize)
       widen_box(box, args.moments[item.first_cell + k].box);
     }
     const WalkLists lists =
-        end - first <= kWarpSize
-            ? walk_targets<T, 1, kMembers>(scratch, box, first, end, stack, args, lane, share,
-                                           block_scratch)
-            : walk_targets<T, kTargetsPerLane, kMembers>(scratch, box, first, end, stack, args,
-                                                         lane, share, block_scratch);
+        end - first <= kTargetsPerWalk / 2
+            ? walk_targets<T, kTargetsPerLane<T> / 2, kMembers>(scratch, box, first, end, stack,
+                                                                args, lane, share, block_scratch)
+            : walk_targets<T, kTargetsPerLane<T>, kMembers>(scratch, box, first, end, stack, args,
+                                                            lane, share, block_scratch);
     body_body += (end - first) * lists.listed_bodies;
     body_cell += (end - first) * lists.listed_cells;
   }

@@ -103,9 +103,9 @@ void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t lea
                    const CellBuildScratch& scratch, GpuCell* cells, TreeCounters* counters,
                    cudaStream_t stream);
 
-// The targets of one walk: a group's, kTargetsPerWalk at most (two a lane). A group of more is
-// walked for each of its runs of kTargetsPerWalk bodies, by as many warps, each from the whole
-// group's box (so with the lists the CPU's one walk of the group makes).
+// The targets of one walk: a group's, kTargetsPerWalk at most (four a lane in each half of a warp).
+// A group of more is walked for each of its runs of kTargetsPerWalk bodies, by as many warps, each
+// from the whole group's box (so with the lists the CPU's one walk of the group makes).
 inline constexpr std::uint32_t kTargetsPerWalk = 64;
 
 // A walk: its first target, and its group: the sibling cells [first_cell, first_cell +
