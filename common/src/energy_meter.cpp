@@ -17,17 +17,24 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 // The meter's reading just after its counters next change, and when: two such readings lag their
-// updates alike, so the energy between them belongs to the time between them.
+// updates alike, so the energy between them belongs to the time between them. Where the counters
+// do not change in time, the last reading and when it was taken: a thread woken late past the
+// wait (a busy host) would otherwise set an early reading beside a late time.
 std::pair<std::vector<double>, std::chrono::steady_clock::time_point> read_after_update(
     EnergyMeter& meter, double max_wait_s) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<double> first = meter.joules();
+  std::vector<double> last = meter.joules();
+  auto last_at = std::chrono::steady_clock::now();
+  const double first_total = total_joules(last);
   while (seconds_since(start) < max_wait_s) {
     std::vector<double> now = meter.joules();
-    if (total_joules(now) != total_joules(first)) return {now, std::chrono::steady_clock::now()};
+    const auto now_at = std::chrono::steady_clock::now();
+    if (total_joules(now) != first_total) return {now, now_at};
+    last = std::move(now);
+    last_at = now_at;
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  return {first, std::chrono::steady_clock::now()};
+  return {last, last_at};
 }
 
 }  // namespace
