@@ -260,10 +260,10 @@ TEST(HotLoop, CountsTheInteractionLoopWhereAnotherLoopIsHotter) {
   const peaks::HotLoop hot = peaks::find_hot_loop(
       [&] {
         // sum_of_copies's dependent chain takes a multiply's and an add's latency per element:
-        // 24 passes outweigh 4 of sum_of_inverse_roots several times (12 left the interaction
-        // loop 53 of 100 samples once, on a loaded 2-core machine).
+        // 48 passes outweigh 4 of sum_of_inverse_roots several times (12 left the interaction
+        // loop 53 of 100 samples once, 24 left it 51 of 100 on another loaded 2-core machine).
         for (int repeat = 0; repeat < 4; ++repeat) sink = sink + sum_of_inverse_roots(values);
-        sink = sink + sum_of_copies(values, 24);
+        sink = sink + sum_of_copies(values, 48);
         return 0.0;
       },
       0.3);
