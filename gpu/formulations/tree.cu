@@ -227,12 +227,16 @@ void register_tree(Registry& registry) {
                .algorithm = Algorithm::barnes_hut,
                .role = Role::optimized,
                .optimizations =
-                   {"Morton keys and CUB's radix sort on the device (one block's up to 4096 "
-                    "bodies), the cells read from the sorted keys body by body, nothing read back",
+                   {"Morton keys and CUB's radix sort on the device (a rank sort over the SMs "
+                    "up to 4096 bodies), the cells read from the sorted keys body by body, nothing "
+                    "read back",
                     "monopole and quadrupole moments in float64, one cooperative upward pass",
                     "persistent teams of warps: one walk per group of up to 64 targets (runs of "
                     "sibling cells), 32 cells tested at once, interaction lists in shared memory, "
                     "the lists' batches shared by 8, 4 or 1 warps as the groups are few or many",
+                    f64 ? "two targets a lane, each source read from shared memory serving both"
+                        : "four targets a lane, each half of a warp taking every other source: a "
+                          "source read from shared memory serves four terms",
                     "each phase replayed as a CUDA graph after the first evaluation",
                     "the tree and criterion of cpu.tree, to the bit (same interactions counted)",
                     std::string(tree::kGpuTreeFloat64Parts)},
