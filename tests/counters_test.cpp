@@ -1,6 +1,8 @@
 // Hardware counters and ceilings: the disassembly census, the derived figures, the ceilings and
 // their cache, CUPTI's host-side metric checks (no GPU needed) and, where a GPU is present, CUPTI
 // against work of known instruction count.
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -257,13 +259,25 @@ TEST(HotLoop, CountsTheInteractionLoopWhereAnotherLoopIsHotter) {
   if (!kOptimisedBuild) GTEST_SKIP() << "hot-loop counts are meaningful in optimised builds only";
   const std::vector<float> values = positive_values(1 << 14);
   volatile float sink = 0;
+  const auto roots = [&] {
+    for (int repeat = 0; repeat < 4; ++repeat) sink = sink + sum_of_inverse_roots(values);
+  };
+  // As many passes of sum_of_copies as take three times the roots' time, timed here: the two
+  // loops' speeds differ by machine, and more under an emulator (a fixed 12 or 24 passes left the
+  // interaction loop over half the samples on some 2-core machines; 48 left it none under qemu).
+  const auto seconds_of = [](const auto& work) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  roots();  // warm
+  const double roots_s = seconds_of(roots);
+  const double one_copy_s = seconds_of([&] { sink = sink + sum_of_copies(values, 1); });
+  const int copies = std::max(1, static_cast<int>(std::lround(3 * roots_s / one_copy_s)));
   const peaks::HotLoop hot = peaks::find_hot_loop(
       [&] {
-        // sum_of_copies's dependent chain takes a multiply's and an add's latency per element:
-        // 48 passes outweigh 4 of sum_of_inverse_roots several times (12 left the interaction
-        // loop 53 of 100 samples once, 24 left it 51 of 100 on another loaded 2-core machine).
-        for (int repeat = 0; repeat < 4; ++repeat) sink = sink + sum_of_inverse_roots(values);
-        sink = sink + sum_of_copies(values, 48);
+        roots();
+        sink = sink + sum_of_copies(values, copies);
         return 0.0;
       },
       0.3);
