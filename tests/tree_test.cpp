@@ -3,7 +3,7 @@
 // error grows with theta and stays within the bounds of docs/tolerances.md, "Tree codes"; the
 // interactions counted never exceed N^2; coincident bodies give no NaN. Theta = 0 and the bounds
 // are checked at every ISA of the walk's interactions this CPU has. Also the pieces: Morton keys,
-// the octree's invariants, and the order of the multipole expansion.
+// the key sort, the octree's invariants, and the order of the multipole expansion.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,11 +17,13 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <tbb/task_arena.h>
 
 #include "awkward_sizes.hpp"
 #include "nbody/accuracy.hpp"
 #include "nbody/cpu/cpu_run.hpp"
 #include "nbody/cpu/simd_runs.hpp"
+#include "nbody/cpu/tree/key_sort.hpp"
 #include "nbody/cpu/tree/octree.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/initial_conditions.hpp"
@@ -416,6 +418,64 @@ TEST(TreeCode, RefusesBadArguments) {
   }
   EXPECT_TRUE(
       evaluate_tree<float>(std::span<const Body<float>>{}, kSoftening, 0.5).accelerations.empty());
+}
+
+// Keys as the build meets them: spread over every bit; most of them in one small cluster (a
+// Plummer core in a cube set by its outskirts), so that a range stays larger than the cache after
+// its first digit and is distributed again; few distinct values; all one value.
+std::vector<std::uint64_t> keys_to_sort(int kind, std::size_t n, std::mt19937_64& random) {
+  constexpr std::uint64_t kKeyMask = (std::uint64_t{1} << 63) - 1;
+  std::vector<std::uint64_t> keys(n);
+  for (std::uint64_t& key : keys) {
+    const std::uint64_t r = random() & kKeyMask;
+    switch (kind) {
+      case 0:
+        key = r;
+        break;
+      case 1:
+        key = random() % 10 == 0 ? r : (std::uint64_t{0x5a5a5} << 40) | (r & ((1ull << 40) - 1));
+        break;
+      case 2:
+        key = r % 5;
+        break;
+      default:
+        key = 42;
+    }
+  }
+  return keys;
+}
+
+// The key sort is one stable sort by key (equal keys keep their input order), at every size
+// around its cache-sized ranges and at thread counts that split its passes differently.
+TEST(KeySort, IsOneStableSortByKey) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 random(seed);
+  std::vector<std::size_t> sizes(std::begin(kAwkwardSizes), std::end(kAwkwardSizes));
+  for (const std::size_t n : {std::size_t{32}, std::size_t{33}, std::size_t{32768},
+                              std::size_t{32769}, std::size_t{300007}}) {
+    sizes.push_back(n);
+  }
+  KeySortScratch scratch;
+  for (const int threads : {1, 3, 16}) {
+    tbb::task_arena arena(threads);
+    for (int kind = 0; kind < 4; ++kind) {
+      for (const std::size_t n : sizes) {
+        std::vector<std::uint64_t> keys = keys_to_sort(kind, n, random);
+        std::vector<std::uint32_t> expected(n);
+        for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i);
+        std::stable_sort(expected.begin(), expected.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
+        std::vector<std::uint32_t> index(n);
+        for (std::size_t i = 0; i < n; ++i) index[i] = static_cast<std::uint32_t>(i);
+        const std::vector<std::uint64_t> input = keys;
+        arena.execute([&] { sort_keys(keys, index, scratch); });
+        const std::string what = fmt::format("kind {} n {} threads {}", kind, n, threads);
+        ASSERT_EQ(index, expected) << what;
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(keys[i], input[expected[i]]) << what;
+      }
+    }
+  }
 }
 
 TEST(MortonKeys, InterleaveAndQuantize) {

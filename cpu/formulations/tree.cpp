@@ -47,16 +47,15 @@ constexpr double kUnboundTheta = 0.5;
 // What one build of a tree of n bodies and `cells` cells must move, array by array, each read or
 // written once by the phase that needs it (docs/perf-notes.md, "Tree codes"): the bodies read by
 // the bounding cube, the keys, the gather (and written there) and the leaves' moments; the keys
-// and indices written, then read and written by every pass of the radix sort, whose counting
-// also reads the keys; the gather's index; the keys read by the cells' splits; and a cell's
-// record written and read, its key, its float64 moments written, read by its parent and by the
-// rounding, its criterion and its rounded multipole written.
+// and indices written, then what the key sort moves (nbody/cpu/tree/key_sort.hpp); the gather's
+// index; the keys read by the cells' splits; and a cell's record written and read, its key, its
+// float64 moments written, read by its parent and by the rounding, its criterion and its rounded
+// multipole written.
 template <class T>
 struct BuildTraffic {
   static constexpr double kKey = sizeof(std::uint64_t), kIndex = sizeof(std::uint32_t);
   static constexpr double per_body() {
-    return 5.0 * sizeof(Body<T>) + 2 * kKey + 2 * kIndex +
-           tree::kRadixSortPasses * (3 * kKey + 2 * kIndex);
+    return 5.0 * sizeof(Body<T>) + 2 * kKey + 2 * kIndex + tree::kKeySortBytesPerBody;
   }
   static constexpr double per_cell() {
     return 2.0 * sizeof(tree::Cell) + kKey + 3.0 * sizeof(CellMoments) +
@@ -88,10 +87,10 @@ TreeCostModel cost_model(const std::string& isa, int threads, std::size_t n, std
       .build_bytes = Traffic::per_body() * static_cast<double>(n) +
                      Traffic::per_cell() * static_cast<double>(cells),
       .build_basis = fmt::format(
-          "{:.0f} B a body (keys, a radix sort of {} passes, the gather, the leaves' bodies) and "
-          "{:.0f} B a cell (its record, moments, criterion and multipole), each read or written "
-          "once",
-          Traffic::per_body(), tree::kRadixSortPasses, Traffic::per_cell())};
+          "{:.0f} B a body (keys, a radix sort of one pass through memory and one in cache, the "
+          "gather, the leaves' bodies) and {:.0f} B a cell (its record, moments, criterion and "
+          "multipole), each read or written once",
+          Traffic::per_body(), Traffic::per_cell())};
 }
 
 template <class T>

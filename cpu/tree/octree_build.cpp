@@ -1,4 +1,5 @@
-// The octree build: Morton keys, a parallel sort, the cells level by level, the upward pass.
+// The octree build: Morton keys, a parallel sort (nbody/cpu/tree/key_sort.hpp), the cells level
+// by level, the upward pass.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -10,20 +11,13 @@
 #include <tbb/parallel_reduce.h>
 #include <tbb/task_arena.h>
 
+#include "nbody/cpu/tree/key_sort.hpp"
 #include "nbody/cpu/tree/octree_build.hpp"
 #include "nbody/steady_clock.hpp"
 #include "nbody/tree_groups.hpp"
 
 namespace nbody::cpu::tree {
 namespace {
-
-// The sort's blocks: each counts and scatters its own range, in parallel. Enough of them to
-// balance the threads, few enough that the counts (kRadixBuckets each) stay small.
-std::size_t block_count(std::size_t n) {
-  constexpr std::size_t kSmallestBlock = 16384;
-  const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
-  return std::clamp<std::size_t>(n / kSmallestBlock, 1, 4 * threads);
-}
 
 // bounding_cube, its extremes found in parallel.
 template <class T>
@@ -49,60 +43,6 @@ void morton_keys(std::span<const Body<T>> bodies, Octree<T>& tree) {
                         tree.input_index[i] = static_cast<std::uint32_t>(i);
                       }
                     });
-}
-
-// A stable least-significant-digit radix sort of `keys` and `index` together by key, kRadixBits a
-// pass (8 passes for the 63 bits of a key; a pass whose digit all keys share is skipped). Stable,
-// so equal keys keep the input order: the order of coincident bodies is the same on every run.
-// Each pass: every block counts its digits, one scan turns the counts into each (digit, block)'s
-// first position, and every block scatters its range there: two reads and one write of 12 bytes a
-// body, in place of a comparison sort's log N passes.
-constexpr int kRadixBits = kRadixBitsPerPass;
-constexpr std::size_t kRadixBuckets = std::size_t{1} << kRadixBits;
-constexpr int kKeyBits = 3 * kMortonBitsPerAxis;
-
-void radix_sort(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& index,
-                BuildScratch& scratch) {
-  const std::size_t n = keys.size();
-  const std::size_t blocks = block_count(n);
-  const auto block_begin = [&](std::size_t b) { return n * b / blocks; };
-  scratch.keys.resize(n);
-  scratch.index.resize(n);
-  std::vector<std::uint32_t>& positions = scratch.digit_positions;
-  positions.resize(blocks * kRadixBuckets);
-  for (int shift = 0; shift < kKeyBits; shift += kRadixBits) {
-    const auto digit = [shift](std::uint64_t key) {
-      return static_cast<std::size_t>(key >> shift) & (kRadixBuckets - 1);
-    };
-    tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
-      std::uint32_t* counts = positions.data() + b * kRadixBuckets;
-      std::fill(counts, counts + kRadixBuckets, 0u);
-      for (std::size_t i = block_begin(b); i < block_begin(b + 1); ++i) ++counts[digit(keys[i])];
-    });
-    // Digit-major, block-minor: the blocks' runs of one digit follow each other in block order.
-    std::uint32_t next = 0;
-    bool one_digit = false;
-    for (std::size_t d = 0; d < kRadixBuckets; ++d) {
-      const std::uint32_t digit_start = next;
-      for (std::size_t b = 0; b < blocks; ++b) {
-        const std::uint32_t count = positions[b * kRadixBuckets + d];
-        positions[b * kRadixBuckets + d] = next;
-        next += count;
-      }
-      one_digit = one_digit || (next - digit_start == n);
-    }
-    if (one_digit) continue;
-    tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
-      std::uint32_t* position = positions.data() + b * kRadixBuckets;
-      for (std::size_t i = block_begin(b); i < block_begin(b + 1); ++i) {
-        const std::uint32_t to = position[digit(keys[i])]++;
-        scratch.keys[to] = keys[i];
-        scratch.index[to] = index[i];
-      }
-    });
-    keys.swap(scratch.keys);
-    index.swap(scratch.index);
-  }
 }
 
 template <class T>
@@ -300,7 +240,7 @@ void rebuild_octree(std::span<const Body<T>> bodies, const TreeSettings& setting
   morton_keys(bodies, tree);
   seconds.keys = seconds_since(start);
   start = SteadyClock::now();
-  radix_sort(tree.keys, tree.input_index, scratch);
+  sort_keys(tree.keys, tree.input_index, scratch.sort);
   gather_sorted<T>(bodies, tree);
   seconds.sort = seconds_since(start);
   start = SteadyClock::now();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nbody/bodies.hpp"
+#include "nbody/cpu/tree/key_sort.hpp"
 #include "nbody/cpu/tree/morton.hpp"
 #include "nbody/cpu/tree/multipole.hpp"
 
@@ -60,12 +61,6 @@ struct CellCriterion {
   TreeFloat64 b_max_squared = 0;
 };
 
-// The build's least-significant-digit radix sort of the 63-bit Morton keys: this many bits a
-// pass, so this many passes, each reading and writing every key and index.
-inline constexpr int kRadixBitsPerPass = 8;
-inline constexpr int kRadixSortPasses =
-    (3 * kMortonBitsPerAxis + kRadixBitsPerPass - 1) / kRadixBitsPerPass;
-
 // Seconds of each phase of the build, apart from the traversal.
 struct BuildSeconds {
   double keys = 0;     // bounding cube and Morton keys
@@ -108,13 +103,11 @@ struct Octree {
   TreeFloat64 cell_size(const Cell& cell) const { return std::ldexp(cube.size, -cell.level); }
 };
 
-// What a build needs besides the tree: the radix sort's second buffers and the split's octant
+// What a build needs besides the tree: the key sort's second buffers and the split's octant
 // bounds. Kept with the tree between builds (TreeEvaluator), so that a run that rebuilds its tree
 // every evaluation allocates its memory, and the OS zeroes it, once rather than at every build.
 struct BuildScratch {
-  std::vector<std::uint64_t> keys;
-  std::vector<std::uint32_t> index;
-  std::vector<std::uint32_t> digit_positions;
+  KeySortScratch sort;
   std::vector<std::array<std::uint32_t, 9>> octant_bounds;
 };
 
