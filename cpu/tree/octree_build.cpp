@@ -9,7 +9,6 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
-#include <tbb/task_arena.h>
 
 #include "nbody/cpu/tree/key_sort.hpp"
 #include "nbody/cpu/tree/octree_build.hpp"
