@@ -57,11 +57,24 @@ void gather_sorted(std::span<const Body<T>> bodies, Octree<T>& tree) {
 
 // Where each octant of `cell` starts in the sorted keys, and where the last one ends: octant o
 // holds [bounds[o], bounds[o + 1]). The keys of a cell share their prefix, so the octant is
-// monotone over its range.
+// monotone over its range: a small cell's octants are counted in one pass (no branch a key), a
+// large one's found by binary searches (whose branches a small cell would mispredict at every
+// step, for as many steps as a pass takes keys).
 using OctantBounds = std::array<std::uint32_t, 9>;
+
+constexpr std::uint32_t kCountedKeys = 256;
 
 OctantBounds octant_bounds(const Cell& cell, std::span<const std::uint64_t> keys) {
   OctantBounds bounds{};
+  if (cell.body_count() <= kCountedKeys) {
+    std::array<std::uint32_t, 8> count{};
+    for (std::uint32_t k = cell.begin; k < cell.end; ++k)
+      ++count[child_octant(keys[k], cell.level)];
+    bounds[0] = cell.begin;
+    for (unsigned octant = 0; octant < 8; ++octant)
+      bounds[octant + 1] = bounds[octant] + count[octant];
+    return bounds;
+  }
   const auto first = keys.begin() + cell.begin;
   const auto last = keys.begin() + cell.end;
   for (unsigned octant = 0; octant < 8; ++octant) {
