@@ -262,18 +262,24 @@ TEST(HotLoop, CountsTheInteractionLoopWhereAnotherLoopIsHotter) {
   const auto roots = [&] {
     for (int repeat = 0; repeat < 4; ++repeat) sink = sink + sum_of_inverse_roots(values);
   };
-  // As many passes of sum_of_copies as take three times the roots' time, timed here: the two
+  // As many passes of sum_of_copies as take four times the roots' time, timed here: the two
   // loops' speeds differ by machine, and more under an emulator (a fixed 12 or 24 passes left the
   // interaction loop over half the samples on some 2-core machines; 48 left it none under qemu).
+  // Both are run once first: under an emulator a first run also translates the code.
   const auto seconds_of = [](const auto& work) {
     const auto start = std::chrono::steady_clock::now();
     work();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  roots();  // warm
+  // Counts read from a volatile, so that every call runs the one copy of sum_of_copies (no
+  // clone for a constant count), the one sampled below.
+  volatile int timed_copies = 8;
+  roots();
+  sink = sink + sum_of_copies(values, timed_copies);
   const double roots_s = seconds_of(roots);
-  const double one_copy_s = seconds_of([&] { sink = sink + sum_of_copies(values, 1); });
-  const int copies = std::max(1, static_cast<int>(std::lround(3 * roots_s / one_copy_s)));
+  const double one_copy_s =
+      seconds_of([&] { sink = sink + sum_of_copies(values, timed_copies); }) / timed_copies;
+  volatile int copies = std::max(1, static_cast<int>(std::lround(4 * roots_s / one_copy_s)));
   const peaks::HotLoop hot = peaks::find_hot_loop(
       [&] {
         roots();
