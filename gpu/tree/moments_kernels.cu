@@ -2,9 +2,11 @@
 // each level's other cells from their children, by the suite's one moments arithmetic
 // (nbody/multipole_physics.hpp). This file is compiled with -fmad=false (gpu/CMakeLists.txt):
 // without contraction the device rounds every operation as the CPU build does, so both trees hold
-// the same moments to the bit and make the same opening decisions. The pass moves a few bytes per
-// body and is bound by memory, not by the FMAs it gives up.
+// the same moments to the bit and make the same opening decisions. Each level waits for its
+// slowest thread: one cell's float64 operations over its children or bodies, one after another
+// (not memory, nor the FMAs given up; docs/perf-notes.md, "Tree codes").
 #include <algorithm>
+#include <cstdint>
 
 #include <cooperative_groups.h>
 
@@ -35,6 +37,18 @@ __device__ void store_moments(const MomentsArgs<T>& a, std::uint32_t c, const Ce
   a.multipoles[c] = round_multipole<T>(m, a.softening_squared);
 }
 
+// Asks the L1 for the bytes [first, first + count) before a loop reads them one after another:
+// their lines come in one wait rather than one wait each (a leaf's bodies, a cell's children).
+template <class E>
+__device__ __forceinline__ void prefetch_l1(const E* first, std::uint32_t count) {
+  constexpr std::uintptr_t kLine = 128;
+  const auto begin = reinterpret_cast<std::uintptr_t>(first) & ~(kLine - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(first + count);
+  for (std::uintptr_t line = begin; line < end; line += kLine) {
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(line));
+  }
+}
+
 // Every leaf, then each level's other cells from the level below, the deepest first, the whole
 // grid waiting between levels: the grid's barrier orders the children's stores before their
 // parents' loads, as __syncthreads orders a block's (copying the children aside past the L1
@@ -50,6 +64,7 @@ __global__ void __launch_bounds__(kMomentsThreads) moments_kernel(MomentsArgs<T>
   for (std::uint32_t c = start; c < cell_count; c += stride) {
     const GpuCell cell = a.cells[c];
     if (cell.child_count != 0) continue;
+    prefetch_l1(a.sorted + cell.begin, cell.end - cell.begin);
     const Box box = box_of(cell_cube(a.keys[cell.begin], cell.level, cube));
     store_moments(a, c, moments_of_bodies<T>(a.sorted + cell.begin, cell.end - cell.begin, box));
   }
@@ -59,6 +74,7 @@ __global__ void __launch_bounds__(kMomentsThreads) moments_kernel(MomentsArgs<T>
     for (std::uint32_t c = a.counters->level_first[level] + start; c < last; c += stride) {
       const GpuCell cell = a.cells[c];
       if (cell.child_count == 0) continue;
+      prefetch_l1(a.moments + cell.first_child, cell.child_count);
       const Box box = box_of(cell_cube(a.keys[cell.begin], cell.level, cube));
       store_moments(a, c, moments_of_children(a.moments + cell.first_child, cell.child_count, box));
     }
