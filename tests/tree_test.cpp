@@ -551,6 +551,15 @@ void expect_octree_invariants(const std::vector<Body<T>>& bodies, const TreeSett
     EXPECT_NEAR(m.mass, mass, 1e-12 * mass);
   }
   EXPECT_EQ(leaf_bodies, bodies.size());
+  // The leaves are the leaf cells, in the sorted order of their bodies.
+  std::uint32_t after_leaf = 0;
+  for (const std::uint32_t leaf : tree.leaves) {
+    ASSERT_LT(leaf, tree.cells.size());
+    EXPECT_TRUE(tree.cells[leaf].is_leaf());
+    EXPECT_EQ(tree.cells[leaf].begin, after_leaf);
+    after_leaf = tree.cells[leaf].end;
+  }
+  EXPECT_EQ(after_leaf, bodies.size());
   // The groups cover the sorted bodies once, in order.
   std::uint32_t next = 0;
   for (const TargetGroup& group : tree.groups) {
