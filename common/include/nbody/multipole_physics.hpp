@@ -99,15 +99,143 @@ NBODY_HOST_DEVICE inline void widen_box(Box& box, const Box& other) {
               larger_of(box.high.z, other.high.z)};
 }
 
-// Adds m (3 d d^T - |d|^2 I) to q.
-NBODY_HOST_DEVICE inline void add_point_quadrupole(TracelessQuadrupole& q, double m, double dx,
-                                                   double dy, double dz, double d2) {
-  q.xx += m * (3 * dx * dx - d2);
-  q.yy += m * (3 * dy * dy - d2);
-  q.zz += m * (3 * dz * dz - d2);
-  q.xy += m * 3 * dx * dy;
-  q.xz += m * 3 * dx * dz;
-  q.yz += m * 3 * dy * dz;
+// The moments of a cell come from its items (a leaf's bodies, another cell's children) in two
+// passes: the centre of mass from every item's first-pass term, then the second moments about
+// it from every item's second-pass term. Each term is computed from its item alone, so that a
+// GPU may compute an item's terms on a lane of its own; the sums take them in item order, so that
+// every device rounds alike.
+struct MomentsFirstTerm {
+  double mass;
+  Vec3<double> weighted;  // mass times position
+  Vec3<double> position;
+  Box box;
+};
+
+struct MomentsSecondTerm {
+  TracelessQuadrupole quadrupole;
+  double second_moment_trace;
+  double extent;  // a body's |d|^2; a child's reach, |d| + its body_radius
+};
+
+// The first pass's sums, started from the first item's term and then given every item's.
+struct MomentsFirstSums {
+  double mass = 0;
+  Vec3<double> weighted{0, 0, 0}, position{0, 0, 0};
+  Box box;
+};
+
+NBODY_HOST_DEVICE inline MomentsFirstSums start_first_sums(const MomentsFirstTerm& first_item) {
+  MomentsFirstSums sums;
+  sums.box = first_item.box;
+  return sums;
+}
+
+NBODY_HOST_DEVICE inline void add_first_term(MomentsFirstSums& sums, const MomentsFirstTerm& t) {
+  sums.mass += t.mass;
+  sums.weighted = {sums.weighted.x + t.weighted.x, sums.weighted.y + t.weighted.y,
+                   sums.weighted.z + t.weighted.z};
+  sums.position = {sums.position.x + t.position.x, sums.position.y + t.position.y,
+                   sums.position.z + t.position.z};
+  widen_box(sums.box, t.box);
+}
+
+// The second pass's sums; extent is the largest term's.
+struct MomentsSecondSums {
+  TracelessQuadrupole quadrupole;
+  double second_moment_trace = 0;
+  double extent = 0;
+};
+
+NBODY_HOST_DEVICE inline void add_second_term(MomentsSecondSums& sums, const MomentsSecondTerm& t) {
+  TracelessQuadrupole& q = sums.quadrupole;
+  q.xx += t.quadrupole.xx;
+  q.yy += t.quadrupole.yy;
+  q.zz += t.quadrupole.zz;
+  q.xy += t.quadrupole.xy;
+  q.xz += t.quadrupole.xz;
+  q.yz += t.quadrupole.yz;
+  sums.second_moment_trace += t.second_moment_trace;
+  sums.extent = larger_of(sums.extent, t.extent);
+}
+
+template <class T>
+NBODY_HOST_DEVICE MomentsFirstTerm first_term_of_body(const Body<T>& body) {
+  const double m = body.m, x = body.x, y = body.y, z = body.z;
+  return {m, {m * x, m * y, m * z}, {x, y, z}, Box{{x, y, z}, {x, y, z}}};
+}
+
+// m (3 d d^T - |d|^2 I), m |d|^2 and |d|^2 of a body at d from the centre.
+template <class T>
+NBODY_HOST_DEVICE MomentsSecondTerm second_term_of_body(const Body<T>& body,
+                                                        const Vec3<double>& centre) {
+  const double m = body.m;
+  const double dx = body.x - centre.x, dy = body.y - centre.y, dz = body.z - centre.z;
+  const double r2 = dx * dx + dy * dy + dz * dz;
+  return {{m * (3 * dx * dx - r2), m * (3 * dy * dy - r2), m * (3 * dz * dz - r2), m * 3 * dx * dy,
+           m * 3 * dx * dz, m * 3 * dy * dz},
+          m * r2,
+          r2};
+}
+
+NBODY_HOST_DEVICE inline MomentsFirstTerm first_term_of_child(const CellMoments& c) {
+  return {c.mass, {c.mass * c.centre.x, c.mass * c.centre.y, c.mass * c.centre.z}, c.centre, c.box};
+}
+
+// A child's quadrupole and trace shifted to the parent's centre by the parallel-axis theorem,
+// and its reach from there.
+NBODY_HOST_DEVICE inline MomentsSecondTerm second_term_of_child(const CellMoments& c,
+                                                                const Vec3<double>& centre) {
+  using std::sqrt;
+  const double dx = c.centre.x - centre.x, dy = c.centre.y - centre.y, dz = c.centre.z - centre.z;
+  const double d2 = dx * dx + dy * dy + dz * dz;
+  const double m = c.mass;
+  const TracelessQuadrupole& q = c.quadrupole;
+  return {
+      {q.xx + m * (3 * dx * dx - d2), q.yy + m * (3 * dy * dy - d2), q.zz + m * (3 * dz * dz - d2),
+       q.xy + m * 3 * dx * dy, q.xz + m * 3 * dx * dz, q.yz + m * 3 * dy * dz},
+      c.second_moment_trace + m * d2,
+      sqrt(d2) + c.body_radius};
+}
+
+// The centre of mass of the first pass's sums over `count` items.
+NBODY_HOST_DEVICE inline Vec3<double> centre_of_sums(const MomentsFirstSums& sums,
+                                                     std::size_t count) {
+  return centre_of_mass(sums.box, sums.weighted, sums.mass, sums.position, count);
+}
+
+// A leaf's moments from its sums. `cube` is the box of the cell's cube.
+NBODY_HOST_DEVICE inline CellMoments leaf_moments(const MomentsFirstSums& first,
+                                                  const Vec3<double>& centre,
+                                                  const MomentsSecondSums& second,
+                                                  const Box& cube) {
+  using std::sqrt;
+  CellMoments cell;
+  cell.mass = first.mass;
+  cell.box = first.box;
+  cell.centre = centre;
+  cell.quadrupole = second.quadrupole;
+  cell.second_moment_trace = second.second_moment_trace;
+  cell.body_radius = sqrt(second.extent);
+  cell.b_max = larger_of(cell.body_radius, farthest_corner_distance(cube, cell.centre));
+  return cell;
+}
+
+// Another cell's moments from its children's sums. body_radius is the smaller of two bounds that
+// both contain every body: the farthest corner of the cell's tight box, and the farthest child's
+// reach, |centre_c - centre| + body_radius_c.
+NBODY_HOST_DEVICE inline CellMoments parent_moments(const MomentsFirstSums& first,
+                                                    const Vec3<double>& centre,
+                                                    const MomentsSecondSums& second,
+                                                    const Box& cube) {
+  CellMoments cell;
+  cell.mass = first.mass;
+  cell.box = first.box;
+  cell.centre = centre;
+  cell.quadrupole = second.quadrupole;
+  cell.second_moment_trace = second.second_moment_trace;
+  cell.body_radius = smaller_of(second.extent, farthest_corner_distance(cell.box, cell.centre));
+  cell.b_max = larger_of(cell.body_radius, farthest_corner_distance(cube, cell.centre));
+  return cell;
 }
 
 // The moments of one leaf, from its `count` (at least one) bodies, in two passes (the centre,
@@ -116,72 +244,28 @@ NBODY_HOST_DEVICE inline void add_point_quadrupole(TracelessQuadrupole& q, doubl
 template <class T>
 NBODY_HOST_DEVICE CellMoments moments_of_bodies(const Body<T>* bodies, std::size_t count,
                                                 const Box& cube) {
-  using std::sqrt;
-  CellMoments cell;
-  Vec3<double> weighted{0, 0, 0}, sum{0, 0, 0};
-  cell.box.low = cell.box.high = {bodies[0].x, bodies[0].y, bodies[0].z};
+  MomentsFirstSums first = start_first_sums(first_term_of_body(bodies[0]));
+  for (std::size_t k = 0; k < count; ++k) add_first_term(first, first_term_of_body(bodies[k]));
+  const Vec3<double> centre = centre_of_sums(first, count);
+  MomentsSecondSums second;
   for (std::size_t k = 0; k < count; ++k) {
-    const double m = bodies[k].m, x = bodies[k].x, y = bodies[k].y, z = bodies[k].z;
-    cell.mass += m;
-    weighted = {weighted.x + m * x, weighted.y + m * y, weighted.z + m * z};
-    sum = {sum.x + x, sum.y + y, sum.z + z};
-    widen_box(cell.box, Box{{x, y, z}, {x, y, z}});
+    add_second_term(second, second_term_of_body(bodies[k], centre));
   }
-  cell.centre = centre_of_mass(cell.box, weighted, cell.mass, sum, count);
-  double radius_squared = 0;
-  for (std::size_t k = 0; k < count; ++k) {
-    const double m = bodies[k].m;
-    const double dx = bodies[k].x - cell.centre.x, dy = bodies[k].y - cell.centre.y,
-                 dz = bodies[k].z - cell.centre.z;
-    const double r2 = dx * dx + dy * dy + dz * dz;
-    add_point_quadrupole(cell.quadrupole, m, dx, dy, dz, r2);
-    cell.second_moment_trace += m * r2;
-    radius_squared = larger_of(radius_squared, r2);
-  }
-  cell.body_radius = sqrt(radius_squared);
-  cell.b_max = larger_of(cell.body_radius, farthest_corner_distance(cube, cell.centre));
-  return cell;
+  return leaf_moments(first, centre, second, cube);
 }
 
 // The moments of a cell from its `count` (at least one) children's (the upward pass): masses and
-// centres add, the quadrupoles and traces shift to the new centre by the parallel-axis theorem.
-// body_radius is the smaller of two bounds that both contain every body: the farthest corner of
-// the cell's tight box, and the farthest child's reach, |centre_c - centre| + body_radius_c.
+// centres add, the quadrupoles and traces shift to the new centre.
 NBODY_HOST_DEVICE inline CellMoments moments_of_children(const CellMoments* children,
                                                          std::size_t count, const Box& cube) {
-  using std::sqrt;
-  CellMoments cell;
-  Vec3<double> weighted{0, 0, 0}, sum{0, 0, 0};
-  cell.box = children[0].box;
+  MomentsFirstSums first = start_first_sums(first_term_of_child(children[0]));
+  for (std::size_t k = 0; k < count; ++k) add_first_term(first, first_term_of_child(children[k]));
+  const Vec3<double> centre = centre_of_sums(first, count);
+  MomentsSecondSums second;
   for (std::size_t k = 0; k < count; ++k) {
-    const CellMoments& c = children[k];
-    cell.mass += c.mass;
-    weighted = {weighted.x + c.mass * c.centre.x, weighted.y + c.mass * c.centre.y,
-                weighted.z + c.mass * c.centre.z};
-    sum = {sum.x + c.centre.x, sum.y + c.centre.y, sum.z + c.centre.z};
-    widen_box(cell.box, c.box);
+    add_second_term(second, second_term_of_child(children[k], centre));
   }
-  cell.centre = centre_of_mass(cell.box, weighted, cell.mass, sum, count);
-  double reach = 0;
-  for (std::size_t k = 0; k < count; ++k) {
-    const CellMoments& c = children[k];
-    const double dx = c.centre.x - cell.centre.x, dy = c.centre.y - cell.centre.y,
-                 dz = c.centre.z - cell.centre.z;
-    const double d2 = dx * dx + dy * dy + dz * dz;
-    const double m = c.mass;
-    TracelessQuadrupole& q = cell.quadrupole;
-    q.xx += c.quadrupole.xx + m * (3 * dx * dx - d2);
-    q.yy += c.quadrupole.yy + m * (3 * dy * dy - d2);
-    q.zz += c.quadrupole.zz + m * (3 * dz * dz - d2);
-    q.xy += c.quadrupole.xy + m * 3 * dx * dy;
-    q.xz += c.quadrupole.xz + m * 3 * dx * dz;
-    q.yz += c.quadrupole.yz + m * 3 * dy * dz;
-    cell.second_moment_trace += c.second_moment_trace + m * d2;
-    reach = larger_of(reach, sqrt(d2) + c.body_radius);
-  }
-  cell.body_radius = smaller_of(reach, farthest_corner_distance(cell.box, cell.centre));
-  cell.b_max = larger_of(cell.body_radius, farthest_corner_distance(cube, cell.centre));
-  return cell;
+  return parent_moments(first, centre, second, cube);
 }
 
 // A cell's moments rounded to the bodies' precision T, as the traversal reads them.
