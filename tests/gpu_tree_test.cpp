@@ -413,10 +413,55 @@ TEST(GpuTree, EveryTeamOfWarpsWalksAlike) {
   }
 }
 
+// The upward pass computes each cell on one lane or on a team of lanes, the same operations in
+// the same order: the same moments to the bit, so the same walk and the same accelerations.
+template <class T>
+void expect_every_moments_team_alike(std::uint64_t seed) {
+  for (const Input input : kInputs) {
+    for (const std::size_t n :
+         {std::size_t{1}, std::size_t{7}, std::size_t{4097}, std::size_t{20000}}) {
+      const std::vector<Body<double>> bodies = make_input(input, n, seed);
+      GpuTreeEvaluator<T> single(n, {.moments_lanes = 1});
+      single.set_bodies(bodies);
+      const GpuTreeResult one = single.evaluate(0.6, kSoftening);
+      const std::vector<Vec3<double>> reference = single.accelerations();
+      for (const int lanes : {4, 8}) {
+        GpuTreeEvaluator<T> team(n, {.moments_lanes = lanes});
+        team.set_bodies(bodies);
+        const GpuTreeResult result = team.evaluate(0.6, kSoftening);
+        const std::string what = fmt::format("{} N={}, {} lanes a cell", name_of(input), n, lanes);
+        EXPECT_EQ(result.interactions.body_body, one.interactions.body_body) << what;
+        EXPECT_EQ(result.interactions.body_cell, one.interactions.body_cell) << what;
+        const std::vector<Vec3<double>> a = team.accelerations();
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(a[i].x, reference[i].x) << what << " body " << i;
+          ASSERT_EQ(a[i].y, reference[i].y) << what << " body " << i;
+          ASSERT_EQ(a[i].z, reference[i].z) << what << " body " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(GpuTree, EveryMomentsTeamComputesTheSameTreeInFloat32) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_every_moments_team_alike<float>(seed);
+}
+
+TEST(GpuTree, EveryMomentsTeamComputesTheSameTreeInFloat64) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_every_moments_team_alike<double>(seed);
+}
+
 TEST(GpuTree, RefusesBadArguments) {
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.leaf_capacity = 0}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.group_capacity = 0}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.warps_per_walk = 3}), std::invalid_argument);
+  EXPECT_THROW(GpuTreeEvaluator<float>(3, {.moments_lanes = 2}), std::invalid_argument);
   SKIP_WITHOUT_GPU();
   GpuTreeEvaluator<float> evaluator(3);
   const std::vector<Body<double>> bodies(3, Body<double>{0, 0, 0, 1});

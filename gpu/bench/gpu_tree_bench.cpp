@@ -42,6 +42,7 @@ constexpr int kExitUsage = 2;
 struct Options : nbody::TreeBenchOptions {
   int device = 0;
   int warps_per_walk = 0;  // 0: the evaluator's choice by N
+  int moments_lanes = 0;   // 0: the evaluator's choice by N
 };
 
 // One (N, theta): the medians over the timed repetitions.
@@ -65,6 +66,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--warps-per-walk", options.warps_per_walk,
                  "warps walking each group together (1, 2, 4 or 8; 0: chosen by N)")
       ->check(CLI::IsMember({0, 1, 2, 4, 8}));
+  app.add_option("--moments-lanes", options.moments_lanes,
+                 "lanes computing each cell's moments together (1, 4 or 8; 0: chosen by N)")
+      ->check(CLI::IsMember({0, 1, 4, 8}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -118,9 +122,11 @@ Row measure(tree::GpuTreeEvaluator<T>& evaluator, double theta,
 
 void print_header(const Options& options) {
   fmt::print(
-      "# gpu_tree_bench: device {}, leaf capacity {}, group capacity {}, warps a walk {}\n",
+      "# gpu_tree_bench: device {}, leaf capacity {}, group capacity {}, warps a walk {}, "
+      "moments lanes a cell {}\n",
       options.device, options.leaf_capacity, options.group_capacity,
-      options.warps_per_walk == 0 ? std::string("by N") : std::to_string(options.warps_per_walk));
+      options.warps_per_walk == 0 ? std::string("by N") : std::to_string(options.warps_per_walk),
+      options.moments_lanes == 0 ? std::string("by N") : std::to_string(options.moments_lanes));
   fmt::print("# ic {}, precision {}, seed {}, softening {}, reps {} (medians; after 1 warm-up)\n",
              nbody::to_string(options.ic), options.precision, options.seed, options.softening,
              options.reps);
@@ -193,7 +199,8 @@ std::vector<Row> run_all(const Options& options) {
     tree::GpuTreeEvaluator<T> evaluator(n, {.leaf_capacity = options.leaf_capacity,
                                             .group_capacity = options.group_capacity,
                                             .gpu_device = options.device,
-                                            .warps_per_walk = options.warps_per_walk});
+                                            .warps_per_walk = options.warps_per_walk,
+                                            .moments_lanes = options.moments_lanes});
     evaluator.set_bodies(sample.seen);
     for (const double theta : options.thetas) {
       rows.push_back(measure<T>(evaluator, theta, sample, options));
@@ -228,7 +235,8 @@ int main(int argc, char** argv) {
                                        {"device", options.device},
                                        {"leaf_capacity", options.leaf_capacity},
                                        {"group_capacity", options.group_capacity},
-                                       {"warps_per_walk", options.warps_per_walk}}},
+                                       {"warps_per_walk", options.warps_per_walk},
+                                       {"moments_lanes", options.moments_lanes}}},
                                      {"float64_parts", tree::kGpuTreeFloat64Parts},
                                      {"rows", json_rows}};
     try {

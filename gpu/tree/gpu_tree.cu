@@ -52,6 +52,27 @@ int warps_per_walk(std::size_t n, const GpuTreeSettings& settings) {
   return 1;
 }
 
+// The upward pass's lanes a cell: each level waits on its slowest cell's float64 operations
+// over its items, one after another where a thread computes it alone, so up to 256K bodies a team
+// of 8 lanes shares them; above, a thread a cell issues fewer instructions in all (measured on
+// the H200: docs/perf-notes.md, "Tree codes").
+int moments_lanes(std::size_t n, const GpuTreeSettings& settings) {
+  if (settings.moments_lanes != 0) return settings.moments_lanes;
+  return n <= 262144 ? 8 : 1;
+}
+
+// As many blocks as hold a team for each leaf (about a quarter of the bodies) at once, at most
+// one an SM: the fewer blocks, the cheaper each wait for a level.
+template <class T>
+MomentsLaunch moments_launch(std::size_t n, const GpuTreeSettings& settings) {
+  const int lanes = moments_lanes(n, settings);
+  const std::size_t threads = n / 4 * static_cast<std::size_t>(lanes);
+  const std::size_t blocks = (threads + kMomentsThreads - 1) / kMomentsThreads;
+  return {.lanes = lanes,
+          .blocks = static_cast<int>(std::clamp<std::size_t>(
+              blocks, 1, static_cast<std::size_t>(moments_blocks<T>(settings.gpu_device))))};
+}
+
 // Phases, in order: the events between them time each.
 enum Phase { kStart, kKeys, kSort, kBuild, kMoments, kTraversal, kPhaseEvents };
 
@@ -101,7 +122,7 @@ struct GpuTreeEvaluator<T>::State {
   DeviceBuffer<Vec3<T>> accelerations{n};
   PinnedBuffer<TreeCounters> host_counters{1};
   TraversalLaunch walk_launch;
-  int moments_launch_blocks = 1;
+  MomentsLaunch moments_launch;
   // Each phase as one graph, once an evaluation has sized every buffer: at small N their tens of
   // short kernels otherwise wait on their launches. Captured for one theta and softening; the
   // events between the phases are recorded apart (an event recorded in a graph cannot time).
@@ -210,7 +231,7 @@ template <class T>
 void GpuTreeEvaluator<T>::State::enqueue_upward_pass(double softening_squared) {
   enqueue_moments<T>(cells.data(), cell_capacity, sorted_bodies.data(), keys.data(), cube.data(),
                      softening_squared, counters.data(), moments.data(), criterion.data(),
-                     multipoles.data(), moments_launch_blocks, stream.get());
+                     multipoles.data(), moments_launch, stream.get());
 }
 
 template <class T>
@@ -238,6 +259,9 @@ GpuTreeEvaluator<T>::GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& sett
   if (const int w = settings.warps_per_walk; w != 0 && w != 1 && w != 2 && w != 4 && w != 8) {
     throw std::invalid_argument("GpuTreeEvaluator: warps_per_walk must be 0, 1, 2, 4 or 8");
   }
+  if (const int l = settings.moments_lanes; l != 0 && l != 1 && l != 4 && l != 8) {
+    throw std::invalid_argument("GpuTreeEvaluator: moments_lanes must be 0, 1, 4 or 8");
+  }
   if (n >= std::numeric_limits<std::uint32_t>::max()) {
     throw std::invalid_argument("GpuTreeEvaluator: at most 2^32 - 2 bodies");
   }
@@ -254,11 +278,7 @@ GpuTreeEvaluator<T>::GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& sett
   state_->stacks = DeviceBuffer<std::uint32_t>(std::size_t{kTraversalStackCapacity} *
                                                launch.warps_per_block * launch.blocks);
   state_->reserve_cells(static_cast<std::uint32_t>(n / 2 + 64));
-  // A thread a cell at the leaves (about a quarter of the bodies), as many as run at once: the
-  // fewer blocks, the cheaper each wait for a level.
-  const std::size_t leaf_blocks = (n / 4 + kMomentsThreads - 1) / kMomentsThreads;
-  state_->moments_launch_blocks = static_cast<int>(std::clamp<std::size_t>(
-      leaf_blocks, 1, static_cast<std::size_t>(moments_blocks<T>(settings.gpu_device))));
+  state_->moments_launch = moments_launch<T>(n, settings);
 }
 
 template <class T>

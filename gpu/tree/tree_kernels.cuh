@@ -128,15 +128,22 @@ struct alignas(32) CellCriterion {
   double x, y, z, b_max;
 };
 
-// The moments of the counters->cells cells in one cooperative launch of `blocks` blocks (at most
-// moments_blocks): every leaf from its bodies, then each level's other cells from their
-// children, the deepest first, with their criterion data and their multipoles rounded to T.
-// Nothing where the cells overflowed `capacity`.
+// The upward pass's launch: `blocks` blocks (at most moments_blocks), each cell computed by a
+// team of `lanes` lanes (1, 4 or 8).
+struct MomentsLaunch {
+  int lanes = 1;
+  int blocks = 1;
+};
+
+// The moments of the counters->cells cells in one cooperative launch: every leaf from its
+// bodies, then each level's other cells from their children, the deepest first, with their
+// criterion data and their multipoles rounded to T. Nothing where the cells overflowed `capacity`.
 template <class T>
 void enqueue_moments(const GpuCell* cells, std::uint32_t capacity, const Body<T>* sorted,
                      const std::uint64_t* keys, const BoundingCube* cube, double softening_squared,
                      const TreeCounters* counters, CellMoments* moments, CellCriterion* criterion,
-                     CellMultipole<T>* multipoles, int blocks, cudaStream_t stream);
+                     CellMultipole<T>* multipoles, const MomentsLaunch& launch,
+                     cudaStream_t stream);
 
 // The most blocks of the moments' launch: one an SM.
 template <class T>

@@ -34,6 +34,9 @@ struct GpuTreeSettings {
   // The warps that walk each group together, each evaluating a share of its lists: 1, 2, 4 or 8;
   // 0 chooses by the body count.
   int warps_per_walk = 0;
+  // The lanes that compute each cell's moments together in the upward pass: 1, 4 or 8; 0 chooses
+  // by the body count.
+  int moments_lanes = 0;
 };
 
 // Device seconds of each phase, from CUDA events.
@@ -76,7 +79,7 @@ template <class T>
 class GpuTreeEvaluator {
  public:
   // Throws std::invalid_argument for a leaf or group capacity of 0, warps_per_walk other than 0,
-  // 1, 2, 4 or 8, or n >= 2^32 - 1, and
+  // 1, 2, 4 or 8, moments_lanes other than 0, 1, 4 or 8, or n >= 2^32 - 1, and
   // nbody::gpu::CudaError where the device cannot be used.
   GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& settings = {});
   ~GpuTreeEvaluator();
