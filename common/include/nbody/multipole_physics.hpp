@@ -203,21 +203,29 @@ NBODY_HOST_DEVICE inline Vec3<double> centre_of_sums(const MomentsFirstSums& sum
   return centre_of_mass(sums.box, sums.weighted, sums.mass, sums.position, count);
 }
 
-// A leaf's moments from its sums. `cube` is the box of the cell's cube.
-NBODY_HOST_DEVICE inline CellMoments leaf_moments(const MomentsFirstSums& first,
-                                                  const Vec3<double>& centre,
-                                                  const MomentsSecondSums& second,
-                                                  const Box& cube) {
-  using std::sqrt;
+// A cell's moments from its sums and its body_radius. `cube` is the box of the cell's cube.
+NBODY_HOST_DEVICE inline CellMoments moments_from_sums(const MomentsFirstSums& first,
+                                                       const Vec3<double>& centre,
+                                                       const MomentsSecondSums& second,
+                                                       double body_radius, const Box& cube) {
   CellMoments cell;
   cell.mass = first.mass;
   cell.box = first.box;
   cell.centre = centre;
   cell.quadrupole = second.quadrupole;
   cell.second_moment_trace = second.second_moment_trace;
-  cell.body_radius = sqrt(second.extent);
-  cell.b_max = larger_of(cell.body_radius, farthest_corner_distance(cube, cell.centre));
+  cell.body_radius = body_radius;
+  cell.b_max = larger_of(body_radius, farthest_corner_distance(cube, centre));
   return cell;
+}
+
+// A leaf's moments from its sums: its body_radius is exact, the farthest body's distance.
+NBODY_HOST_DEVICE inline CellMoments leaf_moments(const MomentsFirstSums& first,
+                                                  const Vec3<double>& centre,
+                                                  const MomentsSecondSums& second,
+                                                  const Box& cube) {
+  using std::sqrt;
+  return moments_from_sums(first, centre, second, sqrt(second.extent), cube);
 }
 
 // Another cell's moments from its children's sums. body_radius is the smaller of two bounds that
@@ -227,15 +235,9 @@ NBODY_HOST_DEVICE inline CellMoments parent_moments(const MomentsFirstSums& firs
                                                     const Vec3<double>& centre,
                                                     const MomentsSecondSums& second,
                                                     const Box& cube) {
-  CellMoments cell;
-  cell.mass = first.mass;
-  cell.box = first.box;
-  cell.centre = centre;
-  cell.quadrupole = second.quadrupole;
-  cell.second_moment_trace = second.second_moment_trace;
-  cell.body_radius = smaller_of(second.extent, farthest_corner_distance(cell.box, cell.centre));
-  cell.b_max = larger_of(cell.body_radius, farthest_corner_distance(cube, cell.centre));
-  return cell;
+  return moments_from_sums(first, centre, second,
+                           smaller_of(second.extent, farthest_corner_distance(first.box, centre)),
+                           cube);
 }
 
 // The moments of one leaf, from its `count` (at least one) bodies, in two passes (the centre,
