@@ -230,7 +230,9 @@ void register_tree(Registry& registry) {
                    {"Morton keys and CUB's radix sort on the device (a rank sort over the SMs "
                     "up to 4096 bodies), the cells read from the sorted keys body by body, nothing "
                     "read back",
-                    "monopole and quadrupole moments in float64, one cooperative upward pass",
+                    "monopole and quadrupole moments in float64, one cooperative upward pass: "
+                    "each cell computed by a team of 8 lanes up to 256K bodies, by one thread "
+                    "above",
                     "persistent teams of warps: one walk per group of up to 64 targets (runs of "
                     "sibling cells), 32 cells tested at once, interaction lists in shared memory, "
                     "the lists' batches shared by 8, 4 or 1 warps as the groups are few or many",
