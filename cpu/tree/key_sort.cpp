@@ -50,22 +50,42 @@ void copy_range(KeyRange from, KeyRange to, std::size_t n) {
   std::memcpy(to.index, from.index, n * sizeof(std::uint32_t));
 }
 
-// The highest bit in which the keys differ, or -1 where they are all equal.
-int highest_varying_bit(const std::uint64_t* keys, std::size_t n) {
+// The bits in which keys [begin, end) differ from `first`.
+std::uint64_t differing_bits(const std::uint64_t* keys, std::size_t begin, std::size_t end,
+                             std::uint64_t first) {
   std::uint64_t differ = 0;
-  for (std::size_t i = 1; i < n; ++i) differ |= keys[i] ^ keys[0];
+  for (std::size_t i = begin; i < end; ++i) differ |= keys[i] ^ first;
+  return differ;
+}
+
+// The highest bit set in `differ`, or -1 where it is 0 (the keys all equal).
+int highest_bit(std::uint64_t differ) {
   return differ == 0 ? -1 : kKeyBits - 1 - std::countl_zero(differ);
 }
 
+// The highest bit in which the n keys differ, or -1 where they are all equal.
+int highest_varying_bit(const std::uint64_t* keys, std::size_t n) {
+  return highest_bit(differing_bits(keys, 1, n, keys[0]));
+}
+
 int parallel_highest_varying_bit(const std::uint64_t* keys, std::size_t n) {
-  const std::uint64_t differ = tbb::parallel_reduce(
+  return highest_bit(tbb::parallel_reduce(
       tbb::blocked_range<std::size_t>(0, n), std::uint64_t{0},
       [&](const tbb::blocked_range<std::size_t>& r, std::uint64_t so_far) {
-        for (std::size_t i = r.begin(); i != r.end(); ++i) so_far |= keys[i] ^ keys[0];
-        return so_far;
+        return so_far | differing_bits(keys, r.begin(), r.end(), keys[0]);
       },
-      [](std::uint64_t a, std::uint64_t b) { return a | b; });
-  return differ == 0 ? -1 : kKeyBits - 1 - std::countl_zero(differ);
+      [](std::uint64_t a, std::uint64_t b) { return a | b; }));
+}
+
+// Moves keys [begin, end) of `from` to `to` by their digit at `shift`, each to its digit's next
+// position (advanced as it is taken): one stable counting pass's scatter.
+void scatter(KeyRange from, KeyRange to, std::size_t begin, std::size_t end, int shift,
+             std::uint32_t* position) {
+  for (std::size_t i = begin; i < end; ++i) {
+    const std::uint32_t at = position[digit_of(from.keys[i], shift)]++;
+    to.keys[at] = from.keys[i];
+    to.index[at] = from.index[i];
+  }
 }
 
 void insertion_sort(KeyRange r, std::size_t n) {
@@ -102,11 +122,7 @@ void sort_in_cache(KeyRange data, KeyRange spare, KeyRange result, std::size_t n
     if (std::find(position.begin(), position.end(), n) != position.end()) continue;
     std::uint32_t next = 0;
     for (std::uint32_t& c : position) next += std::exchange(c, next);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t at = position[digit_of(from.keys[i], p * kDigitBits)]++;
-      to.keys[at] = from.keys[i];
-      to.index[at] = from.index[i];
-    }
+    scatter(from, to, 0, n, p * kDigitBits, position.data());
     std::swap(from, to);
   }
   copy_range(from, result, n);
@@ -135,12 +151,7 @@ std::array<std::size_t, kDigits + 1> distribute(KeyRange from, KeyRange to, std:
   }
   starts[kDigits] = n;
   tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
-    std::uint32_t* position = positions.data() + b * kDigits;
-    for (std::size_t i = block_begin(b); i < block_begin(b + 1); ++i) {
-      const std::uint32_t at = position[digit_of(from.keys[i], shift)]++;
-      to.keys[at] = from.keys[i];
-      to.index[at] = from.index[i];
-    }
+    scatter(from, to, block_begin(b), block_begin(b + 1), shift, positions.data() + b * kDigits);
   });
   return starts;
 }
