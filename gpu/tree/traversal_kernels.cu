@@ -49,12 +49,28 @@ struct WarpScratch {
   std::uint32_t cell_list[kCellListCapacity];
 };
 
+// Whether all of a stream's lanes can find the last of kSlots slots empty: kTargetsPerLane slots
+// serve walks of more than half kTargetsPerWalk targets, fewer slots the smaller walks.
+template <class T, int kSlots>
+inline constexpr bool kLastSlotMayBeEmpty = kSlots == kTargetsPerLane<T>
+                                                ? (kSlots - 1) * kStreamLanes<T> >
+                                                      static_cast<int>(kTargetsPerWalk) / 2
+                                                : kSlots > 1;
+
 // A lane's targets: kSlots of them (half as many where the walk has at most half its targets, so
 // that no lane computes targets that are not there; groups of up to 64 are often that small).
+// Slot k holds the walk's targets from k * kStreamLanes; where no lane of a stream has a target in
+// the last slot (float32 walks of 33 to 48 targets, or of at most 16), its terms are skipped: one
+// branch the same for the whole warp (a copy of the walk for each slot count was slower).
 template <class T, int kSlots>
 struct Targets {
   T x[kSlots], y[kSlots], z[kSlots];
   T ax[kSlots], ay[kSlots], az[kSlots];
+  bool last_slot_used = true;
+
+  __device__ __forceinline__ bool computes(int k) const {
+    return k + 1 < kSlots || !kLastSlotMayBeEmpty<T, kSlots> || last_slot_used;
+  }
 };
 
 __device__ __forceinline__ int warp_exclusive_scan(int value, int lane, int& total) {
@@ -98,6 +114,7 @@ __device__ __forceinline__ void evaluate_bodies(WarpScratch<T>& scratch, const s
     const Body<T> s = scratch.bodies[j];
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
+      if (!t.computes(k)) continue;
       accumulate_interaction<T, DeviceInvSqrt>(t.x[k], t.y[k], t.z[k], s.x, s.y, s.z, s.m,
                                                softening_squared, t.ax[k], t.ay[k], t.az[k]);
     }
@@ -116,6 +133,7 @@ __device__ __forceinline__ void evaluate_cells(WarpScratch<T>& scratch, int coun
     const CellMultipole<T> cell = scratch.cells[j];
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
+      if (!t.computes(k)) continue;
       accumulate_cell<T, T, DeviceInvSqrt>(t.x[k], t.y[k], t.z[k], cell, softening_squared, t.ax[k],
                                            t.ay[k], t.az[k]);
     }
@@ -295,6 +313,7 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
     t.z[k] = b.z;
     t.ax[k] = t.ay[k] = t.az[k] = T(0);
   }
+  t.last_slot_used = kSlots == 1 || static_cast<int>(end - first) > (kSlots - 1) * kStreamLanes<T>;
   const WalkLists lists = walk(scratch, box, stack, args, lane, share, t);
   sum_streams(t);
   if constexpr (kMembers > 1) {
