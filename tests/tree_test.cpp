@@ -230,18 +230,32 @@ void expect_all_pairs_at_theta_zero(std::uint64_t seed, const Tolerance& toleran
   }
 }
 
+// The walk sums the all-pairs terms in the sorted bodies' order, the reference in the input's: a
+// body whose forces nearly cancel can lose more digits than the all-pairs kernels' surveys met
+// (docs/tolerances.md, "Tree codes": over 300 seeds one such body, uniform N = 1000, at 626 u √N
+// in float32 and 204 in float64, every other under 96). The maximum relative error is held to
+// about 3 times those; the L2 error to the all-pairs kernels' own coefficient.
+Tolerance with_theta_zero_max(Tolerance tolerance, double max_relative_coefficient) {
+  tolerance.max_relative_coefficient = max_relative_coefficient;
+  return tolerance;
+}
+
 TEST(TreeCode, ThetaZeroIsAllPairsInFloat32) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   // The float32 walk takes 1/sqrt as the all-pairs SIMD kernels do (rsqrt and a Newton step): their
   // tolerance (c_L2 = 12 where the scalar kernels' is 8; docs/tolerances.md).
-  expect_all_pairs_at_theta_zero<float>(seed, simd::simd_full_tolerance());
+  expect_all_pairs_at_theta_zero<float>(seed,
+                                        with_theta_zero_max(simd::simd_full_tolerance(), 2000));
 }
 
 TEST(TreeCode, ThetaZeroIsAllPairsInFloat64) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  expect_all_pairs_at_theta_zero<double>(seed, scalar_float64_tolerance());
+  // The float64 walk is a SIMD kernel with FMA, whatever its 1/sqrt: the SIMD float64 tolerance
+  // (c_L2 = 12; the scalar loop's 8 rounds like the reference, which the kernels do not).
+  expect_all_pairs_at_theta_zero<double>(seed,
+                                         with_theta_zero_max(simd::simd_float64_tolerance(), 600));
 }
 
 // The bounds of docs/tolerances.md, "Tree codes" (float32, softening 0.01, the default settings,

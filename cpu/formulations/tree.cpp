@@ -189,7 +189,7 @@ void register_tree(Registry& registry) {
                          std::string(tree::kTreeFloat64Parts)},
        // Rounding as the all-pairs kernels whose 1/sqrt the walk takes (theta = 0 is their sum:
        // tests/tree_test.cpp); each angle adds its truncation (barnes_hut_tolerance).
-       .tolerance = f64 ? scalar_float64_tolerance() : simd::simd_full_tolerance(),
+       .tolerance = f64 ? simd::simd_float64_tolerance() : simd::simd_full_tolerance(),
        // The sorted copy, keys and indices, the accelerations, and about one cell per 4 bodies
        // with its float64 moments.
        .bytes_per_body = 2 * sizeof(Body<T>) + 16 + sizeof(Vec3<T>) + 64},
