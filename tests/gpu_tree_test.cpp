@@ -154,9 +154,15 @@ Tolerance scalar_tolerance(double unit_roundoff) {
 // cell interactions from the smallest N).
 const GpuTreeSettings kSettings[] = {{}, {.leaf_capacity = 1, .group_capacity = 1}};
 
+// At theta = 0 the maximum is held looser, as the CPU tree's test holds it (tests/tree_test.cpp):
+// the walk sums in the sorted bodies' order, the reference in the input's, and a body whose forces
+// nearly cancel loses digits by the order (seed 125's uniform N = 1000: 110 u sqrt N in float64 on
+// the H200, docs/tolerances.md).
 template <class T>
-void expect_all_pairs_at_theta_zero(std::uint64_t seed, double unit_roundoff) {
-  const Tolerance tolerance = scalar_tolerance(unit_roundoff);
+void expect_all_pairs_at_theta_zero(std::uint64_t seed, double unit_roundoff,
+                                    double max_relative_coefficient) {
+  Tolerance tolerance = scalar_tolerance(unit_roundoff);
+  tolerance.max_relative_coefficient = max_relative_coefficient;
   for (const Input input : {Input::uniform, Input::plummer, Input::duplicates}) {
     for (const std::size_t n : sizes_with_large()) {
       const Reference reference = reference_of<T>(make_input(input, n, seed));
@@ -181,14 +187,14 @@ TEST(GpuTree, ThetaZeroIsAllPairsInFloat32) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  expect_all_pairs_at_theta_zero<float>(seed, kFloat32UnitRoundoff);
+  expect_all_pairs_at_theta_zero<float>(seed, kFloat32UnitRoundoff, 2000);
 }
 
 TEST(GpuTree, ThetaZeroIsAllPairsInFloat64) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  expect_all_pairs_at_theta_zero<double>(seed, kFloat64UnitRoundoff);
+  expect_all_pairs_at_theta_zero<double>(seed, kFloat64UnitRoundoff, 600);
 }
 
 // The CPU tree's bounds (tests/tree_test.cpp, docs/tolerances.md "Tree codes"), float32, default
