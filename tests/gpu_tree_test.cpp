@@ -385,8 +385,9 @@ TEST(GpuTree, EvaluatingAgainGivesTheSameResult) {
   EXPECT_GT(first.seconds.sort, 0);
 }
 
-// A team of warps walks each group, each warp evaluating its share of the lists: the same lists
-// and counts whatever the team's size, and the same sums to rounding (another order of the terms).
+// A team of warps walks each group, sharing its cells' tests, each warp evaluating what it lists:
+// the same interactions whatever the team's size, and the same sums to rounding (another order of
+// the terms).
 TEST(GpuTree, EveryTeamOfWarpsWalksAlike) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = fresh_seed();
@@ -398,7 +399,7 @@ TEST(GpuTree, EveryTeamOfWarpsWalksAlike) {
     alone.set_bodies(bodies);
     const GpuTreeResult one = alone.evaluate(0.6, kSoftening);
     const std::vector<Vec3<double>> reference = alone.accelerations();
-    for (const int members : {2, 4, 8}) {
+    for (const int members : {2, 4, 8, 16}) {
       GpuTreeEvaluator<float> team(n, {.warps_per_walk = members});
       team.set_bodies(bodies);
       const GpuTreeResult result = team.evaluate(0.6, kSoftening);

@@ -64,8 +64,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   nbody::add_tree_bench_options(app, options, spellings);
   app.add_option("--device", options.device, "CUDA device ordinal");
   app.add_option("--warps-per-walk", options.warps_per_walk,
-                 "warps walking each group together (1, 2, 4 or 8; 0: chosen by N)")
-      ->check(CLI::IsMember({0, 1, 2, 4, 8}));
+                 "warps walking each group together (1, 2, 4, 8 or 16; 0: chosen by N)")
+      ->check(CLI::IsMember({0, 1, 2, 4, 8, 16}));
   app.add_option("--moments-lanes", options.moments_lanes,
                  "lanes computing each cell's moments together (1, 4 or 8; 0: chosen by N)")
       ->check(CLI::IsMember({0, 1, 4, 8}));

@@ -234,8 +234,9 @@ void register_tree(Registry& registry) {
                     "each cell computed by a team of 8 lanes up to 256K bodies, by one thread "
                     "above",
                     "persistent teams of warps: one walk per group of up to 64 targets (runs of "
-                    "sibling cells), 32 cells tested at once, interaction lists in shared memory, "
-                    "the lists' batches shared by 8, 4 or 1 warps as the groups are few or many",
+                    "sibling cells), interaction lists in shared memory; 16, 8, 4, 2 or 1 warps "
+                    "to a walk as the groups are few or many, sharing one stack and testing 32 "
+                    "cells each at once",
                     f64 ? "two targets a lane, each source read from shared memory serving both"
                         : "four targets a lane, each half of a warp taking every other source: a "
                           "source read from shared memory serves four terms",

@@ -43,12 +43,15 @@ void grow(DeviceBuffer<E>& buffer, std::size_t size, std::size_t keep, const Str
 }
 
 // The warps that walk each group together: where the groups are few, a sparse group whose box
-// opens most of the tree would keep one warp busy long after the others are done, so its
-// batches are shared by more (measured on the H100: docs/perf-notes.md, "Tree codes").
+// opens most of the tree would keep one warp busy long after the others are done, so its cells'
+// tests and terms are shared by more; where they are many, a team's rounds wait on its slowest
+// warp for nothing (measured on the H200: docs/perf-notes.md, "Tree codes").
 int warps_per_walk(std::size_t n, const GpuTreeSettings& settings) {
   if (settings.warps_per_walk != 0) return settings.warps_per_walk;
-  if (n <= 16384) return 8;
+  if (n <= 8192) return 16;
+  if (n <= 32768) return 8;
   if (n <= 131072) return 4;
+  if (n <= 262144) return 2;
   return 1;
 }
 
@@ -256,8 +259,9 @@ GpuTreeEvaluator<T>::GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& sett
   if (settings.leaf_capacity == 0 || settings.group_capacity == 0) {
     throw std::invalid_argument("GpuTreeEvaluator: the leaf and group capacities must be >= 1");
   }
-  if (const int w = settings.warps_per_walk; w != 0 && w != 1 && w != 2 && w != 4 && w != 8) {
-    throw std::invalid_argument("GpuTreeEvaluator: warps_per_walk must be 0, 1, 2, 4 or 8");
+  if (const int w = settings.warps_per_walk;
+      w != 0 && w != 1 && w != 2 && w != 4 && w != 8 && w != 16) {
+    throw std::invalid_argument("GpuTreeEvaluator: warps_per_walk must be 0, 1, 2, 4, 8 or 16");
   }
   if (const int l = settings.moments_lanes; l != 0 && l != 1 && l != 4 && l != 8) {
     throw std::invalid_argument("GpuTreeEvaluator: moments_lanes must be 0, 1, 4 or 8");

@@ -3,10 +3,11 @@
 // its interaction lists gathered in shared memory and evaluated 32 sources at a time, each
 // broadcast from shared memory: in float32 each half of the warp holds all the walk's targets
 // (four a lane) and takes every other source, so that a source read serves four terms a lane; in
-// float64 the whole warp holds them, two a lane. Every warp of a team walks the same tree and
-// evaluates its share of the batches, and the team sums the shares in a fixed order: a group
-// whose box opens most of the tree (a sparse outer group) so takes a team's time over its
-// members, where one warp alone would make the whole launch wait on it at small N. Persistent
+// float64 the whole warp holds them, two a lane. The warps of a team share one stack: each round
+// they pop up to 32 cells a warp, dealt out in turn, each warp lists and evaluates what its cells
+// give, and the team sums the warps' shares in a fixed order: a group whose box opens most of the
+// tree (a sparse outer group) so takes a team's time over its members, where one warp alone
+// would make the whole launch wait on it at small N. Persistent
 // teams take the groups from a counter, a group of more than 64 targets as several walks. The
 // interactions are the suite's (physics.hpp's accumulate_interaction, multipole_physics.hpp's
 // accumulate_cell) with the GPU's rsqrt.
@@ -157,34 +158,20 @@ __device__ __forceinline__ void move_to_front(std::uint32_t* list, int from, int
   __syncwarp();
 }
 
-// A warp's place in its team: it evaluates the batches b with b % members == member.
-struct TeamShare {
-  int member = 0;
-  int members = 1;
-};
-
-// One walk's state: the lists' fill, what they listed, and the batches of each listed so far.
+// One walk's state (a warp's part of it, in a team): the lists' fill and what they listed.
 struct WalkLists {
   int body_fill = 0;
   int cell_fill = 0;
-  int body_batches = 0;
-  int cell_batches = 0;
   unsigned long long listed_bodies = 0;
   unsigned long long listed_cells = 0;
 };
-
-// Whether this warp evaluates the next batch of a list that has had `batches`.
-__device__ __forceinline__ bool takes_batch(int& batches, TeamShare share) {
-  return batches++ % share.members == share.member;
-}
 
 // Appends each lane's bodies [begin, begin + count) to the body list, evaluating every full batch
 // of 32; the rest (under 32) stays listed.
 template <class T, int kSlots>
 __device__ __forceinline__ void append_bodies(WarpScratch<T>& scratch, std::uint32_t begin,
                                               int count, const TraversalArgs<T>& args, int lane,
-                                              TeamShare share, Targets<T, kSlots>& t,
-                                              WalkLists& lists) {
+                                              Targets<T, kSlots>& t, WalkLists& lists) {
   int total = 0;
   const int offset = warp_exclusive_scan(count, lane, total);
   lists.listed_bodies += static_cast<unsigned>(total);
@@ -200,7 +187,6 @@ __device__ __forceinline__ void append_bodies(WarpScratch<T>& scratch, std::uint
     __syncwarp();
     const int batches = lists.body_fill / kWarpSize;
     for (int b = 0; b < batches; ++b) {
-      if (!takes_batch(lists.body_batches, share)) continue;
       evaluate_bodies(scratch, scratch.body_list + b * kWarpSize, kWarpSize, args.sorted,
                       args.softening_squared, lane, t);
     }
@@ -211,61 +197,145 @@ __device__ __forceinline__ void append_bodies(WarpScratch<T>& scratch, std::uint
   }
 }
 
-// One walk from the root for the group's box, evaluating the lists as they fill.
+// A warp's test of the cells it popped (a lane each, where active): the accepted ones listed, and
+// whether the lane's cell opens, with the cell itself.
+struct TestedCell {
+  GpuCell cell;
+  bool opened;
+};
+
+template <class T>
+__device__ __forceinline__ TestedCell test_cell(WarpScratch<T>& scratch, bool active,
+                                                std::uint32_t c, const Box& group,
+                                                const TraversalArgs<T>& args, int lane,
+                                                WalkLists& lists) {
+  GpuCell cell{};
+  bool accepted = false;
+  if (active) {
+    cell = args.cells[c];
+    accepted = accepts(group, args.criterion[c], args.theta_squared);
+  }
+  const unsigned accepted_mask = __ballot_sync(kFullMask, accepted);
+  const unsigned lanes_below = (1u << lane) - 1;
+  if (accepted) scratch.cell_list[lists.cell_fill + __popc(accepted_mask & lanes_below)] = c;
+  lists.cell_fill += __popc(accepted_mask);
+  lists.listed_cells += static_cast<unsigned>(__popc(accepted_mask));
+  return {cell, active && !accepted};
+}
+
+// After a test: the opened leaves' bodies listed, and a full batch of cells evaluated.
+template <class T, int kSlots>
+__device__ __forceinline__ void list_and_evaluate(WarpScratch<T>& scratch, const TestedCell& tested,
+                                                  const TraversalArgs<T>& args, int lane,
+                                                  Targets<T, kSlots>& t, WalkLists& lists) {
+  const bool opened_leaf = tested.opened && tested.cell.child_count == 0;
+  append_bodies(scratch, tested.cell.begin,
+                opened_leaf ? static_cast<int>(tested.cell.end - tested.cell.begin) : 0, args, lane,
+                t, lists);
+  __syncwarp();
+  if (lists.cell_fill >= kWarpSize) {
+    evaluate_cells(scratch, kWarpSize, args.multipoles, args.softening_squared, lane, t);
+    lists.cell_fill -= kWarpSize;
+    move_to_front(scratch.cell_list, kWarpSize, lists.cell_fill, lane);
+  }
+}
+
+// What is left listed at the end of a walk.
+template <class T, int kSlots>
+__device__ __forceinline__ void evaluate_rest(WarpScratch<T>& scratch, const TraversalArgs<T>& args,
+                                              int lane, Targets<T, kSlots>& t, WalkLists& lists) {
+  evaluate_cells(scratch, lists.cell_fill, args.multipoles, args.softening_squared, lane, t);
+  evaluate_bodies(scratch, scratch.body_list, lists.body_fill, args.sorted, args.softening_squared,
+                  lane, t);
+}
+
+// One walk from the root for the group's box by one warp, evaluating the lists as they fill.
 template <class T, int kSlots>
 __device__ __forceinline__ WalkLists walk(WarpScratch<T>& scratch, const Box& group,
                                           std::uint32_t* stack, const TraversalArgs<T>& args,
-                                          int lane, TeamShare share, Targets<T, kSlots>& t) {
+                                          int lane, Targets<T, kSlots>& t) {
   WalkLists lists;
   int stack_size = 1;
   if (lane == 0) stack[0] = 0;
   __syncwarp();
-  const unsigned lanes_below = (1u << lane) - 1;
   while (stack_size > 0) {
     const int take = min(kWarpSize, stack_size);
     stack_size -= take;
     const bool active = lane < take;
     const std::uint32_t c = active ? stack[stack_size + lane] : 0;
     __syncwarp();
-    GpuCell cell{};
-    bool accepted = false;
-    if (active) {
-      cell = args.cells[c];
-      accepted = accepts(group, args.criterion[c], args.theta_squared);
-    }
-    const unsigned accepted_mask = __ballot_sync(kFullMask, accepted);
-    if (accepted) scratch.cell_list[lists.cell_fill + __popc(accepted_mask & lanes_below)] = c;
-    lists.cell_fill += __popc(accepted_mask);
-    lists.listed_cells += static_cast<unsigned>(__popc(accepted_mask));
-    const bool opened = active && !accepted;
-    int children = opened ? cell.child_count : 0;
+    const TestedCell tested = test_cell(scratch, active, c, group, args, lane, lists);
+    int children = tested.opened ? tested.cell.child_count : 0;
     int children_total = 0;
     const int child_offset = warp_exclusive_scan(children, lane, children_total);
     if (stack_size + children_total > static_cast<int>(kTraversalStackCapacity)) {
       if (lane == 0) atomicAdd(&args.counters->stack_overflow, 1u);
       children = children_total = 0;
     }
-    for (int k = 0; k < children; ++k) stack[stack_size + child_offset + k] = cell.first_child + k;
-    stack_size += children_total;
-    const bool opened_leaf = opened && cell.child_count == 0;
-    append_bodies(scratch, cell.begin, opened_leaf ? static_cast<int>(cell.end - cell.begin) : 0,
-                  args, lane, share, t, lists);
-    __syncwarp();
-    if (lists.cell_fill >= kWarpSize) {
-      if (takes_batch(lists.cell_batches, share)) {
-        evaluate_cells(scratch, kWarpSize, args.multipoles, args.softening_squared, lane, t);
-      }
-      lists.cell_fill -= kWarpSize;
-      move_to_front(scratch.cell_list, kWarpSize, lists.cell_fill, lane);
+    for (int k = 0; k < children; ++k) {
+      stack[stack_size + child_offset + k] = tested.cell.first_child + k;
     }
+    stack_size += children_total;
+    list_and_evaluate(scratch, tested, args, lane, t, lists);
   }
-  if (takes_batch(lists.cell_batches, share)) {
-    evaluate_cells(scratch, lists.cell_fill, args.multipoles, args.softening_squared, lane, t);
+  evaluate_rest(scratch, args, lane, t, lists);
+  return lists;
+}
+
+// The children each warp of a team pushes in a round of its walk, so that each places its own
+// after the warps' before it.
+template <int kMembers>
+struct TeamRound {
+  int children[kMembers];
+};
+
+// One walk from the root by a team of kMembers warps (the block) sharing one stack: each round
+// the team pops up to 32 cells a warp, each warp tests its own and lists and evaluates what it
+// accepts or opens, and the children are pushed in the warps' order, so that the lists are fixed
+// for a team size. No cell is tested twice, and a walk takes as many rounds as the tree's front
+// needs at 32 kMembers cells a round, where one warp alone takes one a 32.
+template <class T, int kSlots, int kMembers>
+__device__ __forceinline__ WalkLists walk_as_team(WarpScratch<T>& scratch, const Box& group,
+                                                  std::uint32_t* stack, TeamRound<kMembers>& round,
+                                                  const TraversalArgs<T>& args, int lane,
+                                                  int member, Targets<T, kSlots>& t) {
+  constexpr int kCapacity = kMembers * static_cast<int>(kTraversalStackCapacity);
+  WalkLists lists;
+  int stack_size = 1;
+  if (threadIdx.x == 0) stack[0] = 0;
+  __syncthreads();
+  while (stack_size > 0) {
+    const int take = min(kWarpSize * kMembers, stack_size);
+    const int base = stack_size - take;
+    // Dealt a cell to each warp in turn: neighbouring cells, opened or accepted alike, go to
+    // different warps, which so list alike and reach the round's barrier together.
+    const int dealt = lane * kMembers + member;
+    const bool active = dealt < take;
+    const std::uint32_t c = active ? stack[base + dealt] : 0;
+    const TestedCell tested = test_cell(scratch, active, c, group, args, lane, lists);
+    int children = tested.opened ? tested.cell.child_count : 0;
+    int warp_total = 0;
+    const int child_offset = warp_exclusive_scan(children, lane, warp_total);
+    if (lane == 0) round.children[member] = warp_total;
+    __syncthreads();  // every warp has read its cells and published its count
+    int before = 0, team_total = 0;
+#pragma unroll
+    for (int m = 0; m < kMembers; ++m) {
+      before += m < member ? round.children[m] : 0;
+      team_total += round.children[m];
+    }
+    if (base + team_total > kCapacity) {
+      if (threadIdx.x == 0) atomicAdd(&args.counters->stack_overflow, 1u);
+      children = team_total = 0;
+    }
+    for (int k = 0; k < children; ++k) {
+      stack[base + before + child_offset + k] = tested.cell.first_child + k;
+    }
+    stack_size = base + team_total;
+    list_and_evaluate(scratch, tested, args, lane, t, lists);
+    __syncthreads();  // the pushes seen by every warp, and the counts read before they change
   }
-  if (takes_batch(lists.body_batches, share)) {
-    evaluate_bodies(scratch, scratch.body_list, lists.body_fill, args.sorted,
-                    args.softening_squared, lane, t);
-  }
+  evaluate_rest(scratch, args, lane, t, lists);
   return lists;
 }
 
@@ -291,15 +361,17 @@ __device__ __forceinline__ void sum_streams(Targets<T, kSlots>& t) {
   }
 }
 
-// The walk of the targets [first, end) (at most kStreamLanes kSlots) by one warp of a team, its
-// streams' sums added, its share of the accelerations summed with the other members' (in the
-// members' order, through each one's scratch) and stored by the first member's first stream.
+// The walk of the targets [first, end) (at most kStreamLanes kSlots) by one warp, or by the
+// `member`th warp of a team: its streams' sums added, its share of the accelerations summed with
+// the other members' (in the members' order, through each one's scratch) and stored by the first
+// member's first stream.
 template <class T, int kSlots, int kMembers>
 __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const Box& box,
                                                   std::uint32_t first, std::uint32_t end,
                                                   std::uint32_t* stack,
                                                   const TraversalArgs<T>& args, int lane,
-                                                  TeamShare share, WarpScratch<T>* team) {
+                                                  int member, WarpScratch<T>* team,
+                                                  TeamRound<kMembers>& round) {
   Targets<T, kSlots> t;
   const int position = lane % kStreamLanes<T>;
   const bool first_stream = lane < kStreamLanes<T>;
@@ -314,10 +386,15 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
     t.ax[k] = t.ay[k] = t.az[k] = T(0);
   }
   t.last_slot_used = kSlots == 1 || static_cast<int>(end - first) > (kSlots - 1) * kStreamLanes<T>;
-  const WalkLists lists = walk(scratch, box, stack, args, lane, share, t);
+  WalkLists lists;
+  if constexpr (kMembers > 1) {
+    lists = walk_as_team(scratch, box, stack, round, args, lane, member, t);
+  } else {
+    lists = walk(scratch, box, stack, args, lane, t);
+  }
   sum_streams(t);
   if constexpr (kMembers > 1) {
-    T* mine = share_of(team[share.member]);
+    T* mine = share_of(team[member]);
     if (first_stream) {
 #pragma unroll
       for (int k = 0; k < kSlots; ++k) {
@@ -327,7 +404,7 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
       }
     }
     __syncthreads();
-    if (share.member == 0 && first_stream) {
+    if (member == 0 && first_stream) {
       for (int m = 1; m < kMembers; ++m) {
         const T* theirs = share_of(team[m]);
 #pragma unroll
@@ -340,7 +417,7 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
     }
     __syncthreads();
   }
-  if (share.member == 0 && first_stream) {
+  if (member == 0 && first_stream) {
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
       const std::uint32_t target = first + k * kStreamLanes<T> + position;
@@ -376,12 +453,16 @@ __global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize,
                                   kMembers == 1 ? kMinBlocksPerSm<T> : 0)
     traversal_kernel(TraversalArgs<T> args) {
   constexpr int kWarps = kBlockWarps<kMembers>;
-  __shared__ WarpScratch<T> block_scratch[kWarps];
+  // Dynamic: a team of 16 warps' scratch is more than a block's 48 KB of static shared memory.
+  extern __shared__ __align__(16) unsigned char traversal_shared[];
+  WarpScratch<T>* block_scratch = reinterpret_cast<WarpScratch<T>*>(traversal_shared);
+  __shared__ TeamRound<kMembers> round;
   const int lane = threadIdx.x % kWarpSize;
   const int warp_in_block = threadIdx.x / kWarpSize;
-  const TeamShare share{kMembers > 1 ? warp_in_block : 0, kMembers};
+  const int member = kMembers > 1 ? warp_in_block : 0;
   WarpScratch<T>& scratch = block_scratch[warp_in_block];
-  const std::size_t warp = std::size_t{blockIdx.x} * kWarps + warp_in_block;
+  // A warp's stack, or a team's: its warps' stacks end to end.
+  const std::size_t warp = std::size_t{blockIdx.x} * kWarps + (kMembers > 1 ? 0 : warp_in_block);
   std::uint32_t* stack = args.stacks + warp * kTraversalStackCapacity;
   const unsigned walk_count = args.counters->walks;
   unsigned long long body_body = 0, body_cell = 0;
@@ -398,14 +479,15 @@ __global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize,
     }
     const WalkLists lists =
         end - first <= kTargetsPerWalk / 2
-            ? walk_targets<T, kTargetsPerLane<T> / 2, kMembers>(scratch, box, first, end, stack,
-                                                                args, lane, share, block_scratch)
+            ? walk_targets<T, kTargetsPerLane<T> / 2, kMembers>(
+                  scratch, box, first, end, stack, args, lane, member, block_scratch, round)
             : walk_targets<T, kTargetsPerLane<T>, kMembers>(scratch, box, first, end, stack, args,
-                                                            lane, share, block_scratch);
+                                                            lane, member, block_scratch, round);
     body_body += (end - first) * lists.listed_bodies;
     body_cell += (end - first) * lists.listed_cells;
   }
-  if (lane == 0 && share.member == 0) {
+  // Each warp of a team lists its own part of the walk.
+  if (lane == 0) {
     atomicAdd(&args.counters->body_body, body_body);
     atomicAdd(&args.counters->body_cell, body_cell);
   }
@@ -423,8 +505,10 @@ void with_team_kernel(int members, F&& use) {
       return use(traversal_kernel<T, 4>, kBlockWarps<4>);
     case 8:
       return use(traversal_kernel<T, 8>, kBlockWarps<8>);
+    case 16:
+      return use(traversal_kernel<T, 16>, kBlockWarps<16>);
     default:
-      throw std::invalid_argument("traversal: a team of 1, 2, 4 or 8 warps");
+      throw std::invalid_argument("traversal: a team of 1, 2, 4, 8 or 16 warps");
   }
 }
 
@@ -434,9 +518,12 @@ template <class T>
 TraversalLaunch traversal_launch(int device, int members) {
   TraversalLaunch launch{.members = members};
   with_team_kernel<T>(members, [&](auto kernel, int warps) {
+    const std::size_t shared_bytes = warps * sizeof(WarpScratch<T>);
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(shared_bytes)));
     int per_sm = 0;
-    check_cuda(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, warps * kWarpSize, 0));
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, warps * kWarpSize,
+                                                             shared_bytes));
     int sm_count = 0;
     check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
     launch.blocks = std::max(1, per_sm) * sm_count;
@@ -449,7 +536,7 @@ template <class T>
 void enqueue_traversal(const TraversalArgs<T>& args, const TraversalLaunch& launch,
                        cudaStream_t stream) {
   with_team_kernel<T>(launch.members, [&](auto kernel, int warps) {
-    kernel<<<launch.blocks, warps * kWarpSize, 0, stream>>>(args);
+    kernel<<<launch.blocks, warps * kWarpSize, warps * sizeof(WarpScratch<T>), stream>>>(args);
     check_launch();
   });
 }

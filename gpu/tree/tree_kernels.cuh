@@ -172,7 +172,7 @@ struct TraversalArgs {
   TreeCounters* counters;
 };
 
-// The persistent walk kernel's launch: teams of `members` warps (1, 2, 4 or 8) walk each group
+// The persistent walk kernel's launch: teams of `members` warps (1, 2, 4, 8 or 16) walk each group
 // together, as many blocks as the device holds at once.
 struct TraversalLaunch {
   int members = 1;

@@ -31,8 +31,8 @@ struct GpuTreeSettings {
   // or a leaf holding more (nbody/tree_groups.hpp, as the CPU tree's).
   std::size_t group_capacity = 64;
   int gpu_device = 0;  // CUDA ordinal
-  // The warps that walk each group together, each evaluating a share of its lists: 1, 2, 4 or 8;
-  // 0 chooses by the body count.
+  // The warps that walk each group together, sharing its cells' tests and each evaluating what it
+  // lists: 1, 2, 4, 8 or 16; 0 chooses by the body count.
   int warps_per_walk = 0;
   // The lanes that compute each cell's moments together in the upward pass: 1, 4 or 8; 0 chooses
   // by the body count.
@@ -79,7 +79,7 @@ template <class T>
 class GpuTreeEvaluator {
  public:
   // Throws std::invalid_argument for a leaf or group capacity of 0, warps_per_walk other than 0,
-  // 1, 2, 4 or 8, moments_lanes other than 0, 1, 4 or 8, or n >= 2^32 - 1, and
+  // 1, 2, 4, 8 or 16, moments_lanes other than 0, 1, 4 or 8, or n >= 2^32 - 1, and
   // nbody::gpu::CudaError where the device cannot be used.
   GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& settings = {});
   ~GpuTreeEvaluator();
