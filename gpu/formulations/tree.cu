@@ -227,9 +227,9 @@ void register_tree(Registry& registry) {
                .algorithm = Algorithm::barnes_hut,
                .role = Role::optimized,
                .optimizations =
-                   {"Morton keys and CUB's radix sort on the device (a rank sort over the SMs "
-                    "up to 4096 bodies), the cells read from the sorted keys body by body, nothing "
-                    "read back",
+                   {"Morton keys sorted on the device (a rank sort over the SMs up to 4096 "
+                    "bodies, CUB's merge sort up to 512K, its radix sort above), the cells read "
+                    "from the sorted keys body by body, nothing read back",
                     "monopole and quadrupole moments in float64, one cooperative upward pass: "
                     "each cell computed by a team of 8 lanes up to 256K bodies, by one thread "
                     "above",

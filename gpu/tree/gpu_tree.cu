@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -24,6 +25,23 @@ namespace nbody::gpu::tree {
 using namespace detail;
 
 namespace {
+
+struct KeyLess {
+  __device__ bool operator()(std::uint64_t a, std::uint64_t b) const { return a < b; }
+};
+
+// How the keys are sorted: few by the rank sort; up to kMergeSortCapacity by CUB's merge sort
+// (stable, in place), whose launches at these sizes cost less than the radix sort's 8 passes' of
+// all 63 bits; above, by CUB's radix sort (measured on the H200: docs/perf-notes.md, "Tree
+// codes").
+enum class KeySort { rank, merge, radix };
+constexpr std::size_t kMergeSortCapacity = 524288;
+
+KeySort key_sort_for(std::size_t n) {
+  if (n <= kRankSortCapacity) return KeySort::rank;
+  if (n <= kMergeSortCapacity) return KeySort::merge;
+  return KeySort::radix;
+}
 
 struct IsWalk {
   __device__ bool operator()(const WalkItem& item) const { return item.first_target != kNoWalk; }
@@ -175,8 +193,11 @@ void GpuTreeEvaluator<T>::State::enqueue_keys() {
   check_cuda(cudaMemsetAsync(counters.data(), 0, sizeof(TreeCounters), stream.get()));
   enqueue_bounding_cube<T>(input_bodies.data(), count, bounds_partials.data(), cube.data(),
                            stream.get());
-  enqueue_morton_keys<T>(input_bodies.data(), count, cube.data(), unsorted_keys.data(),
-                         unsorted_indices.data(), stream.get());
+  // The merge sort sorts in place: the keys go straight where they are sorted.
+  const bool in_place = key_sort_for(n) == KeySort::merge;
+  enqueue_morton_keys<T>(input_bodies.data(), count, cube.data(),
+                         in_place ? keys.data() : unsorted_keys.data(),
+                         in_place ? input_index.data() : unsorted_indices.data(), stream.get());
 }
 
 template <class T>
@@ -184,12 +205,22 @@ void GpuTreeEvaluator<T>::State::enqueue_sort() {
   const auto count = static_cast<std::uint32_t>(n);
   // Stable, so that coincident bodies (equal keys) keep their input order, as the CPU's sort by
   // (key, index) orders them. 63 bits: three of 21 per axis.
-  if (count <= kRankSortCapacity) {
+  const KeySort method = key_sort_for(n);
+  if (method == KeySort::rank) {
     enqueue_rank_sort<T>(unsorted_keys.data(), input_bodies.data(), count, keys.data(),
                          input_index.data(), sorted_bodies.data(), stream.get());
     return;
   }
   std::size_t bytes = 0;
+  if (method == KeySort::merge) {
+    check_cuda(cub::DeviceMergeSort::StableSortPairs(
+        nullptr, bytes, keys.data(), input_index.data(), count, KeyLess{}, stream.get()));
+    check_cuda(cub::DeviceMergeSort::StableSortPairs(
+        scratch(bytes), bytes, keys.data(), input_index.data(), count, KeyLess{}, stream.get()));
+    enqueue_gather<T>(input_bodies.data(), input_index.data(), count, sorted_bodies.data(),
+                      stream.get());
+    return;
+  }
   check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, bytes, unsorted_keys.data(), keys.data(),
                                              unsorted_indices.data(), input_index.data(), count, 0,
                                              kMortonKeyBits, stream.get()));
