@@ -292,8 +292,8 @@ struct TeamRound {
 // One walk from the root by a team of kMembers warps (the block) sharing one stack: each round
 // the team pops up to 32 cells a warp, each warp tests its own and lists and evaluates what it
 // accepts or opens, and the children are pushed in the warps' order, so that the lists are fixed
-// for a team size. No cell is tested twice, and a walk takes as many rounds as the tree's front
-// needs at 32 kMembers cells a round, where one warp alone takes one a 32.
+// for a team size. No cell is tested twice, and a walk takes a round for every 32 kMembers cells
+// of the tree's front where one warp alone takes one for every 32.
 template <class T, int kSlots, int kMembers>
 __device__ __forceinline__ WalkLists walk_as_team(WarpScratch<T>& scratch, const Box& group,
                                                   std::uint32_t* stack, TeamRound<kMembers>& round,
