@@ -31,7 +31,7 @@ struct KeyLess {
 };
 
 // How the keys are sorted: few by the rank sort; up to kMergeSortCapacity by CUB's merge sort
-// (stable, in place), whose launches at these sizes cost less than the radix sort's 8 passes' of
+// (stable, in place), whose launches at these sizes cost less than the radix sort's 8 passes over
 // all 63 bits; above, by CUB's radix sort (measured on the H200: docs/perf-notes.md, "Tree
 // codes").
 enum class KeySort { rank, merge, radix };
