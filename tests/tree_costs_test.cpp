@@ -80,8 +80,9 @@ TEST(TreeTermInstructions, AreThoseOfTheBuiltGroupKernels) {
       SCOPED_TRACE(std::string(isa.name) + " " + type);
       const std::multiset<double> found =
           term_loop_instructions(loops, isa.name, type, terms.lanes);
-      // A body-body and a body-cell loop for each batch count (one, two and three a pass).
-      EXPECT_EQ(found.size(), 6u);
+      // A body-body and a body-cell loop for each batch count (one, two and three a pass), and
+      // any copy a compiler makes of one (GCC 12 unrolls some float32 ones by two).
+      EXPECT_GE(found.size(), 6u);
       const std::set<double> distinct(found.begin(), found.end());
       EXPECT_EQ(distinct, (std::set<double>{static_cast<double>(terms.body_body),
                                             static_cast<double>(terms.body_cell)}))

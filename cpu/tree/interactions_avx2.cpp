@@ -25,7 +25,7 @@ GroupKernels group_kernels_avx2() {
 
 // Float32 takes the rsqrt and a Newton step, float64 a square root and a division.
 constinit const GroupTerms group_terms_avx2 = {
-    .f32 = {.lanes = 8, .body_body = 17, .body_cell = 40},
-    .f64 = {.lanes = 4, .body_body = 14, .body_cell = 37}};
+    .f32 = {.lanes = 8, .body_body = 17, .body_cell = 37},
+    .f64 = {.lanes = 4, .body_body = 14, .body_cell = 34}};
 
 }  // namespace nbody::cpu::tree

@@ -39,7 +39,7 @@ GroupKernels group_kernels_avx512f() {
 
 // Float32 takes the rsqrt and a Newton step, float64 a square root and a division.
 constinit const GroupTerms group_terms_avx512f = {
-    .f32 = {.lanes = 16, .body_body = 17, .body_cell = 40},
-    .f64 = {.lanes = 8, .body_body = 14, .body_cell = 37}};
+    .f32 = {.lanes = 16, .body_body = 17, .body_cell = 37},
+    .f64 = {.lanes = 8, .body_body = 14, .body_cell = 34}};
 
 }  // namespace nbody::cpu::tree

@@ -45,7 +45,7 @@ GroupKernels group_kernels_neon64() {
 
 // Float32 takes FRSQRTE, FRSQRTS and a Newton step, float64 FSQRT and FDIV.
 constinit const GroupTerms group_terms_neon64 = {
-    .f32 = {.lanes = 4, .body_body = 20, .body_cell = 47},
-    .f64 = {.lanes = 2, .body_body = 14, .body_cell = 41}};
+    .f32 = {.lanes = 4, .body_body = 20, .body_cell = 40},
+    .f64 = {.lanes = 2, .body_body = 14, .body_cell = 34}};
 
 }  // namespace nbody::cpu::tree

@@ -26,7 +26,7 @@ GroupKernels group_kernels_sse4_2() {
 // Float32 takes the rsqrt and a Newton step, float64 a square root and a division; SSE4.2 has no
 // FMA: a multiply and an add each.
 constinit const GroupTerms group_terms_sse4_2 = {
-    .f32 = {.lanes = 4, .body_body = 25, .body_cell = 63},
-    .f64 = {.lanes = 2, .body_body = 20, .body_cell = 58}};
+    .f32 = {.lanes = 4, .body_body = 25, .body_cell = 58},
+    .f64 = {.lanes = 2, .body_body = 20, .body_cell = 53}};
 
 }  // namespace nbody::cpu::tree

@@ -48,14 +48,14 @@ constexpr std::size_t kDeviceBytesPerBody = 2 * sizeof(Body<T>) + 2 * (8 + 4) + 
 // multipole_physics.hpp's accumulate_cell with DeviceInvSqrt, each in a loop of its own (sm_90,
 // nvcc 13.0 -O3 -ftz=true, as gpu/tree's walk is compiled; docs/perf-notes.md, "Tree codes").
 // Float32: FP32 arithmetic and MUFU, a body term 3 FADD, 6 FFMA, 3 FMUL and MUFU.RSQ (the mix the
-// ceiling gpu.fp32_interaction_mix rates: 13), a cell term 3 FADD, 21 FFMA, 11 FMUL and MUFU.RSQ,
+// ceiling gpu.fp32_interaction_mix rates: 13), a cell term 3 FADD, 19 FFMA, 10 FMUL and MUFU.RSQ,
 // the CPU's counts less its Newton step. Float64: FP64 instructions, a body term 3 DADD, 9 DFMA
-// and 4 DMUL (x^(-3/2) in one Newton step), a cell term 3 DADD, 24 DFMA and 13 DMUL
+// and 4 DMUL (x^(-3/2) in one Newton step), a cell term 3 DADD, 22 DFMA and 12 DMUL
 // (rsqrt(double)'s steps).
 constexpr double kFloat32BodyTermInstructions = 13;
-constexpr double kFloat32CellTermInstructions = 36;
+constexpr double kFloat32CellTermInstructions = 33;
 constexpr double kFloat64BodyTermInstructions = 16;
-constexpr double kFloat64CellTermInstructions = 40;
+constexpr double kFloat64CellTermInstructions = 37;
 
 // What one build of a tree of n bodies and `cells` cells must move, array by array, each read or
 // written once by the phase that needs it: the bodies read by the bounding cube, the keys, the
@@ -94,25 +94,29 @@ TreeCostModel cost_model(std::size_t n, std::size_t cells) {
                 "bodies, the walks' selection) and %.0f B a cell (its record, moments, criterion "
                 "and multipole), each read or written once",
                 Traffic::per_body(), Traffic::kSortPasses, Traffic::per_cell());
-  TreeCostModel model{
-      .walk_ceiling = kGpuInteractionMixCeiling,
-      .walk_figure = CeilingFigure::value,
-      .walk_scale = 1,
-      .body_body_cost = 1,
-      .body_cell_cost = kFloat32CellTermInstructions / kFloat32BodyTermInstructions,
-      .cost_unit = "float32 interactions of the mix (12 FP32 + MUFU.RSQ)",
-      .cost_basis = "13 and 36 FP32 and MUFU instructions a body-body and body-cell term (SASS)",
-      .build_ceiling = kGpuMemoryBandwidthCeiling,
-      .build_bytes = Traffic::per_body() * static_cast<double>(n) +
-                     Traffic::per_cell() * static_cast<double>(cells),
-      .build_basis = build_basis};
+  char walk_basis[128];
+  std::snprintf(walk_basis, sizeof walk_basis,
+                "%.0f and %.0f %s instructions a body-body and body-cell term (SASS)",
+                f64 ? kFloat64BodyTermInstructions : kFloat32BodyTermInstructions,
+                f64 ? kFloat64CellTermInstructions : kFloat32CellTermInstructions,
+                f64 ? "FP64" : "FP32 and MUFU");
+  TreeCostModel model{.walk_ceiling = kGpuInteractionMixCeiling,
+                      .walk_figure = CeilingFigure::value,
+                      .walk_scale = 1,
+                      .body_body_cost = 1,
+                      .body_cell_cost = kFloat32CellTermInstructions / kFloat32BodyTermInstructions,
+                      .cost_unit = "float32 interactions of the mix (12 FP32 + MUFU.RSQ)",
+                      .cost_basis = walk_basis,
+                      .build_ceiling = kGpuMemoryBandwidthCeiling,
+                      .build_bytes = Traffic::per_body() * static_cast<double>(n) +
+                                     Traffic::per_cell() * static_cast<double>(cells),
+                      .build_basis = build_basis};
   if (f64) {
     model.walk_ceiling = kGpuFp64FlopsCeiling;
     model.walk_scale = 0.5;  // FLOP/s: two a DFMA
     model.body_body_cost = kFloat64BodyTermInstructions;
     model.body_cell_cost = kFloat64CellTermInstructions;
     model.cost_unit = "FP64 instructions";
-    model.cost_basis = "16 and 40 FP64 instructions a body-body and body-cell term (SASS)";
   }
   return model;
 }

@@ -271,17 +271,13 @@ NBODY_HOST_DEVICE inline CellMoments moments_of_children(const CellMoments* chil
 }
 
 // A cell's moments rounded to the bodies' precision T, as the traversal reads them.
-// softened_trace = eps^2 sum m |d|^2, the one term of the softened expansion the traceless
-// quadrupole leaves out. has_quadrupole is false where every body sits at the centre:
-// the monopole is then exact, and skipping the rest keeps 0 x (1/r^7 overflowed) from ever
-// producing a NaN at tiny softening. Aligned as four T, so that a GPU reads it in 16- or 32-byte
-// loads.
+// minus_softened_trace = -eps^2 sum m |d|^2, the one term of the softened expansion the traceless
+// quadrupole leaves out. Aligned as four T, so that a GPU reads it in 16- or 32-byte loads.
 template <class T>
 struct alignas(4 * sizeof(T)) CellMultipole {
   T x, y, z, mass;
   T qxx, qyy, qzz, qxy, qxz, qyz;
-  T softened_trace;
-  bool has_quadrupole;
+  T minus_softened_trace;  // negated, so that every ISA adds it to d.Q.d in one FMA
 };
 
 template <class T>
@@ -298,61 +294,45 @@ NBODY_HOST_DEVICE CellMultipole<T> round_multipole(const CellMoments& cell,
           static_cast<T>(q.xy),
           static_cast<T>(q.xz),
           static_cast<T>(q.yz),
-          static_cast<T>(softening_squared * cell.second_moment_trace),
-          cell.body_radius > 0};
+          static_cast<T>(-softening_squared * cell.second_moment_trace)};
 }
 
-// A pair_acceleration policy whose 1/sqrt was already computed, of the very argument it is given.
-template <class V>
-struct KnownInvSqrt {
-  V inv_sqrt;
-  NBODY_HOST_DEVICE NBODY_FORCE_INLINE V operator()(const V& /*x*/) const { return inv_sqrt; }
-};
-
-// Adds the acceleration a cell exerts on the target at (xi, yi, zi): the monopole through
-// pair_acceleration (the suite's softened kernel, with the cell's mass at its centre of mass), plus
-// the second-order term of the Taylor expansion of the same softened potential about the centre of
+// Adds the acceleration a cell exerts on the target at (xi, yi, zi): the monopole (the suite's
+// softened kernel, pair_acceleration's, with the cell's mass at its centre of mass), plus the
+// second-order term of the Taylor expansion of the same softened potential about the centre of
 // mass. With d = centre - target and D = |d|^2 + eps^2 that term is
 //   a_2 = D^(-5/2) (5/2 (d.Q.d - eps^2 tr(S)) d / D - Q d),
 // Q the traceless quadrupole and tr(S) = sum m |d|^2. The softened form costs no more than the
 // unsoftened one (d.Q.d - 0) and is needed here: the criterion accepts small cells of a dense core
 // at distances comparable to eps, where the unsoftened term (growing as 1/r^4) would exceed the
-// softened monopole it corrects. Far away (|d| >> eps) the two agree.
+// softened monopole it corrects. Far away (|d| >> eps) the two agree. Both terms are summed as
+//   D^(-3/2) ((m + 5/2 (d.Q.d - eps^2 tr(S)) / D^2) d - Q d / D),
+// three instructions a term fewer than adding them apart.
 // V is T, or a SIMD batch of T holding several targets; InvSqrt is pair_acceleration's policy.
 template <class V, class T, class InvSqrt = ExactInvSqrt>
 NBODY_HOST_DEVICE NBODY_FORCE_INLINE void accumulate_cell(const V& xi, const V& yi, const V& zi,
                                                           const CellMultipole<T>& cell,
                                                           const V& softening_squared, V& ax, V& ay,
                                                           V& az, InvSqrt inv_sqrt = {}) {
-  const V cx(cell.x), cy(cell.y), cz(cell.z);
-  // pair_acceleration's own d and D, written as it writes them, so that a compiler computes them
-  // once for both terms; one square root and division (or rsqrt) serve both, where they are the
-  // most expensive instructions of each.
-  const V dx = cx - xi, dy = cy - yi, dz = cz - zi;
+  // pair_acceleration's d and D, written as it writes them; one 1/sqrt serves both terms.
+  const V dx = V(cell.x) - xi, dy = V(cell.y) - yi, dz = V(cell.z) - zi;
   const V inv_d = inv_sqrt(softening_squared + dx * dx + dy * dy + dz * dz);
-  const PairAcceleration<V> monopole = pair_acceleration<V>(
-      xi, yi, zi, cx, cy, cz, V(cell.mass), softening_squared, KnownInvSqrt<V>{inv_d});
-  ax += monopole.x;
-  ay += monopole.y;
-  az += monopole.z;
-  if (!cell.has_quadrupole) return;
-  // inv_d2 and inv_d3 are the monopole's own products (inv_d inv_d inv_d), shared with it.
   const V inv_d2 = inv_d * inv_d;
   const V inv_d3 = inv_d2 * inv_d;
   const V qdx = V(cell.qxx) * dx + V(cell.qxy) * dy + V(cell.qxz) * dz;
   const V qdy = V(cell.qxy) * dx + V(cell.qyy) * dy + V(cell.qyz) * dz;
   const V qdz = V(cell.qxz) * dx + V(cell.qyz) * dy + V(cell.qzz) * dz;
-  // Written so that FMA contraction takes each line in one instruction a component: about 40
-  // arithmetic instructions for the whole term where the expanded form took 54.
-  const V dqd_less_trace = dx * qdx - V(cell.softened_trace) + dy * qdy + dz * qdz;
-  // Of order m b^2 (the cell's size b), as are the bracket's terms over |d|: each factor of 1/D
-  // is applied to a term already of order b^2, and the last, inv_d3, is the monopole's, so
-  // nothing overflows in float32 at tiny eps and distance before the monopole would.
-  const V radial = dqd_less_trace * inv_d2 * V(T(2.5));
-  const V wx = radial * dx - qdx, wy = radial * dy - qdy, wz = radial * dz - qdz;
-  ax += wx * inv_d2 * inv_d3;
-  ay += wy * inv_d2 * inv_d3;
-  az += wz * inv_d2 * inv_d3;
+  // Written so that FMA contraction takes each line in one instruction a component.
+  const V dqd_less_trace = dx * qdx + V(cell.minus_softened_trace) + dy * qdy + dz * qdz;
+  // Each factor of 1/D is applied to a term already of order m b^2 (the cell's size b): the
+  // radial factor is of order m, Q d / D of order m b^2 / |d|, and the last factor, inv_d3, is the
+  // monopole's, so nothing overflows in float32 at tiny eps and distance before the monopole
+  // would. A cell whose bodies all sit at its centre has Q and tr(S) exactly 0, and 1/D is at most
+  // 1/eps^2 (finite), so its quadrupole terms are exactly 0 and the term needs no test for it.
+  const V radial = dqd_less_trace * inv_d2 * (V(T(2.5)) * inv_d2) + V(cell.mass);
+  ax += (dx * radial - qdx * inv_d2) * inv_d3;
+  ay += (dy * radial - qdy * inv_d2) * inv_d3;
+  az += (dz * radial - qdz * inv_d2) * inv_d3;
 }
 
 }  // namespace nbody

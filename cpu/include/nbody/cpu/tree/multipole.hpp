@@ -19,7 +19,6 @@ using nbody::CellMultipole;
 using nbody::centre_of_mass;
 using nbody::distance;
 using nbody::farthest_corner_distance;
-using nbody::KnownInvSqrt;
 using nbody::round_multipole;
 using nbody::TracelessQuadrupole;
 using nbody::widen_box;
