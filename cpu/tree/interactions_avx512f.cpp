@@ -9,12 +9,16 @@ namespace {
 
 using Arch = xsimd::avx512f;
 
-// vrsqrt14ps, 14 bits: the float32 all-pairs kernels' start on this ISA. (xsimd 8.1's rsqrt for
-// avx512f needs AVX-512ER; the zero-masked form because of the GCC warning below.)
+// vrsqrt14ps and vrsqrt14pd, 14 bits: the all-pairs kernels' start on this ISA. (xsimd 8.1's rsqrt
+// for avx512f needs AVX-512ER; the zero-masked form because of the GCC warning below.)
 struct Rsqrt14 {
   NBODY_FORCE_INLINE xsimd::batch<float, Arch> operator()(
       const xsimd::batch<float, Arch>& x) const {
     return _mm512_maskz_rsqrt14_ps(0xffff, x);
+  }
+  NBODY_FORCE_INLINE xsimd::batch<double, Arch> operator()(
+      const xsimd::batch<double, Arch>& x) const {
+    return _mm512_maskz_rsqrt14_pd(0xff, x);
   }
 };
 
@@ -34,12 +38,13 @@ struct Sqrt {
 }  // namespace
 
 GroupKernels group_kernels_avx512f() {
-  return make_group_kernels<Arch, Rsqrt14, Sqrt>();
+  return make_group_kernels<Arch, Rsqrt14, Sqrt, SeriesBatchInvSqrt<Rsqrt14>>();
 }
 
-// Float32 takes the rsqrt and a Newton step, float64 a square root and a division.
+// Float32 takes the rsqrt and a Newton step; float64 the rsqrt and its series (a body) or two
+// Newton steps (a cell).
 constinit const GroupTerms group_terms_avx512f = {
     .f32 = {.lanes = 16, .body_body = 17, .body_cell = 37},
-    .f64 = {.lanes = 8, .body_body = 14, .body_cell = 34}};
+    .f64 = {.lanes = 8, .body_body = 20, .body_cell = 41}};
 
 }  // namespace nbody::cpu::tree

@@ -44,15 +44,32 @@ struct ExactBatchInvSqrt {
 // at the same arithmetic (FAIRNESS.md rule 3): the ISA's approximate rsqrt (12 or 14 bits) and one
 // Newton-Raphson step, y1 = y0 + y0/2 (1 - x y0^2), within about 1 ulp. A third of the exact
 // square root and division's cost, which set the walk's pace; the tree's accuracy bounds hold with
-// it (docs/tolerances.md, "Tree codes").
-template <class BareRsqrt>
+// it (docs/tolerances.md, "Tree codes"). kSteps for float64.
+template <class BareRsqrt, int kSteps = 1>
 struct NewtonBatchInvSqrt {
   template <class Batch>
   NBODY_FORCE_INLINE Batch operator()(const Batch& x) const {
     using T = typename Batch::value_type;
-    const Batch y = BareRsqrt{}(x);
-    const Batch residual = xsimd::fnma(x * y, y, Batch(T(1)));
-    return xsimd::fma(Batch(T(0.5)) * y, residual, y);
+    Batch y = BareRsqrt{}(x);
+    for (int step = 0; step < kSteps; ++step) {
+      const Batch residual = xsimd::fnma(x * y, y, Batch(T(1)));
+      y = xsimd::fma(Batch(T(0.5)) * y, residual, y);
+    }
+    return y;
+  }
+};
+
+// The float64 walk's 1/sqrt where the ISA has a 14-bit rsqrt (AVX-512F's vrsqrt14pd): the
+// all-pairs float64 kernels' method there (cpu/simd_kernels_impl.hpp's CubeSeries: d^-3 from the
+// approximate rsqrt by its series, 4 terms), and for the cell terms, which need 1/d itself, two
+// Newton-Raphson steps from the same start (1.5^3 2^-56 < 2^-53), as the all-pairs kernels'
+// newton method takes it; the GPU's float64 walk takes both from MUFU.RSQ64H alike. The exact
+// square root and division it replaces set the float64 walk's pace (docs/perf-notes.md).
+template <class BareRsqrt>
+struct SeriesBatchInvSqrt : NewtonBatchInvSqrt<BareRsqrt, 2> {
+  template <class Batch>
+  NBODY_FORCE_INLINE Batch cubed(const Batch& x) const {
+    return inv_sqrt_cubed_series<4>(x, BareRsqrt{}(x));
   }
 };
 
@@ -142,10 +159,12 @@ void evaluate_group(const GroupWork<T>& work) {
 }
 
 // BareRsqrt: the ISA's approximate 1/sqrt of a float32 batch, as its all-pairs kernels take it.
-template <class Arch, class BareRsqrt, class Sqrt = XsimdSqrt>
+// Float64InvSqrt: ExactBatchInvSqrt<Sqrt>, unless the ISA's file names its faster method.
+template <class Arch, class BareRsqrt, class Sqrt = XsimdSqrt,
+          class Float64InvSqrt = ExactBatchInvSqrt<Sqrt>>
 GroupKernels make_group_kernels() {
   return {.f32 = &evaluate_group<float, Arch, NewtonBatchInvSqrt<BareRsqrt>>,
-          .f64 = &evaluate_group<double, Arch, ExactBatchInvSqrt<Sqrt>>};
+          .f64 = &evaluate_group<double, Arch, Float64InvSqrt>};
 }
 
 }  // namespace
