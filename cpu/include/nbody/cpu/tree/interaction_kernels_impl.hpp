@@ -16,8 +16,8 @@ namespace {
 
 // The exact 1/sqrt of physics.hpp's ExactInvSqrt (a correctly rounded square root, then a
 // division), with the ISA's square root: xsimd's, or an ISA file's own where xsimd's trips a
-// compiler warning. The float64 walk's: the all-pairs float64 kernels' own method is this one on
-// SSE4.2 and AVX2, and on AVX-512F a series for d^-3 alone, where a cell's quadrupole needs 1/d.
+// compiler warning. The float64 walk's on SSE4.2, AVX2 and NEON; AVX-512F takes
+// SeriesBatchInvSqrt (below).
 struct XsimdSqrt {
   template <class Batch>
   NBODY_FORCE_INLINE Batch operator()(const Batch& x) const {
