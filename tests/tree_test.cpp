@@ -366,18 +366,21 @@ TEST(TreeCode, CoincidentBodiesGiveNoNaN) {
       }
     }
   }
-  // A tiny softening, with cells of coincident bodies accepted from near. (Above the suite's
-  // smallest, 1.5e-13: below about 1.44e-13 the cube of 1/eps overflows float32, and the suite's
-  // pair_acceleration itself returns NaN for every pair at distance 0, the j = i term included.)
+  // A tiny softening and the suite's smallest, with cells of coincident bodies accepted from
+  // near: their quadrupole terms are exactly 0, taken with no test. (Below about 1.44e-13 the cube
+  // of 1/eps overflows float32, and the suite's pair_acceleration itself returns NaN for every pair
+  // at distance 0, the j = i term included.)
   for (const Input input : {Input::duplicates, Input::coincident}) {
     for (const std::size_t n : kAwkwardSizes) {
       const std::vector<Body<double>> input_bodies = make_input(input, n, 7);
       for (const TreeSettings& settings : kSettings) {
         const std::string what = name_of(input) + " N=" + std::to_string(n);
-        expect_finite(evaluate_tree<float>(convert_precision<float, double>(input_bodies), 1e-6,
-                                           1.0, settings),
-                      what);
-        expect_finite(evaluate_tree<double>(input_bodies, 1e-6, 1.0, settings), what);
+        for (const double softening : {1e-6, kSmallestSoftening}) {
+          expect_finite(evaluate_tree<float>(convert_precision<float, double>(input_bodies),
+                                             softening, 1.0, settings),
+                        what);
+          expect_finite(evaluate_tree<double>(input_bodies, softening, 1.0, settings), what);
+        }
       }
     }
   }
