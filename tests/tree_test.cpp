@@ -374,8 +374,9 @@ TEST(TreeCode, CoincidentBodiesGiveNoNaN) {
     for (const std::size_t n : kAwkwardSizes) {
       const std::vector<Body<double>> input_bodies = make_input(input, n, 7);
       for (const TreeSettings& settings : kSettings) {
-        const std::string what = name_of(input) + " N=" + std::to_string(n);
         for (const double softening : {1e-6, kSmallestSoftening}) {
+          const std::string what =
+              fmt::format("{} N={} softening={}", name_of(input), n, softening);
           expect_finite(evaluate_tree<float>(convert_precision<float, double>(input_bodies),
                                              softening, 1.0, settings),
                         what);
