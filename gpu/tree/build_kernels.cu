@@ -192,8 +192,8 @@ __global__ void place_cells_kernel(CellBuildScratch scratch, std::uint32_t leaf_
 
 // A cell that begins at its parent's first body (its body emitted the parent one level up, the
 // slot before its own) is the first child: it links its parent to itself and to its siblings,
-// which follow it at its level while they begin within the parent.
-__global__ void link_cells_kernel(CellBuildScratch scratch, GpuCell* cells,
+// which follow it at its level while they begin within the parent, and them to their parent.
+__global__ void link_cells_kernel(CellBuildScratch scratch, GpuCell* cells, std::uint32_t* parents,
                                   const TreeCounters* counters) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t total = min(counters->cells, scratch.capacity);
@@ -211,6 +211,7 @@ __global__ void link_cells_kernel(CellBuildScratch scratch, GpuCell* cells,
   }
   cells[parent].first_child = c;
   cells[parent].child_count = static_cast<std::uint8_t>(siblings);
+  for (std::uint32_t k = 0; k < siblings; ++k) parents[c + k] = parent;
 }
 
 __device__ bool can_be_group(const GpuCell& cell, std::uint32_t group_capacity) {
@@ -308,8 +309,8 @@ void enqueue_gather(const Body<T>* input, const std::uint32_t* sorted_index, std
 }
 
 void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t leaf_capacity,
-                   const CellBuildScratch& scratch, GpuCell* cells, TreeCounters* counters,
-                   cudaStream_t stream) {
+                   const CellBuildScratch& scratch, GpuCell* cells, std::uint32_t* parents,
+                   TreeCounters* counters, cudaStream_t stream) {
   cell_counts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(keys, n, leaf_capacity,
                                                              scratch.counts);
   check_launch();
@@ -328,7 +329,7 @@ void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t lea
   place_cells_kernel<<<blocks_for(scratch.capacity), kThreads, 0, stream>>>(scratch, leaf_capacity,
                                                                             cells, counters);
   check_launch();
-  link_cells_kernel<<<blocks_for(scratch.capacity), kThreads, 0, stream>>>(scratch, cells,
+  link_cells_kernel<<<blocks_for(scratch.capacity), kThreads, 0, stream>>>(scratch, cells, parents,
                                                                            counters);
   check_launch();
 }

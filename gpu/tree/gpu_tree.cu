@@ -73,10 +73,10 @@ int warps_per_walk(std::size_t n, const GpuTreeSettings& settings) {
   return 1;
 }
 
-// The upward pass's lanes a cell: each level waits on its slowest cell's float64 operations
-// over its items, one after another where a thread computes it alone, so up to 256K bodies a team
-// of 8 lanes shares them; above, a thread a cell issues fewer instructions in all (measured on
-// the H200: docs/perf-notes.md, "Tree codes").
+// The upward pass's lanes a cell. Up to 256K bodies the levels of one cooperative launch, each
+// waiting on its slowest cell's float64 operations over its items, which a team of 8 lanes shares;
+// above, a thread a cell, climbing from the leaves with no wait for the grid (measured on the
+// H200: docs/perf-notes.md, "Tree codes").
 int moments_lanes(std::size_t n, const GpuTreeSettings& settings) {
   if (settings.moments_lanes != 0) return settings.moments_lanes;
   return n <= 262144 ? 8 : 1;
@@ -89,9 +89,13 @@ MomentsLaunch moments_launch(std::size_t n, const GpuTreeSettings& settings) {
   const int lanes = moments_lanes(n, settings);
   const std::size_t threads = n / 4 * static_cast<std::size_t>(lanes);
   const std::size_t blocks = (threads + kMomentsThreads - 1) / kMomentsThreads;
+  // A thread a cell climbs, a thread for every four bodies (the leaves are about a fifth).
+  const std::size_t climbing_blocks =
+      lanes == 1 ? std::max<std::size_t>(1, (n / 4 + kMomentsThreads - 1) / kMomentsThreads) : 0;
   return {.lanes = lanes,
           .blocks = static_cast<int>(std::clamp<std::size_t>(
-              blocks, 1, static_cast<std::size_t>(moments_blocks<T>(settings.gpu_device))))};
+              blocks, 1, static_cast<std::size_t>(moments_blocks<T>(settings.gpu_device)))),
+          .climbing_blocks = static_cast<int>(climbing_blocks)};
 }
 
 // Phases, in order: the events between them time each.
@@ -131,6 +135,7 @@ struct GpuTreeEvaluator<T>::State {
   std::uint32_t cell_capacity = 0;
   DeviceBuffer<std::uint32_t> cell_counts{n}, inclusive_cell_counts{n};
   DeviceBuffer<GpuCell> cells, emitted_cells;
+  DeviceBuffer<std::uint32_t> parents, arrivals;
   DeviceBuffer<std::uint8_t> emitted_levels, sorted_levels;
   DeviceBuffer<std::uint32_t> emitted_slots, sorted_slots, place_of_slot;
   DeviceBuffer<std::byte> cell_build_cub;
@@ -174,6 +179,8 @@ void GpuTreeEvaluator<T>::State::reserve_cells(std::uint32_t capacity) {
   warmed_up = false;
   cell_capacity = capacity;
   cells = DeviceBuffer<GpuCell>(capacity);
+  parents = DeviceBuffer<std::uint32_t>(capacity);
+  arrivals = DeviceBuffer<std::uint32_t>(capacity);
   emitted_cells = DeviceBuffer<GpuCell>(capacity);
   emitted_levels = DeviceBuffer<std::uint8_t>(capacity);
   sorted_levels = DeviceBuffer<std::uint8_t>(capacity);
@@ -248,7 +255,7 @@ void GpuTreeEvaluator<T>::State::enqueue_cells_and_groups() {
                                .cub_scratch = cell_build_cub.data(),
                                .cub_bytes = cell_build_cub.size()};
   enqueue_cells(keys.data(), count, static_cast<std::uint32_t>(settings.leaf_capacity), build,
-                cells.data(), counters.data(), stream.get());
+                cells.data(), parents.data(), counters.data(), stream.get());
   check_cuda(cudaMemsetAsync(walk_heads.data(), 0xff, walk_heads.bytes(), stream.get()));
   enqueue_walk_heads(cells.data(), cell_capacity,
                      static_cast<std::uint32_t>(settings.group_capacity), walk_heads.data(),
@@ -264,8 +271,9 @@ void GpuTreeEvaluator<T>::State::enqueue_cells_and_groups() {
 template <class T>
 void GpuTreeEvaluator<T>::State::enqueue_upward_pass(double softening_squared) {
   enqueue_moments<T>(cells.data(), cell_capacity, sorted_bodies.data(), keys.data(), cube.data(),
-                     softening_squared, counters.data(), moments.data(), criterion.data(),
-                     multipoles.data(), moments_launch, stream.get());
+                     softening_squared, counters.data(), parents.data(), arrivals.data(),
+                     moments.data(), criterion.data(), multipoles.data(), moments_launch,
+                     stream.get());
 }
 
 template <class T>

@@ -1,11 +1,12 @@
-// The upward pass of the GPU tree in one cooperative launch: every leaf from its bodies, then
-// each level's other cells from their children, by the suite's one moments arithmetic
+// The upward pass of the GPU tree, by the suite's one moments arithmetic
 // (nbody/multipole_physics.hpp). This file is compiled with -fmad=false (gpu/CMakeLists.txt):
 // without contraction the device rounds every operation as the CPU build does, so both trees hold
-// the same moments to the bit and make the same opening decisions. Each level waits for its
-// slowest cell: its float64 operations over its children or bodies, one after another where one
-// thread computes it (not memory, nor the FMAs given up; docs/perf-notes.md, "Tree codes"), so
-// where the cells are few a team of lanes computes each cell's items' terms side by side.
+// the same moments to the bit and make the same opening decisions. Where the cells are few, one
+// cooperative launch: every leaf from its bodies, then each level's other cells from their
+// children, each level waiting for its slowest cell (its float64 operations over its items, one
+// after another: docs/perf-notes.md, "Tree codes"), so a team of lanes computes each cell's
+// items' terms side by side. Where they are many, the cells climb: a thread a leaf, and each other
+// cell computed by the thread that completes its children, with no wait for the grid.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -27,6 +28,8 @@ struct MomentsArgs {
   const BoundingCube* cube;
   double softening_squared;
   const TreeCounters* counters;
+  const std::uint32_t* parents;
+  unsigned* arrivals;  // zeroed: the children of each cell done so far
   CellMoments* moments;
   CellCriterion* criterion;
   CellMultipole<T>* multipoles;
@@ -145,72 +148,93 @@ __device__ __forceinline__ void team_pass(const MomentsArgs<T>& a, const Boundin
   }
 }
 
+// A cell's moments as another thread stored them: read from the L2, where that thread's stores
+// are seen once its fence and arrival are, past this SM's L1 (which may hold the line's older
+// bytes: a line holds parts of two cells).
+__device__ __forceinline__ CellMoments moments_past_l1(const CellMoments* cell) {
+  static_assert(sizeof(CellMoments) % sizeof(double) == 0);
+  CellMoments loaded;
+  const auto* from = reinterpret_cast<const double*>(cell);
+  auto* to = reinterpret_cast<double*>(&loaded);
+#pragma unroll
+  for (std::size_t k = 0; k < sizeof(CellMoments) / sizeof(double); ++k) to[k] = __ldcg(from + k);
+  return loaded;
+}
+
+// Every leaf from its bodies, a thread a leaf; then the thread that completes a cell's children
+// (the last to arrive) computes that cell, and climbs on while it is the last. No level waits for
+// the whole grid's slowest cell, as the cooperative launch's levels wait; each cell's sums are the
+// same operations in the same order, so the same bits.
+template <class T>
+__global__ void __launch_bounds__(kMomentsThreads) climbing_moments_kernel(MomentsArgs<T> a) {
+  const std::uint32_t cell_count = a.counters->cells;
+  if (cell_count > a.capacity) return;
+  const BoundingCube cube = *a.cube;
+  const std::uint32_t stride = gridDim.x * blockDim.x;
+  for (std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < cell_count; c += stride) {
+    const GpuCell leaf = a.cells[c];
+    if (leaf.child_count != 0) continue;
+    prefetch_l1(a.sorted + leaf.begin, leaf.end - leaf.begin);
+    const Box leaf_box = box_of(cell_cube(a.keys[leaf.begin], leaf.level, cube));
+    store_moments(a, c,
+                  moments_of_bodies<T>(a.sorted + leaf.begin, leaf.end - leaf.begin, leaf_box));
+    for (std::uint32_t child = c; child != 0;) {
+      const std::uint32_t parent = a.parents[child];
+      const GpuCell cell = a.cells[parent];
+      __threadfence();  // this thread's stores seen before its arrival
+      if (atomicAdd(&a.arrivals[parent], 1u) + 1u != cell.child_count) break;
+      __threadfence();  // and the siblings' before the loads below
+      const Box box = box_of(cell_cube(a.keys[cell.begin], cell.level, cube));
+      const CellMoments* children = a.moments + cell.first_child;
+      store_moments(a, parent,
+                    moments_of_children_at(
+                        [children](std::size_t k) { return moments_past_l1(children + k); },
+                        cell.child_count, box));
+      child = parent;
+    }
+  }
+}
+
 // Every leaf, then each level's other cells from the level below, the deepest first, the whole
 // grid waiting between levels: the grid's barrier orders the children's stores before their
-// parents' loads, as __syncthreads orders a block's (copying the children aside past the L1
-// instead spilled 1.6 kB a thread and took five times as long). A thread a cell (kLanes 1) where
-// the cells are many; where they are few, a team of lanes shares each cell's items.
+// parents' loads, as __syncthreads orders a block's. A team of kLanes lanes a cell, where the cells
+// are few (where they are many, the cells climb: climbing_moments_kernel).
 template <class T, int kLanes>
 __global__ void __launch_bounds__(kMomentsThreads) moments_kernel(MomentsArgs<T> a) {
   const std::uint32_t cell_count = a.counters->cells;
   if (cell_count > a.capacity) return;  // the whole grid returns: nothing waits
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const BoundingCube cube = *a.cube;
-  if constexpr (kLanes == 1) {
-    const std::uint32_t stride = gridDim.x * blockDim.x;
-    const std::uint32_t start = blockIdx.x * blockDim.x + threadIdx.x;
-    for (std::uint32_t c = start; c < cell_count; c += stride) {
-      const GpuCell cell = a.cells[c];
-      if (cell.child_count != 0) continue;
-      prefetch_l1(a.sorted + cell.begin, cell.end - cell.begin);
-      const Box box = box_of(cell_cube(a.keys[cell.begin], cell.level, cube));
-      store_moments(a, c, moments_of_bodies<T>(a.sorted + cell.begin, cell.end - cell.begin, box));
-    }
-    for (int level = static_cast<int>(a.counters->depth) - 1; level >= 0; --level) {
-      grid.sync();
-      const std::uint32_t last = a.counters->level_first[level + 1];
-      for (std::uint32_t c = a.counters->level_first[level] + start; c < last; c += stride) {
-        const GpuCell cell = a.cells[c];
-        if (cell.child_count == 0) continue;
-        prefetch_l1(a.moments + cell.first_child, cell.child_count);
-        const Box box = box_of(cell_cube(a.keys[cell.begin], cell.level, cube));
-        store_moments(a, c,
-                      moments_of_children(a.moments + cell.first_child, cell.child_count, box));
-      }
-    }
-  } else {
-    __shared__ TeamScratch<kLanes> scratch;
-    team_pass<T, kLanes, true>(a, cube, 0, cell_count, scratch);
-    for (int level = static_cast<int>(a.counters->depth) - 1; level >= 0; --level) {
-      grid.sync();
-      team_pass<T, kLanes, false>(a, cube, a.counters->level_first[level],
-                                  a.counters->level_first[level + 1], scratch);
-    }
+  __shared__ TeamScratch<kLanes> scratch;
+  team_pass<T, kLanes, true>(a, cube, 0, cell_count, scratch);
+  for (int level = static_cast<int>(a.counters->depth) - 1; level >= 0; --level) {
+    grid.sync();
+    team_pass<T, kLanes, false>(a, cube, a.counters->level_first[level],
+                                a.counters->level_first[level + 1], scratch);
   }
 }
 
-// The lanes a cell that a launch may take.
+// The lanes a cell that a cooperative launch may take.
 template <class T, class F>
 void with_moments_kernel(int lanes, F&& use) {
   switch (lanes) {
-    case 1:
-      return use(moments_kernel<T, 1>);
     case 4:
       return use(moments_kernel<T, 4>);
     case 8:
       return use(moments_kernel<T, 8>);
     default:
-      throw std::invalid_argument("moments: 1, 4 or 8 lanes a cell");
+      throw std::invalid_argument("moments: 4 or 8 lanes a cell in a cooperative launch");
   }
 }
 
 }  // namespace
 
 // One block an SM: the grid's waits between levels cost more with more blocks than their threads
-// save (on the H100 at 1M: 0.30 ms with 132 blocks, 0.35 ms with 264).
+// save (on the H100 at 1M, when the levels took every size: 0.30 ms with 132 blocks, 0.35 with
+// 264).
 template <class T>
 int moments_blocks(int device) {
-  for (const int lanes : {1, 4, 8}) {
+  for (const int lanes : {4, 8}) {
     with_moments_kernel<T>(lanes, [&](auto kernel) {
       int per_sm = 0;
       check_cuda(
@@ -226,11 +250,17 @@ int moments_blocks(int device) {
 template <class T>
 void enqueue_moments(const GpuCell* cells, std::uint32_t capacity, const Body<T>* sorted,
                      const std::uint64_t* keys, const BoundingCube* cube, double softening_squared,
-                     const TreeCounters* counters, CellMoments* moments, CellCriterion* criterion,
-                     CellMultipole<T>* multipoles, const MomentsLaunch& launch,
-                     cudaStream_t stream) {
-  MomentsArgs<T> args{cells,    capacity, sorted,    keys,      cube, softening_squared,
-                      counters, moments,  criterion, multipoles};
+                     const TreeCounters* counters, const std::uint32_t* parents, unsigned* arrivals,
+                     CellMoments* moments, CellCriterion* criterion, CellMultipole<T>* multipoles,
+                     const MomentsLaunch& launch, cudaStream_t stream) {
+  MomentsArgs<T> args{cells,    capacity, sorted,   keys,    cube,      softening_squared,
+                      counters, parents,  arrivals, moments, criterion, multipoles};
+  if (launch.climbing_blocks > 0) {
+    check_cuda(cudaMemsetAsync(arrivals, 0, std::size_t{capacity} * sizeof(unsigned), stream));
+    climbing_moments_kernel<T><<<launch.climbing_blocks, kMomentsThreads, 0, stream>>>(args);
+    check_launch();
+    return;
+  }
   void* parameters[] = {&args};
   with_moments_kernel<T>(launch.lanes, [&](auto kernel) {
     check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel),
@@ -239,12 +269,12 @@ void enqueue_moments(const GpuCell* cells, std::uint32_t capacity, const Body<T>
   });
 }
 
-#define NBODY_INSTANTIATE_MOMENTS(T)                                                  \
-  template int moments_blocks<T>(int);                                                \
-  template void enqueue_moments<T>(const GpuCell*, std::uint32_t, const Body<T>*,     \
-                                   const std::uint64_t*, const BoundingCube*, double, \
-                                   const TreeCounters*, CellMoments*, CellCriterion*, \
-                                   CellMultipole<T>*, const MomentsLaunch&, cudaStream_t);
+#define NBODY_INSTANTIATE_MOMENTS(T)                                                              \
+  template int moments_blocks<T>(int);                                                            \
+  template void enqueue_moments<T>(                                                               \
+      const GpuCell*, std::uint32_t, const Body<T>*, const std::uint64_t*, const BoundingCube*,   \
+      double, const TreeCounters*, const std::uint32_t*, unsigned*, CellMoments*, CellCriterion*, \
+      CellMultipole<T>*, const MomentsLaunch&, cudaStream_t);
 NBODY_INSTANTIATE_MOMENTS(float)
 NBODY_INSTANTIATE_MOMENTS(double)
 #undef NBODY_INSTANTIATE_MOMENTS

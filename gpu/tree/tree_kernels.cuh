@@ -98,10 +98,10 @@ std::size_t cell_build_cub_bytes(std::uint32_t n, std::uint32_t capacity);
 // The cells of the n >= 1 sorted keys, breadth first (the CPU's order), each with its first child
 // and child count: counters->cells of them, counted in full even where they overflow
 // scratch.capacity (and then only those that fit are written); counters->leaves, depth and
-// level_first where they fit.
+// level_first where they fit; parents[c], the parent of every cell c but the root.
 void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t leaf_capacity,
-                   const CellBuildScratch& scratch, GpuCell* cells, TreeCounters* counters,
-                   cudaStream_t stream);
+                   const CellBuildScratch& scratch, GpuCell* cells, std::uint32_t* parents,
+                   TreeCounters* counters, cudaStream_t stream);
 
 // The targets of one walk: a group's, kTargetsPerWalk at most (four a lane in each half of a warp).
 // A group of more is walked for each of its runs of kTargetsPerWalk bodies, by as many warps, each
@@ -128,22 +128,26 @@ struct alignas(32) CellCriterion {
   double x, y, z, b_max;
 };
 
-// The upward pass's launch: `blocks` blocks (at most moments_blocks), each cell computed by a
-// team of `lanes` lanes (1, 4 or 8).
+// The upward pass's launch: `blocks` blocks (at most moments_blocks) of one cooperative launch,
+// each cell computed by a team of `lanes` lanes (1, 4 or 8); or, where climbing_blocks > 0, that
+// many blocks of a thread a leaf, each climbing on to the cells it completes.
 struct MomentsLaunch {
   int lanes = 1;
   int blocks = 1;
+  int climbing_blocks = 0;
 };
 
-// The moments of the counters->cells cells in one cooperative launch: every leaf from its
-// bodies, then each level's other cells from their children, the deepest first, with their
-// criterion data and their multipoles rounded to T. Nothing where the cells overflowed `capacity`.
+// The moments of the counters->cells cells, with their criterion data and their multipoles
+// rounded to T: in one cooperative launch, every leaf from its bodies, then each level's other
+// cells from their children, the deepest first; or climbing, each cell computed by the thread
+// that completes its children (parents from the build, arrivals `capacity` counters zeroed here).
+// Nothing where the cells overflowed `capacity`.
 template <class T>
 void enqueue_moments(const GpuCell* cells, std::uint32_t capacity, const Body<T>* sorted,
                      const std::uint64_t* keys, const BoundingCube* cube, double softening_squared,
-                     const TreeCounters* counters, CellMoments* moments, CellCriterion* criterion,
-                     CellMultipole<T>* multipoles, const MomentsLaunch& launch,
-                     cudaStream_t stream);
+                     const TreeCounters* counters, const std::uint32_t* parents, unsigned* arrivals,
+                     CellMoments* moments, CellCriterion* criterion, CellMultipole<T>* multipoles,
+                     const MomentsLaunch& launch, cudaStream_t stream);
 
 // The most blocks of the moments' launch: one an SM.
 template <class T>
