@@ -1,9 +1,10 @@
 // The GPU tree's walk, as Bonsai walks it: a team of warps per group of targets (up to 64 at a
 // time), each warp testing up to 32 cells at once against the Salmon-Warren criterion in float64,
 // its interaction lists gathered in shared memory and evaluated 32 sources at a time, each
-// broadcast from shared memory: in float32 each half of the warp holds all the walk's targets
-// (four a lane) and takes every other source, so that a source read serves four terms a lane; in
-// float64 the whole warp holds them, two a lane. The warps of a team share one stack: each round
+// broadcast from shared memory: in float32 each quarter of a warp walking alone holds all the
+// walk's targets (eight a lane) and takes every fourth source, so that a source read serves eight
+// terms a lane (in a team, each half, four a lane); in float64 the whole warp holds them, two a
+// lane. The warps of a team share one stack: each round
 // they pop up to 32 cells a warp, dealt out in turn, each warp lists and evaluates what its cells
 // give, and the team sums the warps' shares in a fixed order: a group whose box opens most of the
 // tree (a sparse outer group) so takes a team's time over its members, where one warp alone
@@ -24,19 +25,22 @@ namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpSize = 32;
-// The sources of a batch are split between kStreams<T> parts of the warp, each holding every
-// target. Float32 in two halves, four targets a lane; float64 in one, two targets a lane: four
-// took it from 120 registers to 150, and its walk 8% longer.
+// The sources of a batch are split between kStreams parts of the warp, each holding every
+// target (kStreamLanes lanes, kTargetsPerLane targets a lane). Float32 in four quarters, eight
+// targets a lane, where one warp walks a group (the float32 walk at 1M 2% faster than in two
+// halves, four a lane, at 128 registers against 80); in two halves where a team walks it (four
+// quarters were 5% slower from 64K to 256K). Float64 in one, two targets a lane: four took it from
+// 120 registers to 150, and its walk 8% longer.
+template <class T, int kMembers>
+inline constexpr int kStreamsFor = std::is_same_v<T, float> ? (kMembers == 1 ? 4 : 2) : 1;
+template <int kStreams>
+inline constexpr int kStreamLanes = kWarpSize / kStreams;
+template <int kStreams>
+inline constexpr int kTargetsPerLane = static_cast<int>(kTargetsPerWalk) / kStreamLanes<kStreams>;
+// Float32's register budget where one warp walks a group: four blocks of four warps an SM, 128
+// registers (five, 96, spill 156 bytes).
 template <class T>
-inline constexpr int kStreams = std::is_same_v<T, float> ? 2 : 1;
-template <class T>
-inline constexpr int kStreamLanes = kWarpSize / kStreams<T>;
-template <class T>
-inline constexpr int kTargetsPerLane = static_cast<int>(kTargetsPerWalk) / kStreamLanes<T>;
-// Float32's register budget: six blocks of four warps an SM, 80 registers (96 unbounded; seven
-// blocks, 72, spill and walk 3% slower at 1M).
-template <class T>
-inline constexpr int kMinBlocksPerSm = std::is_same_v<T, float> ? 6 : 0;
+inline constexpr int kMinBlocksPerSm = std::is_same_v<T, float> ? 4 : 0;
 // Listed sources waiting for a batch of 32: a step lists up to 32 cells, and the bodies of up to
 // 32 opened leaves (written in windows where more).
 constexpr int kCellListCapacity = 2 * kWarpSize;
@@ -50,27 +54,21 @@ struct WarpScratch {
   std::uint32_t cell_list[kCellListCapacity];
 };
 
-// Whether all of a stream's lanes can find the last of kSlots slots empty: kTargetsPerLane slots
-// serve walks of more than half kTargetsPerWalk targets, fewer slots the smaller walks.
-template <class T, int kSlots>
-inline constexpr bool kLastSlotMayBeEmpty = kSlots == kTargetsPerLane<T>
-                                                ? (kSlots - 1) * kStreamLanes<T> >
-                                                      static_cast<int>(kTargetsPerWalk) / 2
-                                                : kSlots > 1;
-
 // A lane's targets: kSlots of them (half as many where the walk has at most half its targets, so
 // that no lane computes targets that are not there; groups of up to 64 are often that small).
-// Slot k holds the walk's targets from k * kStreamLanes; where no lane of a stream has a target in
-// the last slot (float32 walks of 33 to 48 targets, or of at most 16), its terms are skipped: one
-// branch the same for the whole warp (a copy of the walk for each slot count was slower).
-template <class T, int kSlots>
+// Slot k holds the walk's targets from k * kStreamLanes; a slot no lane of a stream fills (past
+// used_slots) has its terms skipped: one branch the same for the whole warp. The slots below
+// kSlots / 2 are always filled in the walks of more than half kTargetsPerWalk targets that take
+// kTargetsPerLane slots, and need no test.
+template <class T, int kSlots, int kStreams>
 struct Targets {
   T x[kSlots], y[kSlots], z[kSlots];
   T ax[kSlots], ay[kSlots], az[kSlots];
-  bool last_slot_used = true;
+  int used_slots = kSlots;
 
   __device__ __forceinline__ bool computes(int k) const {
-    return k + 1 < kSlots || !kLastSlotMayBeEmpty<T, kSlots> || last_slot_used;
+    constexpr int kAlwaysUsed = kSlots == kTargetsPerLane<kStreams> ? kSlots / 2 + 1 : 1;
+    return k < kAlwaysUsed || k < used_slots;
   }
 };
 
@@ -104,14 +102,14 @@ __device__ __forceinline__ bool accepts(const Box& group, const CellCriterion& c
   return __dmul_rn(theta_squared, d2) > __dmul_rn(cell.b_max, cell.b_max);
 }
 
-template <class T, int kSlots>
+template <class T, int kSlots, int kStreams>
 __device__ __forceinline__ void evaluate_bodies(WarpScratch<T>& scratch, const std::uint32_t* list,
                                                 int count, const Body<T>* sorted,
                                                 T softening_squared, int lane,
-                                                Targets<T, kSlots>& t) {
+                                                Targets<T, kSlots, kStreams>& t) {
   if (lane < count) scratch.bodies[lane] = sorted[list[lane]];
   __syncwarp();
-  for (int j = lane / kStreamLanes<T>; j < count; j += kStreams<T>) {
+  for (int j = lane / kStreamLanes<kStreams>; j < count; j += kStreams) {
     const Body<T> s = scratch.bodies[j];
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
@@ -123,11 +121,11 @@ __device__ __forceinline__ void evaluate_bodies(WarpScratch<T>& scratch, const s
   __syncwarp();
 }
 
-template <class T, int kSlots>
+template <class T, int kSlots, int kStreams>
 __device__ __forceinline__ void evaluate_cells(WarpScratch<T>& scratch, int count,
                                                const CellMultipole<T>* multipoles,
                                                T softening_squared, int lane,
-                                               Targets<T, kSlots>& t) {
+                                               Targets<T, kSlots, kStreams>& t) {
   if (lane < count) scratch.cells[lane] = multipoles[scratch.cell_list[lane]];
   __syncwarp();
   const auto interact = [&](int j) {
@@ -139,13 +137,13 @@ __device__ __forceinline__ void evaluate_cells(WarpScratch<T>& scratch, int coun
                                            t.ay[k], t.az[k]);
     }
   };
-  const int stream = lane / kStreamLanes<T>;
+  const int stream = lane / kStreamLanes<kStreams>;
   if (count == kWarpSize) {
     // A full batch, its count known: two cells an iteration, half the loop's own instructions.
 #pragma unroll 2
-    for (int j = stream; j < kWarpSize; j += kStreams<T>) interact(j);
+    for (int j = stream; j < kWarpSize; j += kStreams) interact(j);
   } else {
-    for (int j = stream; j < count; j += kStreams<T>) interact(j);
+    for (int j = stream; j < count; j += kStreams) interact(j);
   }
   __syncwarp();
 }
@@ -168,10 +166,10 @@ struct WalkLists {
 
 // Appends each lane's bodies [begin, begin + count) to the body list, evaluating every full batch
 // of 32; the rest (under 32) stays listed.
-template <class T, int kSlots>
+template <class T, int kSlots, int kStreams>
 __device__ __forceinline__ void append_bodies(WarpScratch<T>& scratch, std::uint32_t begin,
                                               int count, const TraversalArgs<T>& args, int lane,
-                                              Targets<T, kSlots>& t, WalkLists& lists) {
+                                              Targets<T, kSlots, kStreams>& t, WalkLists& lists) {
   int total = 0;
   const int offset = warp_exclusive_scan(count, lane, total);
   lists.listed_bodies += static_cast<unsigned>(total);
@@ -224,10 +222,11 @@ __device__ __forceinline__ TestedCell test_cell(WarpScratch<T>& scratch, bool ac
 }
 
 // After a test: the opened leaves' bodies listed, and a full batch of cells evaluated.
-template <class T, int kSlots>
+template <class T, int kSlots, int kStreams>
 __device__ __forceinline__ void list_and_evaluate(WarpScratch<T>& scratch, const TestedCell& tested,
                                                   const TraversalArgs<T>& args, int lane,
-                                                  Targets<T, kSlots>& t, WalkLists& lists) {
+                                                  Targets<T, kSlots, kStreams>& t,
+                                                  WalkLists& lists) {
   const bool opened_leaf = tested.opened && tested.cell.child_count == 0;
   append_bodies(scratch, tested.cell.begin,
                 opened_leaf ? static_cast<int>(tested.cell.end - tested.cell.begin) : 0, args, lane,
@@ -241,19 +240,20 @@ __device__ __forceinline__ void list_and_evaluate(WarpScratch<T>& scratch, const
 }
 
 // What is left listed at the end of a walk.
-template <class T, int kSlots>
+template <class T, int kSlots, int kStreams>
 __device__ __forceinline__ void evaluate_rest(WarpScratch<T>& scratch, const TraversalArgs<T>& args,
-                                              int lane, Targets<T, kSlots>& t, WalkLists& lists) {
+                                              int lane, Targets<T, kSlots, kStreams>& t,
+                                              WalkLists& lists) {
   evaluate_cells(scratch, lists.cell_fill, args.multipoles, args.softening_squared, lane, t);
   evaluate_bodies(scratch, scratch.body_list, lists.body_fill, args.sorted, args.softening_squared,
                   lane, t);
 }
 
 // One walk from the root for the group's box by one warp, evaluating the lists as they fill.
-template <class T, int kSlots>
+template <class T, int kSlots, int kStreams>
 __device__ __forceinline__ WalkLists walk(WarpScratch<T>& scratch, const Box& group,
                                           std::uint32_t* stack, const TraversalArgs<T>& args,
-                                          int lane, Targets<T, kSlots>& t) {
+                                          int lane, Targets<T, kSlots, kStreams>& t) {
   WalkLists lists;
   int stack_size = 1;
   if (lane == 0) stack[0] = 0;
@@ -294,11 +294,11 @@ struct TeamRound {
 // accepts or opens, and the children are pushed in the warps' order, so that the lists are fixed
 // for a team size. No cell is tested twice, and a walk takes a round for every 32 kMembers cells
 // of the tree's front where one warp alone takes one for every 32.
-template <class T, int kSlots, int kMembers>
+template <class T, int kSlots, int kStreams, int kMembers>
 __device__ __forceinline__ WalkLists walk_as_team(WarpScratch<T>& scratch, const Box& group,
                                                   std::uint32_t* stack, TeamRound<kMembers>& round,
                                                   const TraversalArgs<T>& args, int lane,
-                                                  int member, Targets<T, kSlots>& t) {
+                                                  int member, Targets<T, kSlots, kStreams>& t) {
   constexpr int kCapacity = kMembers * static_cast<int>(kTraversalStackCapacity);
   WalkLists lists;
   int stack_size = 1;
@@ -347,16 +347,17 @@ __device__ __forceinline__ T* share_of(WarpScratch<T>& scratch) {
   return reinterpret_cast<T*>(scratch.cells);
 }
 
-// The first stream's lanes take the other streams' sums of their targets, added in stream order.
-template <class T, int kSlots>
-__device__ __forceinline__ void sum_streams(Targets<T, kSlots>& t) {
+// The first stream's lanes take the other streams' sums of their targets, in pairs: ((s0 + s1) +
+// (s2 + s3)) with four streams, the same order in every lane.
+template <class T, int kSlots, int kStreams>
+__device__ __forceinline__ void sum_streams(Targets<T, kSlots, kStreams>& t) {
 #pragma unroll
   for (int k = 0; k < kSlots; ++k) {
 #pragma unroll
-    for (int s = 1; s < kStreams<T>; ++s) {
-      t.ax[k] += __shfl_down_sync(kFullMask, t.ax[k], s * kStreamLanes<T>);
-      t.ay[k] += __shfl_down_sync(kFullMask, t.ay[k], s * kStreamLanes<T>);
-      t.az[k] += __shfl_down_sync(kFullMask, t.az[k], s * kStreamLanes<T>);
+    for (int offset = kStreamLanes<kStreams>; offset < kWarpSize; offset *= 2) {
+      t.ax[k] += __shfl_down_sync(kFullMask, t.ax[k], offset);
+      t.ay[k] += __shfl_down_sync(kFullMask, t.ay[k], offset);
+      t.az[k] += __shfl_down_sync(kFullMask, t.az[k], offset);
     }
   }
 }
@@ -365,19 +366,19 @@ __device__ __forceinline__ void sum_streams(Targets<T, kSlots>& t) {
 // `member`th warp of a team: its streams' sums added, its share of the accelerations summed with
 // the other members' (in the members' order, through each one's scratch) and stored by the first
 // member's first stream.
-template <class T, int kSlots, int kMembers>
+template <class T, int kSlots, int kStreams, int kMembers>
 __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const Box& box,
                                                   std::uint32_t first, std::uint32_t end,
                                                   std::uint32_t* stack,
                                                   const TraversalArgs<T>& args, int lane,
                                                   int member, WarpScratch<T>* team,
                                                   TeamRound<kMembers>& round) {
-  Targets<T, kSlots> t;
-  const int position = lane % kStreamLanes<T>;
-  const bool first_stream = lane < kStreamLanes<T>;
+  Targets<T, kSlots, kStreams> t;
+  const int position = lane % kStreamLanes<kStreams>;
+  const bool first_stream = lane < kStreamLanes<kStreams>;
 #pragma unroll
   for (int k = 0; k < kSlots; ++k) {
-    const std::uint32_t target = first + k * kStreamLanes<T> + position;
+    const std::uint32_t target = first + k * kStreamLanes<kStreams> + position;
     // A lane past the walk's end computes for its first target and stores nothing.
     const Body<T> b = args.sorted[target < end ? target : first];
     t.x[k] = b.x;
@@ -385,7 +386,8 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
     t.z[k] = b.z;
     t.ax[k] = t.ay[k] = t.az[k] = T(0);
   }
-  t.last_slot_used = kSlots == 1 || static_cast<int>(end - first) > (kSlots - 1) * kStreamLanes<T>;
+  t.used_slots =
+      (static_cast<int>(end - first) + kStreamLanes<kStreams> - 1) / kStreamLanes<kStreams>;
   WalkLists lists;
   if constexpr (kMembers > 1) {
     lists = walk_as_team(scratch, box, stack, round, args, lane, member, t);
@@ -398,9 +400,9 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
     if (first_stream) {
 #pragma unroll
       for (int k = 0; k < kSlots; ++k) {
-        mine[(3 * k + 0) * kStreamLanes<T> + position] = t.ax[k];
-        mine[(3 * k + 1) * kStreamLanes<T> + position] = t.ay[k];
-        mine[(3 * k + 2) * kStreamLanes<T> + position] = t.az[k];
+        mine[(3 * k + 0) * kStreamLanes<kStreams> + position] = t.ax[k];
+        mine[(3 * k + 1) * kStreamLanes<kStreams> + position] = t.ay[k];
+        mine[(3 * k + 2) * kStreamLanes<kStreams> + position] = t.az[k];
       }
     }
     __syncthreads();
@@ -409,9 +411,9 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
         const T* theirs = share_of(team[m]);
 #pragma unroll
         for (int k = 0; k < kSlots; ++k) {
-          t.ax[k] += theirs[(3 * k + 0) * kStreamLanes<T> + position];
-          t.ay[k] += theirs[(3 * k + 1) * kStreamLanes<T> + position];
-          t.az[k] += theirs[(3 * k + 2) * kStreamLanes<T> + position];
+          t.ax[k] += theirs[(3 * k + 0) * kStreamLanes<kStreams> + position];
+          t.ay[k] += theirs[(3 * k + 1) * kStreamLanes<kStreams> + position];
+          t.az[k] += theirs[(3 * k + 2) * kStreamLanes<kStreams> + position];
         }
       }
     }
@@ -420,7 +422,7 @@ __device__ __forceinline__ WalkLists walk_targets(WarpScratch<T>& scratch, const
   if (member == 0 && first_stream) {
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
-      const std::uint32_t target = first + k * kStreamLanes<T> + position;
+      const std::uint32_t target = first + k * kStreamLanes<kStreams> + position;
       if (target < end) args.accelerations[args.input_index[target]] = {t.ax[k], t.ay[k], t.az[k]};
     }
   }
@@ -453,6 +455,7 @@ __global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize,
                                   kMembers == 1 ? kMinBlocksPerSm<T> : 0)
     traversal_kernel(TraversalArgs<T> args) {
   constexpr int kWarps = kBlockWarps<kMembers>;
+  constexpr int kStreams = kStreamsFor<T, kMembers>;
   // Dynamic: a team of 16 warps' scratch is more than a block's 48 KB of static shared memory.
   extern __shared__ __align__(16) unsigned char traversal_shared[];
   WarpScratch<T>* block_scratch = reinterpret_cast<WarpScratch<T>*>(traversal_shared);
@@ -479,10 +482,10 @@ __global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize,
     }
     const WalkLists lists =
         end - first <= kTargetsPerWalk / 2
-            ? walk_targets<T, kTargetsPerLane<T> / 2, kMembers>(
+            ? walk_targets<T, kTargetsPerLane<kStreams> / 2, kStreams, kMembers>(
                   scratch, box, first, end, stack, args, lane, member, block_scratch, round)
-            : walk_targets<T, kTargetsPerLane<T>, kMembers>(scratch, box, first, end, stack, args,
-                                                            lane, member, block_scratch, round);
+            : walk_targets<T, kTargetsPerLane<kStreams>, kStreams, kMembers>(
+                  scratch, box, first, end, stack, args, lane, member, block_scratch, round);
     body_body += (end - first) * lists.listed_bodies;
     body_cell += (end - first) * lists.listed_cells;
   }

@@ -103,7 +103,8 @@ void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t lea
                    const CellBuildScratch& scratch, GpuCell* cells, std::uint32_t* parents,
                    TreeCounters* counters, cudaStream_t stream);
 
-// The targets of one walk: a group's, kTargetsPerWalk at most (four a lane in each half of a warp).
+// The targets of one walk: a group's, kTargetsPerWalk at most (eight a lane in each quarter of
+// a warp where a warp walks alone, four in each half where a team walks).
 // A group of more is walked for each of its runs of kTargetsPerWalk bodies, by as many warps, each
 // from the whole group's box (so with the lists the CPU's one walk of the group makes).
 inline constexpr std::uint32_t kTargetsPerWalk = 64;
