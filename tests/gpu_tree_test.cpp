@@ -420,8 +420,9 @@ TEST(GpuTree, EveryTeamOfWarpsWalksAlike) {
   }
 }
 
-// The upward pass computes each cell on one lane or on a team of lanes, the same operations in
-// the same order: the same moments to the bit, so the same walk and the same accelerations.
+// The upward pass computes each cell on one lane, climbing from the leaves, or on a team of lanes,
+// level by level: the same operations in the same order, so the same moments to the bit, the same
+// walk and the same accelerations.
 template <class T>
 void expect_every_moments_team_alike(std::uint64_t seed) {
   for (const Input input : kInputs) {
