@@ -57,9 +57,9 @@ struct WarpScratch {
 // A lane's targets: kSlots of them (half as many where the walk has at most half its targets, so
 // that no lane computes targets that are not there; groups of up to 64 are often that small).
 // Slot k holds the walk's targets from k * kStreamLanes; a slot no lane of a stream fills (past
-// used_slots) has its terms skipped: one branch the same for the whole warp. The slots below
-// kSlots / 2 are always filled in the walks of more than half kTargetsPerWalk targets that take
-// kTargetsPerLane slots, and need no test.
+// used_slots) has its terms skipped: one branch the same for the whole warp. The walks of more
+// than half kTargetsPerWalk targets, which take kTargetsPerLane slots, always fill the first
+// kSlots / 2 + 1, and those need no test.
 template <class T, int kSlots, int kStreams>
 struct Targets {
   T x[kSlots], y[kSlots], z[kSlots];
