@@ -82,16 +82,15 @@ int moments_lanes(std::size_t n, const GpuTreeSettings& settings) {
   return n <= 262144 ? 8 : 1;
 }
 
-// As many blocks as hold a team for each leaf (about a quarter of the bodies) at once, at most
-// one an SM: the fewer blocks, the cheaper each wait for a level.
+// As many blocks as hold a team (or a climbing thread) for every four bodies (the leaves are
+// about a fifth of them) at once; in the cooperative launch at most one an SM: the fewer blocks,
+// the cheaper each wait for a level.
 template <class T>
 MomentsLaunch moments_launch(std::size_t n, const GpuTreeSettings& settings) {
   const int lanes = moments_lanes(n, settings);
   const std::size_t threads = n / 4 * static_cast<std::size_t>(lanes);
   const std::size_t blocks = (threads + kMomentsThreads - 1) / kMomentsThreads;
-  // A thread a cell climbs, a thread for every four bodies (the leaves are about a fifth).
-  const std::size_t climbing_blocks =
-      lanes == 1 ? std::max<std::size_t>(1, (n / 4 + kMomentsThreads - 1) / kMomentsThreads) : 0;
+  const std::size_t climbing_blocks = lanes == 1 ? std::max<std::size_t>(1, blocks) : 0;
   return {.lanes = lanes,
           .blocks = static_cast<int>(std::clamp<std::size_t>(
               blocks, 1, static_cast<std::size_t>(moments_blocks<T>(settings.gpu_device)))),
