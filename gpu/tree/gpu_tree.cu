@@ -90,7 +90,9 @@ MomentsLaunch moments_launch(std::size_t n, const GpuTreeSettings& settings) {
   const int lanes = moments_lanes(n, settings);
   const std::size_t threads = n / 4 * static_cast<std::size_t>(lanes);
   const std::size_t blocks = (threads + kMomentsThreads - 1) / kMomentsThreads;
-  const std::size_t climbing_blocks = lanes == 1 ? std::max<std::size_t>(1, blocks) : 0;
+  const std::size_t climbing_blocks =
+      lanes == 1 ? std::max<std::size_t>(1, (threads + kClimbingThreads - 1) / kClimbingThreads)
+                 : 0;
   return {.lanes = lanes,
           .blocks = static_cast<int>(std::clamp<std::size_t>(
               blocks, 1, static_cast<std::size_t>(moments_blocks<T>(settings.gpu_device)))),

@@ -148,17 +148,73 @@ __device__ __forceinline__ void team_pass(const MomentsArgs<T>& a, const Boundin
   }
 }
 
-// A cell's moments as another thread stored them: read from the L2, where that thread's stores
-// are seen once its fence and arrival are, past this SM's L1 (which may hold the line's older
-// bytes: a line holds parts of two cells).
-__device__ __forceinline__ CellMoments moments_past_l1(const CellMoments* cell) {
-  static_assert(sizeof(CellMoments) % sizeof(double) == 0);
-  CellMoments loaded;
-  const auto* from = reinterpret_cast<const double*>(cell);
-  auto* to = reinterpret_cast<double*>(&loaded);
+// The fields of a cell's moments that first_term_of_child reads, and those second_term_of_child
+// reads, as another thread stored them: from the L2, where that thread's stores are seen once its
+// fence and arrival are, past this SM's L1 (which may hold the line's older bytes: a line holds
+// parts of two cells). The other fields stay zero: gpu_tree_test's moments-teams test compares the
+// climb's accelerations bit for bit with the levels' teams', which read whole cells.
+__device__ __forceinline__ CellMoments first_pass_fields_past_l1(const CellMoments* cell) {
+  CellMoments m;
+  m.mass = __ldcg(&cell->mass);
+  m.centre = {__ldcg(&cell->centre.x), __ldcg(&cell->centre.y), __ldcg(&cell->centre.z)};
+  m.box.low = {__ldcg(&cell->box.low.x), __ldcg(&cell->box.low.y), __ldcg(&cell->box.low.z)};
+  m.box.high = {__ldcg(&cell->box.high.x), __ldcg(&cell->box.high.y), __ldcg(&cell->box.high.z)};
+  return m;
+}
+
+__device__ __forceinline__ CellMoments second_pass_fields_past_l1(const CellMoments* cell) {
+  CellMoments m;
+  m.mass = __ldcg(&cell->mass);
+  m.centre = {__ldcg(&cell->centre.x), __ldcg(&cell->centre.y), __ldcg(&cell->centre.z)};
+  const TracelessQuadrupole* q = &cell->quadrupole;
+  m.quadrupole = {__ldcg(&q->xx), __ldcg(&q->yy), __ldcg(&q->zz),
+                  __ldcg(&q->xy), __ldcg(&q->xz), __ldcg(&q->yz)};
+  m.second_moment_trace = __ldcg(&cell->second_moment_trace);
+  m.body_radius = __ldcg(&cell->body_radius);
+  return m;
+}
+
+// Children read two at a time, both loads issued before either term is computed: the climbing
+// thread waits on the L2 once a pair rather than once a child and pass. Four or eight at a time
+// took more registers than they saved waits (measured on the H200: docs/perf-notes.md, "Tree
+// codes").
+constexpr std::uint32_t kClimbBatch = 2;
+
+// moments_of_children's sums, over the children as other threads stored them: the same terms
+// added in the same order, so the same bits.
+__device__ __forceinline__ CellMoments moments_of_children_past_l1(const CellMoments* children,
+                                                                   std::uint32_t count,
+                                                                   const Box& cube) {
+  MomentsFirstSums first;
+  for (std::uint32_t base = 0; base < count; base += kClimbBatch) {
+    CellMoments batch[kClimbBatch];
 #pragma unroll
-  for (std::size_t k = 0; k < sizeof(CellMoments) / sizeof(double); ++k) to[k] = __ldcg(from + k);
-  return loaded;
+    for (std::uint32_t j = 0; j < kClimbBatch; ++j) {
+      if (base + j < count) batch[j] = first_pass_fields_past_l1(children + base + j);
+    }
+#pragma unroll
+    for (std::uint32_t j = 0; j < kClimbBatch; ++j) {
+      if (base + j >= count) break;
+      const MomentsFirstTerm term = first_term_of_child(batch[j]);
+      if (base + j == 0) first = start_first_sums(term);
+      add_first_term(first, term);
+    }
+  }
+  const Vec3<double> centre = centre_of_sums(first, count);
+  MomentsSecondSums second;
+  for (std::uint32_t base = 0; base < count; base += kClimbBatch) {
+    CellMoments batch[kClimbBatch];
+#pragma unroll
+    for (std::uint32_t j = 0; j < kClimbBatch; ++j) {
+      if (base + j < count) batch[j] = second_pass_fields_past_l1(children + base + j);
+    }
+#pragma unroll
+    for (std::uint32_t j = 0; j < kClimbBatch; ++j) {
+      if (base + j >= count) break;
+      add_second_term(second, second_term_of_child(batch[j], centre));
+    }
+  }
+  return parent_moments(first, centre, second, cube);
 }
 
 // Every leaf from its bodies, a thread a leaf; then the thread that completes a cell's children
@@ -166,7 +222,7 @@ __device__ __forceinline__ CellMoments moments_past_l1(const CellMoments* cell) 
 // the whole grid's slowest cell, as the cooperative launch's levels wait; each cell's sums are the
 // same operations in the same order, so the same bits.
 template <class T>
-__global__ void __launch_bounds__(kMomentsThreads) climbing_moments_kernel(MomentsArgs<T> a) {
+__global__ void __launch_bounds__(kClimbingThreads) climbing_moments_kernel(MomentsArgs<T> a) {
   const std::uint32_t cell_count = a.counters->cells;
   if (cell_count > a.capacity) return;
   const BoundingCube cube = *a.cube;
@@ -185,11 +241,9 @@ __global__ void __launch_bounds__(kMomentsThreads) climbing_moments_kernel(Momen
       if (atomicAdd(&a.arrivals[parent], 1u) + 1u != cell.child_count) break;
       __threadfence();  // and the siblings' before the loads below
       const Box box = box_of(cell_cube(a.keys[cell.begin], cell.level, cube));
-      const CellMoments* children = a.moments + cell.first_child;
-      store_moments(a, parent,
-                    moments_of_children_at(
-                        [children](std::size_t k) { return moments_past_l1(children + k); },
-                        cell.child_count, box));
+      store_moments(
+          a, parent,
+          moments_of_children_past_l1(a.moments + cell.first_child, cell.child_count, box));
       child = parent;
     }
   }
@@ -257,7 +311,7 @@ void enqueue_moments(const GpuCell* cells, std::uint32_t capacity, const Body<T>
                       counters, parents,  arrivals, moments, criterion, multipoles};
   if (launch.climbing_blocks > 0) {
     check_cuda(cudaMemsetAsync(arrivals, 0, std::size_t{capacity} * sizeof(unsigned), stream));
-    climbing_moments_kernel<T><<<launch.climbing_blocks, kMomentsThreads, 0, stream>>>(args);
+    climbing_moments_kernel<T><<<launch.climbing_blocks, kClimbingThreads, 0, stream>>>(args);
     check_launch();
     return;
   }

@@ -257,25 +257,17 @@ NBODY_HOST_DEVICE CellMoments moments_of_bodies(const Body<T>* bodies, std::size
 }
 
 // The moments of a cell from its `count` (at least one) children's (the upward pass): masses and
-// centres add, the quadrupoles and traces shift to the new centre. child_at(k) gives the k-th
-// child's moments (a GPU may read them past its L1, where another thread has just written them).
-template <class ChildAt>
-NBODY_HOST_DEVICE CellMoments moments_of_children_at(const ChildAt& child_at, std::size_t count,
-                                                     const Box& cube) {
-  MomentsFirstSums first = start_first_sums(first_term_of_child(child_at(0)));
-  for (std::size_t k = 0; k < count; ++k) add_first_term(first, first_term_of_child(child_at(k)));
+// centres add, the quadrupoles and traces shift to the new centre.
+NBODY_HOST_DEVICE inline CellMoments moments_of_children(const CellMoments* children,
+                                                         std::size_t count, const Box& cube) {
+  MomentsFirstSums first = start_first_sums(first_term_of_child(children[0]));
+  for (std::size_t k = 0; k < count; ++k) add_first_term(first, first_term_of_child(children[k]));
   const Vec3<double> centre = centre_of_sums(first, count);
   MomentsSecondSums second;
   for (std::size_t k = 0; k < count; ++k) {
-    add_second_term(second, second_term_of_child(child_at(k), centre));
+    add_second_term(second, second_term_of_child(children[k], centre));
   }
   return parent_moments(first, centre, second, cube);
-}
-
-NBODY_HOST_DEVICE inline CellMoments moments_of_children(const CellMoments* children,
-                                                         std::size_t count, const Box& cube) {
-  return moments_of_children_at(
-      [children](std::size_t k) -> const CellMoments& { return children[k]; }, count, cube);
 }
 
 // A cell's moments rounded to the bodies' precision T, as the traversal reads them.
