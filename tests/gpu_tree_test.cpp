@@ -465,11 +465,59 @@ TEST(GpuTree, EveryMomentsTeamComputesTheSameTreeInFloat64) {
   expect_every_moments_team_alike<double>(seed);
 }
 
+// A group of more targets than a walk takes is walked for each run of them, each walk from the
+// whole group's box: the same lists at every run length, so the same interactions and the same
+// accelerations to the bit.
+template <class T>
+void expect_every_run_of_targets_alike(std::uint64_t seed) {
+  for (const Input input : kInputs) {
+    for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1000},
+                                std::size_t{4097}, std::size_t{20000}}) {
+      const std::vector<Body<double>> bodies = make_input(input, n, seed);
+      GpuTreeEvaluator<T> whole(n, {.targets_per_walk = 64});
+      whole.set_bodies(bodies);
+      const GpuTreeResult one = whole.evaluate(0.6, kSoftening);
+      const std::vector<Vec3<double>> reference = whole.accelerations();
+      for (const int targets : {8, 16, 32}) {
+        GpuTreeEvaluator<T> runs(n, {.targets_per_walk = targets});
+        runs.set_bodies(bodies);
+        const GpuTreeResult result = runs.evaluate(0.6, kSoftening);
+        const std::string what =
+            fmt::format("{} N={}, {} targets a walk", name_of(input), n, targets);
+        EXPECT_EQ(result.interactions.body_body, one.interactions.body_body) << what;
+        EXPECT_EQ(result.interactions.body_cell, one.interactions.body_cell) << what;
+        EXPECT_EQ(result.shape.groups, one.shape.groups) << what;
+        const std::vector<Vec3<double>> a = runs.accelerations();
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(a[i].x, reference[i].x) << what << " body " << i;
+          ASSERT_EQ(a[i].y, reference[i].y) << what << " body " << i;
+          ASSERT_EQ(a[i].z, reference[i].z) << what << " body " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(GpuTree, EveryRunOfTargetsWalksAlikeInFloat32) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_every_run_of_targets_alike<float>(seed);
+}
+
+TEST(GpuTree, EveryRunOfTargetsWalksAlikeInFloat64) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_every_run_of_targets_alike<double>(seed);
+}
+
 TEST(GpuTree, RefusesBadArguments) {
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.leaf_capacity = 0}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.group_capacity = 0}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.warps_per_walk = 3}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.moments_lanes = 2}), std::invalid_argument);
+  EXPECT_THROW(GpuTreeEvaluator<float>(3, {.targets_per_walk = 12}), std::invalid_argument);
   SKIP_WITHOUT_GPU();
   GpuTreeEvaluator<float> evaluator(3);
   const std::vector<Body<double>> bodies(3, Body<double>{0, 0, 0, 1});

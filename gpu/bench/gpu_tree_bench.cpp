@@ -41,8 +41,9 @@ constexpr int kExitUsage = 2;
 // The options both tree benches take, and the device.
 struct Options : nbody::TreeBenchOptions {
   int device = 0;
-  int warps_per_walk = 0;  // 0: the evaluator's choice by N
-  int moments_lanes = 0;   // 0: the evaluator's choice by N
+  int warps_per_walk = 0;    // 0: the evaluator's choice by N
+  int moments_lanes = 0;     // 0: the evaluator's choice by N
+  int targets_per_walk = 0;  // 0: the evaluator's choice by N
 };
 
 // One (N, theta): the medians over the timed repetitions.
@@ -69,6 +70,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--moments-lanes", options.moments_lanes,
                  "lanes computing each cell's moments together (1, 4 or 8; 0: chosen by N)")
       ->check(CLI::IsMember({0, 1, 4, 8}));
+  app.add_option("--targets-per-walk", options.targets_per_walk,
+                 "targets a walk takes at most (8, 16, 32 or 64; 0: chosen by N)")
+      ->check(CLI::IsMember({0, 8, 16, 32, 64}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -123,10 +127,12 @@ Row measure(tree::GpuTreeEvaluator<T>& evaluator, double theta,
 void print_header(const Options& options) {
   fmt::print(
       "# gpu_tree_bench: device {}, leaf capacity {}, group capacity {}, warps a walk {}, "
-      "moments lanes a cell {}\n",
+      "moments lanes a cell {}, targets a walk {}\n",
       options.device, options.leaf_capacity, options.group_capacity,
       options.warps_per_walk == 0 ? std::string("by N") : std::to_string(options.warps_per_walk),
-      options.moments_lanes == 0 ? std::string("by N") : std::to_string(options.moments_lanes));
+      options.moments_lanes == 0 ? std::string("by N") : std::to_string(options.moments_lanes),
+      options.targets_per_walk == 0 ? std::string("by N")
+                                    : std::to_string(options.targets_per_walk));
   fmt::print("# ic {}, precision {}, seed {}, softening {}, reps {} (medians; after 1 warm-up)\n",
              nbody::to_string(options.ic), options.precision, options.seed, options.softening,
              options.reps);
@@ -200,7 +206,8 @@ std::vector<Row> run_all(const Options& options) {
                                             .group_capacity = options.group_capacity,
                                             .gpu_device = options.device,
                                             .warps_per_walk = options.warps_per_walk,
-                                            .moments_lanes = options.moments_lanes});
+                                            .moments_lanes = options.moments_lanes,
+                                            .targets_per_walk = options.targets_per_walk});
     evaluator.set_bodies(sample.seen);
     for (const double theta : options.thetas) {
       rows.push_back(measure<T>(evaluator, theta, sample, options));
@@ -236,7 +243,8 @@ int main(int argc, char** argv) {
                                        {"leaf_capacity", options.leaf_capacity},
                                        {"group_capacity", options.group_capacity},
                                        {"warps_per_walk", options.warps_per_walk},
-                                       {"moments_lanes", options.moments_lanes}}},
+                                       {"moments_lanes", options.moments_lanes},
+                                       {"targets_per_walk", options.targets_per_walk}}},
                                      {"float64_parts", tree::kGpuTreeFloat64Parts},
                                      {"rows", json_rows}};
     try {

@@ -219,12 +219,13 @@ __device__ bool can_be_group(const GpuCell& cell, std::uint32_t group_capacity) 
 }
 
 // Marks the walks of the group of sibling cells [first_cell, first_cell + cell_count): one per
-// run of kTargetsPerWalk of its bodies.
+// run of targets_per_walk of its bodies.
 __device__ void mark_walks(const GpuCell* cells, std::uint32_t first_cell, std::uint32_t cell_count,
-                           WalkItem* walk_heads, TreeCounters* counters) {
+                           std::uint32_t targets_per_walk, WalkItem* walk_heads,
+                           TreeCounters* counters) {
   atomicAdd(&counters->groups, 1u);
   const std::uint32_t end = cells[first_cell + cell_count - 1].end;
-  for (std::uint32_t b = cells[first_cell].begin; b < end; b += kTargetsPerWalk) {
+  for (std::uint32_t b = cells[first_cell].begin; b < end; b += targets_per_walk) {
     walk_heads[b] = WalkItem{b, first_cell, cell_count};
   }
 }
@@ -233,14 +234,14 @@ __device__ void mark_walks(const GpuCell* cells, std::uint32_t first_cell, std::
 // children that can be; the root alone when it can be one. Nothing where the cells overflowed
 // their capacity (the evaluation is run again).
 __global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t capacity,
-                                  std::uint32_t group_capacity, WalkItem* walk_heads,
-                                  TreeCounters* counters) {
+                                  std::uint32_t group_capacity, std::uint32_t targets_per_walk,
+                                  WalkItem* walk_heads, TreeCounters* counters) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t cell_count = counters->cells;
   if (cell_count > capacity || c >= cell_count) return;
   const GpuCell cell = cells[c];
   if (can_be_group(cell, group_capacity)) {
-    if (c == 0) mark_walks(cells, 0, 1, walk_heads, counters);
+    if (c == 0) mark_walks(cells, 0, 1, targets_per_walk, walk_heads, counters);
     return;
   }
   std::uint32_t run_first = 0, run_cells = 0, run_bodies = 0;
@@ -250,7 +251,9 @@ __global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t capacity,
     const std::uint32_t bodies = sibling.end - sibling.begin;
     const bool ends_run = !can_be_group(sibling, group_capacity) ||
                           starts_new_group_run(run_cells, run_bodies, bodies, group_capacity);
-    if (ends_run && run_cells > 0) mark_walks(cells, run_first, run_cells, walk_heads, counters);
+    if (ends_run && run_cells > 0) {
+      mark_walks(cells, run_first, run_cells, targets_per_walk, walk_heads, counters);
+    }
     if (!can_be_group(sibling, group_capacity)) {
       run_cells = 0;
     } else if (ends_run) {
@@ -262,7 +265,8 @@ __global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t capacity,
       run_bodies += bodies;
     }
   }
-  if (run_cells > 0) mark_walks(cells, run_first, run_cells, walk_heads, counters);
+  if (run_cells > 0)
+    mark_walks(cells, run_first, run_cells, targets_per_walk, walk_heads, counters);
 }
 
 constexpr int kThreads = 256;
@@ -346,9 +350,10 @@ std::size_t cell_build_cub_bytes(std::uint32_t n, std::uint32_t capacity) {
 }
 
 void enqueue_walk_heads(const GpuCell* cells, std::uint32_t capacity, std::uint32_t group_capacity,
-                        WalkItem* walk_heads, TreeCounters* counters, cudaStream_t stream) {
-  walk_heads_kernel<<<blocks_for(capacity), kThreads, 0, stream>>>(cells, capacity, group_capacity,
-                                                                   walk_heads, counters);
+                        std::uint32_t targets_per_walk, WalkItem* walk_heads,
+                        TreeCounters* counters, cudaStream_t stream) {
+  walk_heads_kernel<<<blocks_for(capacity), kThreads, 0, stream>>>(
+      cells, capacity, group_capacity, targets_per_walk, walk_heads, counters);
   check_launch();
 }
 

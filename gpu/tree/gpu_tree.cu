@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <cub/device/device_merge_sort.cuh>
@@ -60,17 +61,36 @@ void grow(DeviceBuffer<E>& buffer, std::size_t size, std::size_t keep, const Str
   buffer = std::move(larger);
 }
 
-// The warps that walk each group together: where the groups are few, a sparse group whose box
-// opens most of the tree would keep one warp busy long after the others are done, so its cells'
-// tests and terms are shared by more; where they are many, a team's rounds wait on its slowest
-// warp for nothing (measured on the H200: docs/perf-notes.md, "Tree codes").
-int warps_per_walk(std::size_t n, const GpuTreeSettings& settings) {
-  if (settings.warps_per_walk != 0) return settings.warps_per_walk;
-  if (n <= 8192) return 16;
-  if (n <= 32768) return 8;
-  if (n <= 131072) return 4;
-  if (n <= 262144) return 2;
-  return 1;
+// The warps that walk each group together, and the targets a walk takes at most. Where the groups
+// are few, a sparse group whose box opens most of the tree would keep one warp busy long after the
+// others are done, so its cells' tests and terms are shared by more warps, and its targets by
+// more walks (each from the whole group's box: the same lists, more SMs); where they are many, a
+// team's rounds wait on its slowest warp for nothing, and each walk repeats the tests (measured on
+// the H200: docs/perf-notes.md, "Tree codes").
+struct WalkShape {
+  int warps;
+  std::uint32_t targets;
+};
+
+template <class T>
+WalkShape walk_shape_by_n(std::size_t n) {
+  const bool f32 = std::is_same_v<T, float>;
+  if (n <= 4096 && f32) return {8, 16};
+  if (n <= 8192 && !f32) return {16, 32};
+  if (n <= 32768) return {8, 32};
+  if (n <= 131072) return {4, kTargetsPerWalk};
+  if (n <= 262144) return {2, kTargetsPerWalk};
+  return {1, kTargetsPerWalk};
+}
+
+template <class T>
+WalkShape walk_shape(std::size_t n, const GpuTreeSettings& settings) {
+  WalkShape shape = walk_shape_by_n<T>(n);
+  if (settings.warps_per_walk != 0) shape.warps = settings.warps_per_walk;
+  if (settings.targets_per_walk != 0) {
+    shape.targets = static_cast<std::uint32_t>(settings.targets_per_walk);
+  }
+  return shape;
 }
 
 // The upward pass's lanes a cell. Up to 256K bodies the levels of one cooperative launch, each
@@ -258,9 +278,9 @@ void GpuTreeEvaluator<T>::State::enqueue_cells_and_groups() {
   enqueue_cells(keys.data(), count, static_cast<std::uint32_t>(settings.leaf_capacity), build,
                 cells.data(), parents.data(), counters.data(), stream.get());
   check_cuda(cudaMemsetAsync(walk_heads.data(), 0xff, walk_heads.bytes(), stream.get()));
-  enqueue_walk_heads(cells.data(), cell_capacity,
-                     static_cast<std::uint32_t>(settings.group_capacity), walk_heads.data(),
-                     counters.data(), stream.get());
+  enqueue_walk_heads(
+      cells.data(), cell_capacity, static_cast<std::uint32_t>(settings.group_capacity),
+      walk_shape<T>(n, settings).targets, walk_heads.data(), counters.data(), stream.get());
   unsigned int* selected = &counters.data()->walks;
   std::size_t bytes = 0;
   check_cuda(cub::DeviceSelect::If(nullptr, bytes, walk_heads.data(), walks.data(), selected, count,
@@ -290,7 +310,8 @@ void GpuTreeEvaluator<T>::State::enqueue_walks(double theta_squared, T softening
                               .theta_squared = theta_squared,
                               .softening_squared = softening_squared,
                               .accelerations = accelerations.data(),
-                              .counters = counters.data()};
+                              .counters = counters.data(),
+                              .targets_per_walk = walk_shape<T>(n, settings).targets};
   enqueue_traversal<T>(args, walk_launch, stream.get());
 }
 
@@ -306,6 +327,9 @@ GpuTreeEvaluator<T>::GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& sett
   if (const int l = settings.moments_lanes; l != 0 && l != 1 && l != 4 && l != 8) {
     throw std::invalid_argument("GpuTreeEvaluator: moments_lanes must be 0, 1, 4 or 8");
   }
+  if (const int t = settings.targets_per_walk; t != 0 && t != 8 && t != 16 && t != 32 && t != 64) {
+    throw std::invalid_argument("GpuTreeEvaluator: targets_per_walk must be 0, 8, 16, 32 or 64");
+  }
   if (n >= std::numeric_limits<std::uint32_t>::max()) {
     throw std::invalid_argument("GpuTreeEvaluator: at most 2^32 - 2 bodies");
   }
@@ -313,7 +337,7 @@ GpuTreeEvaluator<T>::GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& sett
   state_ = std::make_unique<State>(n, settings);
   // Persistent walks: as many teams as the device holds at once, fewer for few bodies.
   TraversalLaunch& launch = state_->walk_launch;
-  launch = traversal_launch<T>(settings.gpu_device, warps_per_walk(n, settings));
+  launch = traversal_launch<T>(settings.gpu_device, walk_shape<T>(n, settings).warps);
   const std::size_t teams_per_block =
       static_cast<std::size_t>(launch.warps_per_block / launch.members);
   const std::size_t most_useful = (n + teams_per_block - 1) / teams_per_block;

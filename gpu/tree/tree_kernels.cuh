@@ -105,8 +105,9 @@ void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t lea
 
 // The targets of one walk: a group's, kTargetsPerWalk at most (eight a lane in each quarter of
 // a warp where a warp walks alone, four in each half where a team walks).
-// A group of more is walked for each of its runs of kTargetsPerWalk bodies, by as many warps, each
-// from the whole group's box (so with the lists the CPU's one walk of the group makes).
+// A group of more than a walk's targets is walked for each of its runs of that many bodies, by as
+// many warps or teams, each from the whole group's box (so with the lists the CPU's one walk of
+// the group makes).
 inline constexpr std::uint32_t kTargetsPerWalk = 64;
 
 // A walk: its first target, and its group: the sibling cells [first_cell, first_cell +
@@ -120,9 +121,11 @@ inline constexpr std::uint32_t kNoWalk = ~std::uint32_t{0};
 
 // walk_heads[b] = the walk whose first target is sorted body b (others untouched), for the groups
 // of nbody/tree_groups.hpp, as the CPU's collect_groups_below chooses them (counted in
-// counters->groups), of the counters->cells cells; none where they overflowed `capacity`.
+// counters->groups), of the counters->cells cells, a walk for each run of targets_per_walk
+// (at most kTargetsPerWalk) of a group's bodies; none where the cells overflowed `capacity`.
 void enqueue_walk_heads(const GpuCell* cells, std::uint32_t capacity, std::uint32_t group_capacity,
-                        WalkItem* walk_heads, TreeCounters* counters, cudaStream_t stream);
+                        std::uint32_t targets_per_walk, WalkItem* walk_heads,
+                        TreeCounters* counters, cudaStream_t stream);
 
 // The criterion's view of a cell, float64: its centre of mass and b_max.
 struct alignas(32) CellCriterion {
@@ -177,6 +180,7 @@ struct TraversalArgs {
   T softening_squared;
   Vec3<T>* accelerations;  // in the input order
   TreeCounters* counters;
+  std::uint32_t targets_per_walk;  // as the walks were marked
 };
 
 // The persistent walk kernel's launch: teams of `members` warps (1, 2, 4, 8 or 16) walk each group

@@ -37,6 +37,10 @@ struct GpuTreeSettings {
   // The lanes that compute each cell's moments together in the upward pass: 1, 4 or 8; 0 chooses
   // by the body count.
   int moments_lanes = 0;
+  // The targets a walk takes at most: a group of more is walked for each run of this many of its
+  // bodies, each walk from the whole group's box (so the same lists, and the same accelerations
+  // to the bit, at every run length): 8, 16, 32 or 64; 0 chooses by the body count.
+  int targets_per_walk = 0;
 };
 
 // Device seconds of each phase, from CUDA events.
