@@ -70,7 +70,7 @@ int highest_varying_bit(const std::uint64_t* keys, std::size_t n) {
 
 int parallel_highest_varying_bit(const std::uint64_t* keys, std::size_t n) {
   return highest_bit(tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, n), std::uint64_t{0},
+      tbb::blocked_range<std::size_t>(0, n, kSmallestBlock), std::uint64_t{0},
       [&](const tbb::blocked_range<std::size_t>& r, std::uint64_t so_far) {
         return so_far | differing_bits(keys, r.begin(), r.end(), keys[0]);
       },

@@ -18,11 +18,17 @@
 namespace nbody::cpu::tree {
 namespace {
 
+// The finest each parallel loop is split: ten microseconds of work a task or more, so that a small
+// tree's build stays on the calling thread rather than waking the pool's workers for a few
+// microseconds of work each (a wake costs about as much).
+constexpr std::size_t kBodiesATask = 2048;
+constexpr std::uint32_t kCellsATask = 128;
+
 // bounding_cube, its extremes found in parallel.
 template <class T>
 BoundingCube parallel_bounding_cube(std::span<const Body<T>> bodies) {
   const Extremes extremes = tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, bodies.size()), extremes_of(bodies.first(1)),
+      tbb::blocked_range<std::size_t>(0, bodies.size(), kBodiesATask), extremes_of(bodies.first(1)),
       [&](const tbb::blocked_range<std::size_t>& range, const Extremes& so_far) {
         return merge_extremes(so_far, extremes_of(bodies.subspan(range.begin(), range.size())));
       },
@@ -35,7 +41,7 @@ template <class T>
 void morton_keys(std::span<const Body<T>> bodies, Octree<T>& tree) {
   tree.keys.resize(bodies.size());
   tree.input_index.resize(bodies.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies.size()),
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies.size(), kBodiesATask),
                     [&](const tbb::blocked_range<std::size_t>& range) {
                       for (std::size_t i = range.begin(); i != range.end(); ++i) {
                         tree.keys[i] = morton_key(bodies[i], tree.cube);
@@ -47,7 +53,7 @@ void morton_keys(std::span<const Body<T>> bodies, Octree<T>& tree) {
 template <class T>
 void gather_sorted(std::span<const Body<T>> bodies, Octree<T>& tree) {
   tree.sorted_bodies.resize(bodies.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies.size()),
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies.size(), kBodiesATask),
                     [&](const tbb::blocked_range<std::size_t>& range) {
                       for (std::size_t k = range.begin(); k != range.end(); ++k) {
                         tree.sorted_bodies[k] = bodies[tree.input_index[k]];
@@ -96,7 +102,7 @@ void split_level(std::uint32_t first, std::uint32_t last, std::span<const std::u
                  const TreeSettings& settings, std::vector<OctantBounds>& bounds,
                  std::vector<Cell>& cells) {
   bounds.resize(last - first);
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(first, last),
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(first, last, kCellsATask),
                     [&](const tbb::blocked_range<std::uint32_t>& range) {
                       for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
                         if (splits(cells[c], settings))
@@ -115,7 +121,7 @@ void split_level(std::uint32_t first, std::uint32_t last, std::span<const std::u
     next += nonempty;
   }
   cells.resize(next);
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(first, last),
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(first, last, kCellsATask),
                     [&](const tbb::blocked_range<std::uint32_t>& range) {
                       for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
                         const Cell& parent = cells[c];
@@ -218,7 +224,8 @@ void compute_moments(Octree<T>& tree) {
   const std::span<const Body<T>> bodies(tree.sorted_bodies);
   for (std::size_t level = tree.level_begin.size() - 1; level-- > 0;) {
     tbb::parallel_for(
-        tbb::blocked_range<std::uint32_t>(tree.level_begin[level], tree.level_begin[level + 1]),
+        tbb::blocked_range<std::uint32_t>(tree.level_begin[level], tree.level_begin[level + 1],
+                                          kCellsATask),
         [&](const tbb::blocked_range<std::uint32_t>& range) {
           for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
             const Cell& cell = tree.cells[c];

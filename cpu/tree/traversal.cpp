@@ -165,7 +165,8 @@ template <class T>
 void round_multipoles(const Octree<T>& tree, TreeFloat64 softening_squared,
                       std::vector<CellMultipole<T>>& multipoles) {
   multipoles.resize(tree.moments.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, multipoles.size()),
+  // Split no finer than a few thousand cells: a small tree's rounding stays on this thread.
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, multipoles.size(), 4096),
                     [&](const tbb::blocked_range<std::size_t>& range) {
                       for (std::size_t c = range.begin(); c != range.end(); ++c) {
                         multipoles[c] = round_multipole<T>(tree.moments[c], softening_squared);
