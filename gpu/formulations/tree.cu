@@ -234,16 +234,20 @@ void register_tree(Registry& registry) {
                    {"Morton keys sorted on the device (a rank sort over the SMs up to 4096 "
                     "bodies, CUB's merge sort up to 512K, its radix sort above), the cells read "
                     "from the sorted keys body by body, nothing read back",
-                    "monopole and quadrupole moments in float64, one cooperative upward pass: "
-                    "each cell computed by a team of 8 lanes up to 256K bodies, by one thread "
-                    "above",
-                    "persistent teams of warps: one walk per group of up to 64 targets (runs of "
-                    "sibling cells), interaction lists in shared memory; 16, 8, 4, 2 or 1 warps "
-                    "to a walk as the groups are few or many, sharing one stack and testing 32 "
-                    "cells each at once",
+                    "monopole and quadrupole moments in float64: up to 256K bodies one "
+                    "cooperative upward pass, level by level, each cell computed by a team of 8 "
+                    "lanes; above, the cells climb from the leaves, each computed by the thread "
+                    "that completes its children, two children read at a time",
+                    "persistent teams of warps: a walk per run of 16, 32 or 64 targets of a "
+                    "group of up to 64 (runs of sibling cells), fewer where the groups are few, "
+                    "each from the whole group's box; interaction lists in shared memory; 16, 8, "
+                    "4, 2 or 1 warps to a walk as the groups are few or many, sharing one stack "
+                    "and testing 32 cells each at once",
                     f64 ? "two targets a lane, each source read from shared memory serving both"
-                        : "four targets a lane, each half of a warp taking every other source: a "
-                          "source read from shared memory serves four terms",
+                        : "eight targets a lane where one warp walks (each quarter of the warp "
+                          "taking every fourth source), four where a team walks (each half "
+                          "every other): a source read from shared memory serves eight or four "
+                          "terms",
                     "each phase replayed as a CUDA graph after the first evaluation",
                     "the tree and criterion of cpu.tree, to the bit (same interactions counted)",
                     std::string(tree::kGpuTreeFloat64Parts)},
