@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -420,27 +422,28 @@ TEST(GpuTree, EveryTeamOfWarpsWalksAlike) {
   }
 }
 
-// The upward pass computes each cell on one lane, climbing from the leaves, or on a team of lanes,
-// level by level: the same operations in the same order, so the same moments to the bit, the same
-// walk and the same accelerations.
+// Every input at each of `sizes`, evaluated with `baseline` and with each variant's settings: the
+// same groups and interactions, and the same accelerations to the bit.
 template <class T>
-void expect_every_moments_team_alike(std::uint64_t seed) {
+void expect_settings_alike(
+    std::uint64_t seed, std::initializer_list<std::size_t> sizes, const GpuTreeSettings& baseline,
+    std::initializer_list<std::pair<const char*, GpuTreeSettings>> variants) {
   for (const Input input : kInputs) {
-    for (const std::size_t n :
-         {std::size_t{1}, std::size_t{7}, std::size_t{4097}, std::size_t{20000}}) {
+    for (const std::size_t n : sizes) {
       const std::vector<Body<double>> bodies = make_input(input, n, seed);
-      GpuTreeEvaluator<T> single(n, {.moments_lanes = 1});
-      single.set_bodies(bodies);
-      const GpuTreeResult one = single.evaluate(0.6, kSoftening);
-      const std::vector<Vec3<double>> reference = single.accelerations();
-      for (const int lanes : {4, 8}) {
-        GpuTreeEvaluator<T> team(n, {.moments_lanes = lanes});
-        team.set_bodies(bodies);
-        const GpuTreeResult result = team.evaluate(0.6, kSoftening);
-        const std::string what = fmt::format("{} N={}, {} lanes a cell", name_of(input), n, lanes);
-        EXPECT_EQ(result.interactions.body_body, one.interactions.body_body) << what;
-        EXPECT_EQ(result.interactions.body_cell, one.interactions.body_cell) << what;
-        const std::vector<Vec3<double>> a = team.accelerations();
+      GpuTreeEvaluator<T> expected_evaluator(n, baseline);
+      expected_evaluator.set_bodies(bodies);
+      const GpuTreeResult expected = expected_evaluator.evaluate(0.6, kSoftening);
+      const std::vector<Vec3<double>> reference = expected_evaluator.accelerations();
+      for (const auto& [name, settings] : variants) {
+        GpuTreeEvaluator<T> evaluator(n, settings);
+        evaluator.set_bodies(bodies);
+        const GpuTreeResult result = evaluator.evaluate(0.6, kSoftening);
+        const std::string what = fmt::format("{} N={}, {}", name_of(input), n, name);
+        EXPECT_EQ(result.shape.groups, expected.shape.groups) << what;
+        EXPECT_EQ(result.interactions.body_body, expected.interactions.body_body) << what;
+        EXPECT_EQ(result.interactions.body_cell, expected.interactions.body_cell) << what;
+        const std::vector<Vec3<double>> a = evaluator.accelerations();
         for (std::size_t i = 0; i < n; ++i) {
           ASSERT_EQ(a[i].x, reference[i].x) << what << " body " << i;
           ASSERT_EQ(a[i].y, reference[i].y) << what << " body " << i;
@@ -449,6 +452,16 @@ void expect_every_moments_team_alike(std::uint64_t seed) {
       }
     }
   }
+}
+
+// The upward pass computes each cell on one lane, climbing from the leaves, or on a team of lanes,
+// level by level: the same operations in the same order, so the same moments to the bit, the same
+// walk and the same accelerations.
+template <class T>
+void expect_every_moments_team_alike(std::uint64_t seed) {
+  expect_settings_alike<T>(
+      seed, {1, 7, 4097, 20000}, {.moments_lanes = 1},
+      {{"4 lanes a cell", {.moments_lanes = 4}}, {"8 lanes a cell", {.moments_lanes = 8}}});
 }
 
 TEST(GpuTree, EveryMomentsTeamComputesTheSameTreeInFloat32) {
@@ -470,32 +483,10 @@ TEST(GpuTree, EveryMomentsTeamComputesTheSameTreeInFloat64) {
 // accelerations to the bit.
 template <class T>
 void expect_every_run_of_targets_alike(std::uint64_t seed) {
-  for (const Input input : kInputs) {
-    for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1000},
-                                std::size_t{4097}, std::size_t{20000}}) {
-      const std::vector<Body<double>> bodies = make_input(input, n, seed);
-      GpuTreeEvaluator<T> whole(n, {.targets_per_walk = 64});
-      whole.set_bodies(bodies);
-      const GpuTreeResult one = whole.evaluate(0.6, kSoftening);
-      const std::vector<Vec3<double>> reference = whole.accelerations();
-      for (const int targets : {8, 16, 32}) {
-        GpuTreeEvaluator<T> runs(n, {.targets_per_walk = targets});
-        runs.set_bodies(bodies);
-        const GpuTreeResult result = runs.evaluate(0.6, kSoftening);
-        const std::string what =
-            fmt::format("{} N={}, {} targets a walk", name_of(input), n, targets);
-        EXPECT_EQ(result.interactions.body_body, one.interactions.body_body) << what;
-        EXPECT_EQ(result.interactions.body_cell, one.interactions.body_cell) << what;
-        EXPECT_EQ(result.shape.groups, one.shape.groups) << what;
-        const std::vector<Vec3<double>> a = runs.accelerations();
-        for (std::size_t i = 0; i < n; ++i) {
-          ASSERT_EQ(a[i].x, reference[i].x) << what << " body " << i;
-          ASSERT_EQ(a[i].y, reference[i].y) << what << " body " << i;
-          ASSERT_EQ(a[i].z, reference[i].z) << what << " body " << i;
-        }
-      }
-    }
-  }
+  expect_settings_alike<T>(seed, {1, 7, 1000, 4097, 20000}, {.targets_per_walk = 64},
+                           {{"8 targets a walk", {.targets_per_walk = 8}},
+                            {"16 targets a walk", {.targets_per_walk = 16}},
+                            {"32 targets a walk", {.targets_per_walk = 32}}});
 }
 
 TEST(GpuTree, EveryRunOfTargetsWalksAlikeInFloat32) {

@@ -180,40 +180,44 @@ __device__ __forceinline__ CellMoments second_pass_fields_past_l1(const CellMome
 // codes").
 constexpr std::uint32_t kClimbBatch = 2;
 
+// use(k, child) for each child in order, the children read kClimbBatch at a time by `load`, every
+// load of a batch issued before any of its uses.
+template <class Load, class Use>
+__device__ __forceinline__ void for_each_child_in_batches(const CellMoments* children,
+                                                          std::uint32_t count, const Load& load,
+                                                          const Use& use) {
+  for (std::uint32_t base = 0; base < count; base += kClimbBatch) {
+    CellMoments batch[kClimbBatch];
+#pragma unroll
+    for (std::uint32_t j = 0; j < kClimbBatch; ++j) {
+      if (base + j < count) batch[j] = load(children + base + j);
+    }
+#pragma unroll
+    for (std::uint32_t j = 0; j < kClimbBatch; ++j) {
+      if (base + j >= count) break;
+      use(base + j, batch[j]);
+    }
+  }
+}
+
 // moments_of_children's sums, over the children as other threads stored them: the same terms
 // added in the same order, so the same bits.
 __device__ __forceinline__ CellMoments moments_of_children_past_l1(const CellMoments* children,
                                                                    std::uint32_t count,
                                                                    const Box& cube) {
   MomentsFirstSums first;
-  for (std::uint32_t base = 0; base < count; base += kClimbBatch) {
-    CellMoments batch[kClimbBatch];
-#pragma unroll
-    for (std::uint32_t j = 0; j < kClimbBatch; ++j) {
-      if (base + j < count) batch[j] = first_pass_fields_past_l1(children + base + j);
-    }
-#pragma unroll
-    for (std::uint32_t j = 0; j < kClimbBatch; ++j) {
-      if (base + j >= count) break;
-      const MomentsFirstTerm term = first_term_of_child(batch[j]);
-      if (base + j == 0) first = start_first_sums(term);
-      add_first_term(first, term);
-    }
-  }
+  for_each_child_in_batches(children, count, first_pass_fields_past_l1,
+                            [&](std::uint32_t k, const CellMoments& child) {
+                              const MomentsFirstTerm term = first_term_of_child(child);
+                              if (k == 0) first = start_first_sums(term);
+                              add_first_term(first, term);
+                            });
   const Vec3<double> centre = centre_of_sums(first, count);
   MomentsSecondSums second;
-  for (std::uint32_t base = 0; base < count; base += kClimbBatch) {
-    CellMoments batch[kClimbBatch];
-#pragma unroll
-    for (std::uint32_t j = 0; j < kClimbBatch; ++j) {
-      if (base + j < count) batch[j] = second_pass_fields_past_l1(children + base + j);
-    }
-#pragma unroll
-    for (std::uint32_t j = 0; j < kClimbBatch; ++j) {
-      if (base + j >= count) break;
-      add_second_term(second, second_term_of_child(batch[j], centre));
-    }
-  }
+  for_each_child_in_batches(children, count, second_pass_fields_past_l1,
+                            [&](std::uint32_t, const CellMoments& child) {
+                              add_second_term(second, second_term_of_child(child, centre));
+                            });
   return parent_moments(first, centre, second, cube);
 }
 
