@@ -181,6 +181,41 @@ TEST(EnergyMeter, ATimingTooShortForTheCounterGoesOnUntilItIsResolved) {
   EXPECT_GE(agreements, 3);  // the shortfall, the count, the shortfall met; and the disturbance
 }
 
+// Evaluations that take 5 ms for the first 40 ms and 50 us after: the timing's mean time an
+// evaluation is then a hundred times what the evaluations that fill the energy window take.
+class SlowStartRun final : public PreparedRun {
+ public:
+  Seconds evaluate(Scope) override {
+    if (!first_) first_ = Clock::now();
+    const bool slow = Clock::now() - *first_ < std::chrono::milliseconds(40);
+    const auto pause = slow ? std::chrono::microseconds(5000) : std::chrono::microseconds(50);
+    std::this_thread::sleep_for(pause);
+    return Seconds::kernel_only(std::chrono::duration<double>(pause).count());
+  }
+  std::vector<Vec3<double>> accelerations() override { return {}; }
+
+ private:
+  std::optional<Clock::time_point> first_;
+};
+
+// The window is filled however far the timing's mean time an evaluation is from the evaluations'
+// own: a round's count comes from the round before.
+TEST(EnergyMeter, AWindowIsResolvedWhenTheTimingsMeanOverstatesAnEvaluation) {
+  SteppedMeter meter(80, 0.03);
+  const EnergyMeterRecord record = describe_energy_meter(&meter, DeviceKind::cpu, "", 0.05);
+  const EnergyObservation energy{.meter = &meter, .record = &record};
+  SlowStartRun run;
+  const RepetitionSettings settings{.repetitions = 2,
+                                    .min_time_s = 0.004,
+                                    .warmup_s = 0,
+                                    .noise_threshold_cv = 10,
+                                    .max_attempts = 1};
+  const Timings t =
+      time_repetitions(run, PreparedRun::Scope::kernel, 100, settings, nullptr, &energy);
+  ASSERT_TRUE(t.kernel.energy.has_value());
+  EXPECT_TRUE(t.kernel.energy->resolved) << t.kernel.energy->periods_spanned << " periods";
+}
+
 // Each repetition lasts long enough for the repetitions together to span the energy counter's
 // required updates, and --min-time where that is longer.
 TEST(EnergyMeter, TimingsOfAMeteredDeviceSpanTheRequiredUpdates) {

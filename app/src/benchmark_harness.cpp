@@ -12,6 +12,7 @@
 
 #include "nbody/accuracy.hpp"
 #include "nbody/machine_info.hpp"
+#include "nbody/steady_clock.hpp"
 
 namespace nbody {
 namespace {
@@ -268,23 +269,27 @@ namespace {
 
 // Later repetitions repeat the first one's iteration count (Google Benchmark), so together they
 // may fall short of the span the energy counter needs to resolve them: evaluations go on, untimed
-// but metered, until the window spans it, as many on every process.
+// but metered, until the window spans it on every process (as many on each), or until an
+// interrupt. The first round's count comes from the window's mean time an evaluation, which holds
+// the timing's own overhead (ranks' agreements, a loaded host) and so may be many times too long;
+// each later round's from the round before, which holds nothing but evaluations.
 void fill_energy_window(PreparedRun& run, PreparedRun::Scope scope, const EnergyReading& reading,
                         const RepetitionSettings& options, std::int64_t& evaluations_run) {
   const auto agreed = [&options](double value) {
     return options.max_over_processes ? options.max_over_processes(value) : value;
   };
-  // Rounds: an estimate per evaluation, checked again (bounded: a round covers its shortfall).
-  constexpr int kMaxRounds = 4;
-  for (int round = 0; round < kMaxRounds && evaluations_run > 0; ++round) {
-    const double short_s = agreed(reading.seconds_short());
-    if (short_s <= 0) return;
-    const double per_evaluation_s =
-        reading.seconds_working() / static_cast<double>(evaluations_run);
-    const double wanted =
-        per_evaluation_s > 0 ? std::ceil(1.1 * reading.seconds_short() / per_evaluation_s) : 0;
+  // What a process that was interrupted brings to the agreement: more than any shortfall.
+  constexpr double kInterrupted = std::numeric_limits<double>::max();
+  if (evaluations_run <= 0) return;
+  double per_evaluation_s = reading.seconds_working() / static_cast<double>(evaluations_run);
+  for (;;) {
+    const double short_s = agreed(interrupt_requested() ? kInterrupted : reading.seconds_short());
+    if (short_s <= 0 || short_s == kInterrupted) return;
+    const double wanted = per_evaluation_s > 0 ? std::ceil(1.1 * short_s / per_evaluation_s) : 1;
     const auto evaluations = static_cast<std::int64_t>(std::max(1.0, agreed(wanted)));
+    const SteadyClock::time_point round_start = SteadyClock::now();
     for (std::int64_t e = 0; e < evaluations; ++e) run.evaluate(scope);
+    per_evaluation_s = seconds_since(round_start) / static_cast<double>(evaluations);
     evaluations_run += evaluations;
   }
 }
