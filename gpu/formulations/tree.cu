@@ -234,7 +234,7 @@ void register_tree(Registry& registry) {
                    {"Morton keys sorted on the device (a rank sort over the SMs up to 4096 "
                     "bodies, CUB's merge sort up to 512K, its radix sort above), the cells read "
                     "from the sorted keys body by body, nothing read back",
-                    "monopole and quadrupole moments in float64: up to 256K bodies one "
+                    "monopole and quadrupole moments in float64: up to 32K bodies one "
                     "cooperative upward pass, level by level, each cell computed by a team of 8 "
                     "lanes; above, the cells climb from the leaves, each computed by the thread "
                     "that completes its children, two children read at a time",

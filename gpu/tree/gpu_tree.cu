@@ -93,13 +93,13 @@ WalkShape walk_shape(std::size_t n, const GpuTreeSettings& settings) {
   return shape;
 }
 
-// The upward pass's lanes a cell. Up to 256K bodies the levels of one cooperative launch, each
+// The upward pass's lanes a cell. Up to 32K bodies the levels of one cooperative launch, each
 // waiting on its slowest cell's float64 operations over its items, which a team of 8 lanes shares;
 // above, a thread a cell, climbing from the leaves with no wait for the grid (measured on the
 // H200: docs/perf-notes.md, "Tree codes").
 int moments_lanes(std::size_t n, const GpuTreeSettings& settings) {
   if (settings.moments_lanes != 0) return settings.moments_lanes;
-  return n <= 262144 ? 8 : 1;
+  return n <= 32768 ? 8 : 1;
 }
 
 // As many blocks as hold a team (or a climbing thread) for every four bodies (the leaves are
