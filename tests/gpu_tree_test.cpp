@@ -422,34 +422,42 @@ TEST(GpuTree, EveryTeamOfWarpsWalksAlike) {
   }
 }
 
-// Every input at each of `sizes`, evaluated with `baseline` and with each variant's settings: the
-// same groups and interactions, and the same accelerations to the bit.
+using SettingsVariants = std::initializer_list<std::pair<const char*, GpuTreeSettings>>;
+
+// `bodies` evaluated with `baseline` and with each variant's settings: the same groups and
+// interactions, and the same accelerations to the bit.
 template <class T>
-void expect_settings_alike(
-    std::uint64_t seed, std::initializer_list<std::size_t> sizes, const GpuTreeSettings& baseline,
-    std::initializer_list<std::pair<const char*, GpuTreeSettings>> variants) {
+void expect_settings_alike_on(std::span<const Body<double>> bodies, const std::string& input,
+                              const GpuTreeSettings& baseline, SettingsVariants variants) {
+  const std::size_t n = bodies.size();
+  GpuTreeEvaluator<T> expected_evaluator(n, baseline);
+  expected_evaluator.set_bodies(bodies);
+  const GpuTreeResult expected = expected_evaluator.evaluate(0.6, kSoftening);
+  const std::vector<Vec3<double>> reference = expected_evaluator.accelerations();
+  for (const auto& [name, settings] : variants) {
+    GpuTreeEvaluator<T> evaluator(n, settings);
+    evaluator.set_bodies(bodies);
+    const GpuTreeResult result = evaluator.evaluate(0.6, kSoftening);
+    const std::string what = fmt::format("{} N={}, {}", input, n, name);
+    EXPECT_EQ(result.shape.groups, expected.shape.groups) << what;
+    EXPECT_EQ(result.interactions.body_body, expected.interactions.body_body) << what;
+    EXPECT_EQ(result.interactions.body_cell, expected.interactions.body_cell) << what;
+    const std::vector<Vec3<double>> a = evaluator.accelerations();
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(a[i].x, reference[i].x) << what << " body " << i;
+      ASSERT_EQ(a[i].y, reference[i].y) << what << " body " << i;
+      ASSERT_EQ(a[i].z, reference[i].z) << what << " body " << i;
+    }
+  }
+}
+
+// Every input at each of `sizes`, as expect_settings_alike_on.
+template <class T>
+void expect_settings_alike(std::uint64_t seed, std::initializer_list<std::size_t> sizes,
+                           const GpuTreeSettings& baseline, SettingsVariants variants) {
   for (const Input input : kInputs) {
     for (const std::size_t n : sizes) {
-      const std::vector<Body<double>> bodies = make_input(input, n, seed);
-      GpuTreeEvaluator<T> expected_evaluator(n, baseline);
-      expected_evaluator.set_bodies(bodies);
-      const GpuTreeResult expected = expected_evaluator.evaluate(0.6, kSoftening);
-      const std::vector<Vec3<double>> reference = expected_evaluator.accelerations();
-      for (const auto& [name, settings] : variants) {
-        GpuTreeEvaluator<T> evaluator(n, settings);
-        evaluator.set_bodies(bodies);
-        const GpuTreeResult result = evaluator.evaluate(0.6, kSoftening);
-        const std::string what = fmt::format("{} N={}, {}", name_of(input), n, name);
-        EXPECT_EQ(result.shape.groups, expected.shape.groups) << what;
-        EXPECT_EQ(result.interactions.body_body, expected.interactions.body_body) << what;
-        EXPECT_EQ(result.interactions.body_cell, expected.interactions.body_cell) << what;
-        const std::vector<Vec3<double>> a = evaluator.accelerations();
-        for (std::size_t i = 0; i < n; ++i) {
-          ASSERT_EQ(a[i].x, reference[i].x) << what << " body " << i;
-          ASSERT_EQ(a[i].y, reference[i].y) << what << " body " << i;
-          ASSERT_EQ(a[i].z, reference[i].z) << what << " body " << i;
-        }
-      }
+      expect_settings_alike_on<T>(make_input(input, n, seed), name_of(input), baseline, variants);
     }
   }
 }
@@ -503,12 +511,61 @@ TEST(GpuTree, EveryRunOfTargetsWalksAlikeInFloat64) {
   expect_every_run_of_targets_alike<double>(seed);
 }
 
+// A Plummer sphere with `count` of its bodies moved within 1e-4 of another one: keys sharing their
+// high half, their low halves in no order; a run the sort by halves orders (40) or one too long,
+// after which it sorts every key whole (100).
+std::vector<Body<double>> plummer_with_tight_cluster(std::size_t n, std::size_t count,
+                                                     std::uint64_t seed) {
+  std::vector<Body<double>> bodies = make_plummer(n, seed).bodies;
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> offset(-1e-4, 1e-4);
+  const Body<double> centre = bodies[n - 1];
+  for (std::size_t i = 0; i < count; ++i) {
+    bodies[i] = {centre.x + offset(random), centre.y + offset(random), centre.z + offset(random),
+                 bodies[i].m};
+  }
+  return bodies;
+}
+
+// Every way of sorting the keys gives the same order (by key, equal keys by input index), so the
+// same tree, walks and accelerations to the bit.
+template <class T>
+void expect_every_key_sort_alike(std::uint64_t seed) {
+  const GpuTreeSettings whole{.key_sort = GpuKeySort::radix};
+  const SettingsVariants others = {
+      {"merge sort", {.key_sort = GpuKeySort::merge}},
+      {"radix sort by halves", {.key_sort = GpuKeySort::radix_by_halves}}};
+  expect_settings_alike<T>(seed, {1, 7, 4096, 20000}, whole, others);
+  expect_settings_alike<T>(seed, {1, 7, 4096}, whole,
+                           {{"rank sort", {.key_sort = GpuKeySort::rank}}});
+  for (const std::size_t count : {40, 100}) {
+    expect_settings_alike_on<T>(plummer_with_tight_cluster(20000, count, seed),
+                                fmt::format("a cluster of {}", count), whole, others);
+  }
+}
+
+TEST(GpuTree, EveryKeySortBuildsTheSameTreeInFloat32) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_every_key_sort_alike<float>(seed);
+}
+
+TEST(GpuTree, EveryKeySortBuildsTheSameTreeInFloat64) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_every_key_sort_alike<double>(seed);
+}
+
 TEST(GpuTree, RefusesBadArguments) {
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.leaf_capacity = 0}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.group_capacity = 0}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.warps_per_walk = 3}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.moments_lanes = 2}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.targets_per_walk = 12}), std::invalid_argument);
+  EXPECT_THROW(GpuTreeEvaluator<float>(4097, {.key_sort = GpuKeySort::rank}),
+               std::invalid_argument);
   SKIP_WITHOUT_GPU();
   GpuTreeEvaluator<float> evaluator(3);
   const std::vector<Body<double>> bodies(3, Body<double>{0, 0, 0, 1});

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,12 +39,20 @@ namespace tree = nbody::gpu::tree;
 
 constexpr int kExitUsage = 2;
 
+const std::map<std::string, tree::GpuKeySort> kKeySorts = {
+    {"by-n", tree::GpuKeySort::by_n},
+    {"rank", tree::GpuKeySort::rank},
+    {"merge", tree::GpuKeySort::merge},
+    {"radix", tree::GpuKeySort::radix},
+    {"radix-by-halves", tree::GpuKeySort::radix_by_halves}};
+
 // The options both tree benches take, and the device.
 struct Options : nbody::TreeBenchOptions {
   int device = 0;
-  int warps_per_walk = 0;    // 0: the evaluator's choice by N
-  int moments_lanes = 0;     // 0: the evaluator's choice by N
-  int targets_per_walk = 0;  // 0: the evaluator's choice by N
+  int warps_per_walk = 0;         // 0: the evaluator's choice by N
+  int moments_lanes = 0;          // 0: the evaluator's choice by N
+  int targets_per_walk = 0;       // 0: the evaluator's choice by N
+  std::string key_sort = "by-n";  // a name of kKeySorts
 };
 
 // One (N, theta): the medians over the timed repetitions.
@@ -73,6 +82,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--targets-per-walk", options.targets_per_walk,
                  "targets a walk takes at most (8, 16, 32 or 64; 0: chosen by N)")
       ->check(CLI::IsMember({0, 8, 16, 32, 64}));
+  app.add_option("--key-sort", options.key_sort,
+                 "how the keys are sorted: rank (up to 4096 bodies), merge, radix, "
+                 "radix-by-halves, or by-n (chosen by N)")
+      ->check(CLI::IsMember({"by-n", "rank", "merge", "radix", "radix-by-halves"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -83,6 +96,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   }
   try {
     nbody::finish_tree_bench_options(spellings, options);
+    const bool too_many = std::any_of(options.sizes.begin(), options.sizes.end(),
+                                      [](std::size_t n) { return n > 4096; });
+    if (options.key_sort == "rank" && too_many) {
+      throw nbody::UsageError("--key-sort: rank sorts at most 4096 bodies");
+    }
   } catch (const nbody::UsageError& e) {
     fmt::print(stderr, "gpu_tree_bench: {}\n", e.what());
     return kExitUsage;
@@ -127,12 +145,13 @@ Row measure(tree::GpuTreeEvaluator<T>& evaluator, double theta,
 void print_header(const Options& options) {
   fmt::print(
       "# gpu_tree_bench: device {}, leaf capacity {}, group capacity {}, warps a walk {}, "
-      "moments lanes a cell {}, targets a walk {}\n",
+      "moments lanes a cell {}, targets a walk {}, key sort {}\n",
       options.device, options.leaf_capacity, options.group_capacity,
       options.warps_per_walk == 0 ? std::string("by N") : std::to_string(options.warps_per_walk),
       options.moments_lanes == 0 ? std::string("by N") : std::to_string(options.moments_lanes),
       options.targets_per_walk == 0 ? std::string("by N")
-                                    : std::to_string(options.targets_per_walk));
+                                    : std::to_string(options.targets_per_walk),
+      options.key_sort);
   fmt::print("# ic {}, precision {}, seed {}, softening {}, reps {} (medians; after 1 warm-up)\n",
              nbody::to_string(options.ic), options.precision, options.seed, options.softening,
              options.reps);
@@ -207,7 +226,8 @@ std::vector<Row> run_all(const Options& options) {
                                             .gpu_device = options.device,
                                             .warps_per_walk = options.warps_per_walk,
                                             .moments_lanes = options.moments_lanes,
-                                            .targets_per_walk = options.targets_per_walk});
+                                            .targets_per_walk = options.targets_per_walk,
+                                            .key_sort = kKeySorts.at(options.key_sort)});
     evaluator.set_bodies(sample.seen);
     for (const double theta : options.thetas) {
       rows.push_back(measure<T>(evaluator, theta, sample, options));
@@ -244,7 +264,8 @@ int main(int argc, char** argv) {
                                        {"group_capacity", options.group_capacity},
                                        {"warps_per_walk", options.warps_per_walk},
                                        {"moments_lanes", options.moments_lanes},
-                                       {"targets_per_walk", options.targets_per_walk}}},
+                                       {"targets_per_walk", options.targets_per_walk},
+                                       {"key_sort", options.key_sort}}},
                                      {"float64_parts", tree::kGpuTreeFloat64Parts},
                                      {"rows", json_rows}};
     try {

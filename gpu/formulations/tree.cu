@@ -232,8 +232,9 @@ void register_tree(Registry& registry) {
                .role = Role::optimized,
                .optimizations =
                    {"Morton keys sorted on the device (a rank sort over the SMs up to 4096 "
-                    "bodies, CUB's merge sort up to 512K, its radix sort above), the cells read "
-                    "from the sorted keys body by body, nothing read back",
+                    "bodies, CUB's merge sort up to 32K, above its radix sort over the keys' "
+                    "high half, each run of keys sharing it then sorted by the rest), the cells "
+                    "read from the sorted keys body by body, nothing read back",
                     "monopole and quadrupole moments in float64: up to 32K bodies one "
                     "cooperative upward pass, level by level, each cell computed by a team of 8 "
                     "lanes; above, the cells climb from the leaves, each computed by the thread "

@@ -130,6 +130,39 @@ __global__ void gather_kernel(const Body<T>* input, const std::uint32_t* sorted_
   if (k < n) sorted[k] = input[sorted_index[k]];
 }
 
+// Keys sorted by their high bits alone (stable: a run of keys sharing them in input order) put in
+// full order run by run, each run by the thread at its start, which then gathers its bodies: an
+// insertion sort, stable, so that equal keys keep their input order as the whole sort keeps it.
+// A run of more than kMaxKeyRun keys is left as it is and counted: the sort must then take every
+// bit.
+template <class T>
+__global__ void sort_key_runs_and_gather_kernel(std::uint64_t* keys, std::uint32_t* indices,
+                                                const Body<T>* input, std::uint32_t n,
+                                                Body<T>* sorted, unsigned* long_runs) {
+  const std::uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
+  if (first >= n) return;
+  const std::uint64_t high = keys[first] >> kUnsortedLowKeyBits;
+  if (first > 0 && keys[first - 1] >> kUnsortedLowKeyBits == high) return;
+  std::uint32_t end = first + 1;
+  while (end < n && end - first <= kMaxKeyRun && keys[end] >> kUnsortedLowKeyBits == high) ++end;
+  if (end - first > kMaxKeyRun) {
+    atomicAdd(long_runs, 1u);
+    return;
+  }
+  for (std::uint32_t j = first + 1; j < end; ++j) {
+    const std::uint64_t key = keys[j];
+    const std::uint32_t index = indices[j];
+    std::uint32_t k = j;
+    for (; k > first && keys[k - 1] > key; --k) {
+      keys[k] = keys[k - 1];
+      indices[k] = indices[k - 1];
+    }
+    keys[k] = key;
+    indices[k] = index;
+  }
+  for (std::uint32_t k = first; k < end; ++k) sorted[k] = input[indices[k]];
+}
+
 // One cell emitted by a body (nbody/octree_levels.hpp): slot `slot` of the emission order.
 __device__ void emit_cell(std::uint32_t slot, std::uint32_t begin, std::uint32_t end, int level,
                           const CellBuildScratch& scratch) {
@@ -312,6 +345,15 @@ void enqueue_gather(const Body<T>* input, const std::uint32_t* sorted_index, std
   check_launch();
 }
 
+template <class T>
+void enqueue_sort_key_runs_and_gather(std::uint64_t* keys, std::uint32_t* indices,
+                                      const Body<T>* input, std::uint32_t n, Body<T>* sorted,
+                                      TreeCounters* counters, cudaStream_t stream) {
+  sort_key_runs_and_gather_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
+      keys, indices, input, n, sorted, &counters->long_key_runs);
+  check_launch();
+}
+
 void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t leaf_capacity,
                    const CellBuildScratch& scratch, GpuCell* cells, std::uint32_t* parents,
                    TreeCounters* counters, cudaStream_t stream) {
@@ -365,7 +407,10 @@ void enqueue_walk_heads(const GpuCell* cells, std::uint32_t capacity, std::uint3
   template void enqueue_gather<T>(const Body<T>*, const std::uint32_t*, std::uint32_t, Body<T>*, \
                                   cudaStream_t);                                                 \
   template void enqueue_rank_sort<T>(const std::uint64_t*, const Body<T>*, std::uint32_t,        \
-                                     std::uint64_t*, std::uint32_t*, Body<T>*, cudaStream_t);
+                                     std::uint64_t*, std::uint32_t*, Body<T>*, cudaStream_t);    \
+  template void enqueue_sort_key_runs_and_gather<T>(std::uint64_t*, std::uint32_t*,              \
+                                                    const Body<T>*, std::uint32_t, Body<T>*,     \
+                                                    TreeCounters*, cudaStream_t);
 NBODY_INSTANTIATE_BUILD(float)
 NBODY_INSTANTIATE_BUILD(double)
 #undef NBODY_INSTANTIATE_BUILD

@@ -31,17 +31,17 @@ struct KeyLess {
   __device__ bool operator()(std::uint64_t a, std::uint64_t b) const { return a < b; }
 };
 
-// How the keys are sorted: few by the rank sort; up to kMergeSortCapacity by CUB's merge sort
-// (stable, in place), whose launches at these sizes cost less than the radix sort's 8 passes over
-// all 63 bits; above, by CUB's radix sort (measured on the H200: docs/perf-notes.md, "Tree
-// codes").
-enum class KeySort { rank, merge, radix };
-constexpr std::size_t kMergeSortCapacity = 524288;
+// How the keys are sorted by default: few by the rank sort; up to kMergeSortCapacity by CUB's
+// merge sort (stable, in place); above, by the radix sort's passes over the keys' high half, then
+// the runs sharing it, which from 64K take less than the merge sort and from 64K to 4M 0.56 to
+// 0.68 of the time of the radix sort's passes over every bit (measured on the H200:
+// docs/perf-notes.md, "Tree codes").
+constexpr std::size_t kMergeSortCapacity = 32768;
 
-KeySort key_sort_for(std::size_t n) {
-  if (n <= kRankSortCapacity) return KeySort::rank;
-  if (n <= kMergeSortCapacity) return KeySort::merge;
-  return KeySort::radix;
+GpuKeySort key_sort_by_n(std::size_t n) {
+  if (n <= kRankSortCapacity) return GpuKeySort::rank;
+  if (n <= kMergeSortCapacity) return GpuKeySort::merge;
+  return GpuKeySort::radix_by_halves;
 }
 
 struct IsWalk {
@@ -176,6 +176,8 @@ struct GpuTreeEvaluator<T>::State {
   bool warmed_up = false;
   GraphExec phase_graphs[kPhaseEvents - 1];
   std::pair<double, double> captured_for{-1, -1};
+  // Set once a sort by halves has met a run too long to order: every later sort takes all bits.
+  bool whole_keys = false;
 
   // CUB's temporary storage, grown to `bytes`.
   void* scratch(std::size_t bytes) {
@@ -183,6 +185,13 @@ struct GpuTreeEvaluator<T>::State {
     return cub_scratch.data();
   }
 
+  GpuKeySort key_sort() const {
+    const GpuKeySort chosen =
+        settings.key_sort == GpuKeySort::by_n ? key_sort_by_n(n) : settings.key_sort;
+    return chosen == GpuKeySort::radix_by_halves && whole_keys ? GpuKeySort::radix : chosen;
+  }
+  // The phases enqueued afresh at the next evaluation, and captured again after it.
+  void forget_graphs();
   void reserve_cells(std::uint32_t capacity);
   void enqueue_keys();
   void enqueue_sort();
@@ -194,10 +203,15 @@ struct GpuTreeEvaluator<T>::State {
 };
 
 template <class T>
-void GpuTreeEvaluator<T>::State::reserve_cells(std::uint32_t capacity) {
+void GpuTreeEvaluator<T>::State::forget_graphs() {
   stream.synchronize();
   for (GraphExec& graph : phase_graphs) graph = GraphExec();
   warmed_up = false;
+}
+
+template <class T>
+void GpuTreeEvaluator<T>::State::reserve_cells(std::uint32_t capacity) {
+  forget_graphs();
   cell_capacity = capacity;
   cells = DeviceBuffer<GpuCell>(capacity);
   parents = DeviceBuffer<std::uint32_t>(capacity);
@@ -222,7 +236,7 @@ void GpuTreeEvaluator<T>::State::enqueue_keys() {
   enqueue_bounding_cube<T>(input_bodies.data(), count, bounds_partials.data(), cube.data(),
                            stream.get());
   // The merge sort sorts in place: the keys go straight where they are sorted.
-  const bool in_place = key_sort_for(n) == KeySort::merge;
+  const bool in_place = key_sort() == GpuKeySort::merge;
   enqueue_morton_keys<T>(input_bodies.data(), count, cube.data(),
                          in_place ? keys.data() : unsorted_keys.data(),
                          in_place ? input_index.data() : unsorted_indices.data(), stream.get());
@@ -233,14 +247,14 @@ void GpuTreeEvaluator<T>::State::enqueue_sort() {
   const auto count = static_cast<std::uint32_t>(n);
   // Stable, so that coincident bodies (equal keys) keep their input order, as the CPU's sort by
   // (key, index) orders them. 63 bits: three of 21 per axis.
-  const KeySort method = key_sort_for(n);
-  if (method == KeySort::rank) {
+  const GpuKeySort method = key_sort();
+  if (method == GpuKeySort::rank) {
     enqueue_rank_sort<T>(unsorted_keys.data(), input_bodies.data(), count, keys.data(),
                          input_index.data(), sorted_bodies.data(), stream.get());
     return;
   }
   std::size_t bytes = 0;
-  if (method == KeySort::merge) {
+  if (method == GpuKeySort::merge) {
     check_cuda(cub::DeviceMergeSort::StableSortPairs(
         nullptr, bytes, keys.data(), input_index.data(), count, KeyLess{}, stream.get()));
     check_cuda(cub::DeviceMergeSort::StableSortPairs(
@@ -249,14 +263,21 @@ void GpuTreeEvaluator<T>::State::enqueue_sort() {
                       stream.get());
     return;
   }
+  const bool by_halves = method == GpuKeySort::radix_by_halves;
+  const int first_bit = by_halves ? kUnsortedLowKeyBits : 0;
   check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, bytes, unsorted_keys.data(), keys.data(),
-                                             unsorted_indices.data(), input_index.data(), count, 0,
-                                             kMortonKeyBits, stream.get()));
+                                             unsorted_indices.data(), input_index.data(), count,
+                                             first_bit, kMortonKeyBits, stream.get()));
   check_cuda(cub::DeviceRadixSort::SortPairs(
       scratch(bytes), bytes, unsorted_keys.data(), keys.data(), unsorted_indices.data(),
-      input_index.data(), count, 0, kMortonKeyBits, stream.get()));
-  enqueue_gather<T>(input_bodies.data(), input_index.data(), count, sorted_bodies.data(),
-                    stream.get());
+      input_index.data(), count, first_bit, kMortonKeyBits, stream.get()));
+  if (by_halves) {
+    enqueue_sort_key_runs_and_gather<T>(keys.data(), input_index.data(), input_bodies.data(), count,
+                                        sorted_bodies.data(), counters.data(), stream.get());
+  } else {
+    enqueue_gather<T>(input_bodies.data(), input_index.data(), count, sorted_bodies.data(),
+                      stream.get());
+  }
 }
 
 // The cells from the sorted keys, and the groups, and their walks in the sorted order of their
@@ -330,6 +351,9 @@ GpuTreeEvaluator<T>::GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& sett
   if (const int t = settings.targets_per_walk; t != 0 && t != 8 && t != 16 && t != 32 && t != 64) {
     throw std::invalid_argument("GpuTreeEvaluator: targets_per_walk must be 0, 8, 16, 32 or 64");
   }
+  if (settings.key_sort == GpuKeySort::rank && n > kRankSortCapacity) {
+    throw std::invalid_argument("GpuTreeEvaluator: the rank sort takes at most 4096 bodies");
+  }
   if (n >= std::numeric_limits<std::uint32_t>::max()) {
     throw std::invalid_argument("GpuTreeEvaluator: at most 2^32 - 2 bodies");
   }
@@ -391,6 +415,11 @@ GpuTreeResult GpuTreeEvaluator<T>::evaluate(double theta, double softening) {
   check_cuda(cudaSetDevice(s.settings.gpu_device));
   const double softening_squared = softening * softening;
   const TreeCounters* counted = &s.evaluate_once(theta, softening_squared);
+  if (counted->long_key_runs != 0) {
+    s.whole_keys = true;
+    s.forget_graphs();
+    counted = &s.evaluate_once(theta, softening_squared);
+  }
   if (counted->cells > s.cell_capacity) {
     s.reserve_cells(counted->cells + counted->cells / 4);
     counted = &s.evaluate_once(theta, softening_squared);

@@ -35,6 +35,9 @@ struct TreeCounters {
   unsigned int walks = 0;      // written by the selection of the walks
   unsigned int next_walk = 0;  // the walks' work queue
   unsigned int stack_overflow = 0;
+  // Runs of more than kMaxKeyRun keys sharing their sorted high bits: the sort by halves left
+  // them, and the keys must be sorted whole.
+  unsigned int long_key_runs = 0;
 };
 
 // The lowest and highest coordinates of a part of the bodies, in float64.
@@ -72,6 +75,21 @@ void enqueue_rank_sort(const std::uint64_t* unsorted_keys, const Body<T>* input,
 template <class T>
 void enqueue_gather(const Body<T>* input, const std::uint32_t* sorted_index, std::uint32_t n,
                     Body<T>* sorted, cudaStream_t stream);
+
+// The sort by halves: the radix sort's passes over the keys' 32 high bits alone (four of its
+// eight; 10 2/3 levels, deeper than a tree of 1M Plummer bodies reaches, so that the keys sharing
+// them are a leaf's few), then each run of keys sharing those bits ordered by the rest in place.
+inline constexpr int kUnsortedLowKeyBits = kMortonKeyBits - 32;
+inline constexpr std::uint32_t kMaxKeyRun = 64;
+
+// The keys and indices, sorted by their high bits (stable), put in full order (by key, equal keys
+// by index), every run of keys sharing their high bits of up to kMaxKeyRun by a thread of its
+// own, and sorted[k] = input[indices[k]]; a longer run counted in counters->long_key_runs (and
+// then nothing is in order).
+template <class T>
+void enqueue_sort_key_runs_and_gather(std::uint64_t* keys, std::uint32_t* indices,
+                                      const Body<T>* input, std::uint32_t n, Body<T>* sorted,
+                                      TreeCounters* counters, cudaStream_t stream);
 
 // The levels 0 .. kDeepestLevel, and the unused slots' 31 past them, in 5 bits.
 inline constexpr int kLevelBits = 5;

@@ -24,6 +24,13 @@ inline constexpr std::string_view kGpuTreeFloat64Parts =
     "bounding cube of the Morton keys, cell moments (mass, centre of mass, quadrupole, b_max) and "
     "the opening criterion in float64; interactions and acceleration sums in the bodies' precision";
 
+// How the GPU tree sorts its Morton keys; every way gives the same order (by key, equal keys by
+// input index). rank: each key counted against all the others (at most 4096 keys); merge: CUB's
+// stable merge sort; radix: CUB's radix sort over all 63 bits (8 passes); radix_by_halves: its
+// passes over the 32 high bits, then each run of keys sharing them sorted by the rest, unless a
+// run is longer than 64 keys (then that evaluation runs again, and every later one, by radix).
+enum class GpuKeySort { by_n, rank, merge, radix, radix_by_halves };
+
 struct GpuTreeSettings {
   // A cell with more bodies than this is split, unless it is at the deepest level.
   std::size_t leaf_capacity = 16;
@@ -41,6 +48,8 @@ struct GpuTreeSettings {
   // bodies, each walk from the whole group's box (so the same lists, and the same accelerations
   // to the bit, at every run length): 8, 16, 32 or 64; 0 chooses by the body count.
   int targets_per_walk = 0;
+  // by_n: rank up to 4096 bodies, merge up to 32K, radix_by_halves above.
+  GpuKeySort key_sort = GpuKeySort::by_n;
 };
 
 // Device seconds of each phase, from CUDA events.
@@ -83,7 +92,8 @@ template <class T>
 class GpuTreeEvaluator {
  public:
   // Throws std::invalid_argument for a leaf or group capacity of 0, warps_per_walk other than 0,
-  // 1, 2, 4, 8 or 16, moments_lanes other than 0, 1, 4 or 8, or n >= 2^32 - 1, and
+  // 1, 2, 4, 8 or 16, moments_lanes other than 0, 1, 4 or 8, the rank sort for more than 4096
+  // bodies, or n >= 2^32 - 1, and
   // nbody::gpu::CudaError where the device cannot be used.
   GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& settings = {});
   ~GpuTreeEvaluator();
