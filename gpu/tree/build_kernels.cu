@@ -181,22 +181,94 @@ __global__ void cell_counts_kernel(const std::uint64_t* keys, std::uint32_t n,
   counts[i] = leaf >= first ? static_cast<std::uint32_t>(leaf - first + 1) : 0u;
 }
 
+// cell_end (nbody/octree_levels.hpp) found by a whole warp: 32 probes a step, from steps of 1
+// growing 32-fold, then shrinking 32-fold, so that a cell of S bodies takes about 2 log32 S
+// dependent loads rather than 2 log2 S (the first body's chain of cells from the root, one after
+// another, made the emission wait on it: docs/perf-notes.md, "Tree codes"). Called by the whole
+// warp alike.
+__device__ std::uint32_t warp_cell_end(const std::uint64_t* keys, std::uint32_t n,
+                                       std::uint32_t begin, int level, int lane) {
+  if (level == 0) return n;
+  const int dropped = kMortonKeyBits - 3 * level;
+  const std::uint64_t prefix = keys[begin] >> dropped;
+  // Probes at inside + (lane + 1) step: those inside the cell are the lanes below the first
+  // outside one, the keys being sorted.
+  const auto inside_probes = [&](std::uint64_t inside, std::uint64_t step, std::uint64_t limit) {
+    const std::uint64_t probe = inside + (static_cast<std::uint64_t>(lane) + 1) * step;
+    const bool in = probe < limit && (keys[probe] >> dropped) == prefix;
+    return static_cast<std::uint64_t>(__popc(__ballot_sync(kFullMask, in)));
+  };
+  std::uint64_t inside = begin;  // the last body known to be inside
+  std::uint64_t outside = n;     // the first body known to be outside (or n)
+  for (std::uint64_t step = 1;; step *= 32) {
+    const std::uint64_t in = inside_probes(inside, step, n);
+    if (in < 32) {
+      outside = min(outside, inside + (in + 1) * step);
+      inside += in * step;
+      break;
+    }
+    inside += 32 * step;
+  }
+  while (outside - inside > 1) {
+    const std::uint64_t step = (outside - inside + 31) / 32;
+    const std::uint64_t in = inside_probes(inside, step, outside);
+    outside = min(outside, inside + (in + 1) * step);
+    inside += in * step;
+  }
+  return static_cast<std::uint32_t>(outside);
+}
+
+// The end of the cell of level `level` that begins at sorted body `begin`, as cell_end finds it,
+// where the cell holds at most kLaneSearchedBodies bodies; 0 where it holds more.
+constexpr std::uint32_t kLaneSearchedBodies = 32;
+
+__device__ std::uint32_t small_cell_end(const std::uint64_t* keys, std::uint32_t n,
+                                        std::uint32_t begin, int level) {
+  if (level == 0) return n > kLaneSearchedBodies ? 0 : n;
+  const std::uint32_t last = begin + kLaneSearchedBodies;  // past the cell where it is small
+  const int dropped = kMortonKeyBits - 3 * level;
+  if (last < n && (keys[last] >> dropped) == (keys[begin] >> dropped)) return 0;
+  return cell_end(keys, min(last, n), begin, level);
+}
+
 // Each body's cells in the emission order (bodies in order, each one's levels in order), as many
-// as the scratch holds; the count of them all in counters->cells.
+// as the scratch holds; the count of them all in counters->cells. Each lane searches the ends of
+// its body's cells of up to kLaneSearchedBodies bodies; the warp then searches each larger one's
+// together (a body's chain of large cells, one search after another, made the emission wait on
+// the first bodies of the largest cells: docs/perf-notes.md, "Tree codes").
 __global__ void emit_cells_kernel(const std::uint64_t* keys, std::uint32_t n,
-                                  std::uint32_t leaf_capacity,
                                   const std::uint32_t* inclusive_counts, CellBuildScratch scratch,
                                   TreeCounters* counters) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  if (i == n - 1) counters->cells = inclusive_counts[i];
-  const std::uint32_t count = inclusive_counts[i] - (i == 0 ? 0 : inclusive_counts[i - 1]);
-  if (count == 0) return;
-  const int first = first_level_begun(keys, i);
-  std::uint32_t slot = inclusive_counts[i] - count;
-  for (std::uint32_t k = 0; k < count && slot < scratch.capacity; ++k, ++slot) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  std::uint32_t count = 0, first_slot = 0;
+  int first = 0;
+  unsigned large = 0;  // bit k: the body's cell k holds more than kLaneSearchedBodies
+  if (i < n) {
+    if (i == n - 1) counters->cells = inclusive_counts[i];
+    count = inclusive_counts[i] - (i == 0 ? 0 : inclusive_counts[i - 1]);
+    first = first_level_begun(keys, i);
+    first_slot = inclusive_counts[i] - count;
+  }
+  for (std::uint32_t k = 0; k < count && first_slot + k < scratch.capacity; ++k) {
     const int level = first + static_cast<int>(k);
-    emit_cell(slot, i, cell_end(keys, n, i, level), level, scratch);
+    const std::uint32_t end = small_cell_end(keys, n, i, level);
+    if (end == 0) {
+      large |= 1u << k;
+    } else {
+      emit_cell(first_slot + k, i, end, level, scratch);
+    }
+  }
+  for (unsigned owners = __ballot_sync(kFullMask, large != 0); owners != 0; owners &= owners - 1) {
+    const int owner = __ffs(owners) - 1;
+    const std::uint32_t body = __shfl_sync(kFullMask, i, owner);
+    const int body_first = __shfl_sync(kFullMask, first, owner);
+    const std::uint32_t body_slot = __shfl_sync(kFullMask, first_slot, owner);
+    for (unsigned cells = __shfl_sync(kFullMask, large, owner); cells != 0; cells &= cells - 1) {
+      const int k = __ffs(cells) - 1;
+      const std::uint32_t end = warp_cell_end(keys, n, body, body_first + k, lane);
+      if (lane == 0) emit_cell(body_slot + k, body, end, body_first + k, scratch);
+    }
   }
 }
 
@@ -365,8 +437,8 @@ void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t lea
                                            scratch.inclusive_counts, n, stream));
   // Slots past the last emitted cell sort last, after the deepest level.
   check_cuda(cudaMemsetAsync(scratch.emitted_levels, 0xff, scratch.capacity, stream));
-  emit_cells_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
-      keys, n, leaf_capacity, scratch.inclusive_counts, scratch, counters);
+  emit_cells_kernel<<<blocks_for(n), kThreads, 0, stream>>>(keys, n, scratch.inclusive_counts,
+                                                            scratch, counters);
   check_launch();
   bytes = scratch.cub_bytes;
   check_cuda(cub::DeviceRadixSort::SortPairs(
