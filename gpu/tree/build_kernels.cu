@@ -171,13 +171,41 @@ __device__ void emit_cell(std::uint32_t slot, std::uint32_t begin, std::uint32_t
   scratch.emitted_slots[slot] = slot;
 }
 
+// Leaf capacities up to which a block reads the shared bits of its windows from shared memory.
+constexpr std::uint32_t kMostTiledLeafCapacity = 4096;
+
 // counts[i] = the cells sorted body i begins: from its first level begun to its leaf's level.
+// leaf_level_of_body's windows overlap: the bits the keys a and a + capacity share serve each body
+// from a to a + capacity, so (up to kMostTiledLeafCapacity) the block computes each pair's once,
+// into `window_bits` (blockDim.x + capacity of them), and each body takes the most of its
+// capacity + 1: the same level, from two loads a body where it took 2 (capacity + 1).
 __global__ void cell_counts_kernel(const std::uint64_t* keys, std::uint32_t n,
                                    std::uint32_t leaf_capacity, std::uint32_t* counts) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  extern __shared__ int window_bits[];
+  const std::uint32_t block_first = blockIdx.x * blockDim.x;
+  const std::uint32_t i = block_first + threadIdx.x;
+  const bool tiled = leaf_capacity <= kMostTiledLeafCapacity;
+  if (tiled) {
+    // window_bits[j]: pair a = block_first - capacity + j, -1 (none) outside [0, n - 1 - capacity].
+    for (std::uint32_t j = threadIdx.x; j < blockDim.x + leaf_capacity; j += blockDim.x) {
+      const std::int64_t a = std::int64_t{block_first} - leaf_capacity + j;
+      const bool pair = a >= 0 && a + leaf_capacity < n;
+      window_bits[j] = pair ? shared_key_bits(keys[a], keys[a + leaf_capacity]) : -1;
+    }
+    __syncthreads();
+  }
   if (i >= n) return;
+  int leaf = 0;
+  if (!tiled) {
+    leaf = leaf_level_of_body(keys, n, i, leaf_capacity);
+  } else if (n > leaf_capacity) {
+    int shared = -1;
+    for (std::uint32_t j = threadIdx.x; j <= threadIdx.x + leaf_capacity; ++j) {
+      shared = max(shared, window_bits[j]);
+    }
+    leaf = shared < 0 ? 0 : min(shared / 3 + 1, kDeepestLevel);
+  }
   const int first = first_level_begun(keys, i);
-  const int leaf = leaf_level_of_body(keys, n, i, leaf_capacity);
   counts[i] = leaf >= first ? static_cast<std::uint32_t>(leaf - first + 1) : 0u;
 }
 
@@ -429,8 +457,10 @@ void enqueue_sort_key_runs_and_gather(std::uint64_t* keys, std::uint32_t* indice
 void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t leaf_capacity,
                    const CellBuildScratch& scratch, GpuCell* cells, std::uint32_t* parents,
                    TreeCounters* counters, cudaStream_t stream) {
-  cell_counts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(keys, n, leaf_capacity,
-                                                             scratch.counts);
+  const std::size_t window_bytes =
+      leaf_capacity <= kMostTiledLeafCapacity ? (kThreads + leaf_capacity) * sizeof(int) : 0;
+  cell_counts_kernel<<<blocks_for(n), kThreads, window_bytes, stream>>>(keys, n, leaf_capacity,
+                                                                        scratch.counts);
   check_launch();
   std::size_t bytes = scratch.cub_bytes;
   check_cuda(cub::DeviceScan::InclusiveSum(scratch.cub_scratch, bytes, scratch.counts,
