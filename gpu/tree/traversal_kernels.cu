@@ -46,8 +46,16 @@ inline constexpr int kMinBlocksPerSm = std::is_same_v<T, float> ? 4 : 0;
 constexpr int kCellListCapacity = 2 * kWarpSize;
 constexpr int kBodyListCapacity = 8 * kWarpSize;
 
+// Float64's walk reads its group's box from shared memory at each test rather than holding it in
+// 12 registers through its terms (its kernels 122 registers -> 94-98: the walk at 256K 3-4%
+// faster, at 1M 0.6%); float32's holds it (from shared memory its registers fell too, and its
+// walk at 8K-32K was 12% slower at fewer blocks an SM, at 256K 1-2%).
+template <class T>
+inline constexpr bool kGroupBoxShared = std::is_same_v<T, double>;
+
 template <class T>
 struct WarpScratch {
+  Box group;  // the walk's box, where kGroupBoxShared<T>
   Body<T> bodies[kWarpSize];
   CellMultipole<T> cells[kWarpSize];
   std::uint32_t body_list[kBodyListCapacity];
@@ -476,10 +484,16 @@ __global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize,
     const std::uint32_t first = item.first_target;
     const std::uint32_t group_end = args.cells[item.first_cell + item.cell_count - 1].end;
     const std::uint32_t end = min(first + args.targets_per_walk, group_end);
-    Box box = args.moments[item.first_cell].box;
+    Box group = args.moments[item.first_cell].box;
     for (std::uint32_t k = 1; k < item.cell_count; ++k) {
-      widen_box(box, args.moments[item.first_cell + k].box);
+      widen_box(group, args.moments[item.first_cell + k].box);
     }
+    if constexpr (kGroupBoxShared<T>) {
+      __syncwarp();  // every lane is done with the last walk's box
+      if (lane == 0) scratch.group = group;
+      __syncwarp();
+    }
+    const Box& box = kGroupBoxShared<T> ? scratch.group : group;
     const WalkLists lists =
         end - first <= kTargetsPerWalk / 2
             ? walk_targets<T, kTargetsPerLane<kStreams> / 2, kStreams, kMembers>(
