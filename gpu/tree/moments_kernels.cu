@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include <cooperative_groups.h>
+#include <cuda/atomic>
 
 #include "nbody/gpu/cuda_check.hpp"
 #include "tree_kernels.cuh"
@@ -241,9 +242,11 @@ __global__ void __launch_bounds__(kClimbingThreads) climbing_moments_kernel(Mome
     for (std::uint32_t child = c; child != 0;) {
       const std::uint32_t parent = a.parents[child];
       const GpuCell cell = a.cells[parent];
-      __threadfence();  // this thread's stores seen before its arrival
-      if (atomicAdd(&a.arrivals[parent], 1u) + 1u != cell.child_count) break;
-      __threadfence();  // and the siblings' before the loads below
+      // Released: this thread's stores are seen by whichever thread acquires a later arrival.
+      // Acquired: the siblings' stores, each released by its own arrival, are seen by the loads
+      // below. One acquire-release add where two full fences stood around a relaxed one.
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> arrivals(a.arrivals[parent]);
+      if (arrivals.fetch_add(1u, cuda::memory_order_acq_rel) + 1u != cell.child_count) break;
       const Box box = box_of(cell_cube(a.keys[cell.begin], cell.level, cube));
       store_moments(
           a, parent,
