@@ -85,7 +85,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--key-sort", options.key_sort,
                  "how the keys are sorted: rank (up to 4096 bodies), merge, radix, "
                  "radix-by-halves, or by-n (chosen by N)")
-      ->check(CLI::IsMember({"by-n", "rank", "merge", "radix", "radix-by-halves"}));
+      ->check(CLI::IsMember(kKeySorts));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
