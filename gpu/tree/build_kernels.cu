@@ -133,32 +133,41 @@ __global__ void gather_kernel(const Body<T>* input, const std::uint32_t* sorted_
 // Keys sorted by their high bits alone (stable: a run of keys sharing them in input order) put in
 // full order run by run, each run by the thread at its start, which then gathers its bodies: an
 // insertion sort, stable, so that equal keys keep their input order as the whole sort keeps it.
-// A run of more than kMaxKeyRun keys is left as it is and counted: the sort must then take every
-// bit.
+// A run of more than kMaxKeyRun keys is counted and left in input order (the sort must then take
+// every bit, and the evaluation runs again), its bodies gathered all the same, so that the
+// evaluation it runs before then meets only bodies of the input: its first kMaxKeyRun + 1 by the
+// thread at its start, each later one by its own thread.
 template <class T>
 __global__ void sort_key_runs_and_gather_kernel(std::uint64_t* keys, std::uint32_t* indices,
                                                 const Body<T>* input, std::uint32_t n,
                                                 Body<T>* sorted, unsigned* long_runs) {
   const std::uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
   if (first >= n) return;
-  const std::uint64_t high = keys[first] >> kUnsortedLowKeyBits;
-  if (first > 0 && keys[first - 1] >> kUnsortedLowKeyBits == high) return;
-  std::uint32_t end = first + 1;
-  while (end < n && end - first <= kMaxKeyRun && keys[end] >> kUnsortedLowKeyBits == high) ++end;
-  if (end - first > kMaxKeyRun) {
-    atomicAdd(long_runs, 1u);
+  const auto high_of = [&](std::uint32_t k) { return keys[k] >> kUnsortedLowKeyBits; };
+  const std::uint64_t high = high_of(first);
+  if (first > 0 && high_of(first - 1) == high) {
+    // A key of a run: a long run's beyond its first kMaxKeyRun + 1 gathers its own body.
+    if (first > kMaxKeyRun && high_of(first - kMaxKeyRun - 1) == high) {
+      sorted[first] = input[indices[first]];
+    }
     return;
   }
-  for (std::uint32_t j = first + 1; j < end; ++j) {
-    const std::uint64_t key = keys[j];
-    const std::uint32_t index = indices[j];
-    std::uint32_t k = j;
-    for (; k > first && keys[k - 1] > key; --k) {
-      keys[k] = keys[k - 1];
-      indices[k] = indices[k - 1];
+  std::uint32_t end = first + 1;
+  while (end < n && end - first <= kMaxKeyRun && high_of(end) == high) ++end;
+  if (end - first > kMaxKeyRun) {
+    atomicAdd(long_runs, 1u);
+  } else {
+    for (std::uint32_t j = first + 1; j < end; ++j) {
+      const std::uint64_t key = keys[j];
+      const std::uint32_t index = indices[j];
+      std::uint32_t k = j;
+      for (; k > first && keys[k - 1] > key; --k) {
+        keys[k] = keys[k - 1];
+        indices[k] = indices[k - 1];
+      }
+      keys[k] = key;
+      indices[k] = index;
     }
-    keys[k] = key;
-    indices[k] = index;
   }
   for (std::uint32_t k = first; k < end; ++k) sorted[k] = input[indices[k]];
 }
