@@ -530,6 +530,32 @@ TEST(MortonKeys, InterleaveAndQuantize) {
   EXPECT_EQ(morton_cell_index(bodies[1].z, cube.z, per_length), 0u);
 }
 
+// The cell index is floor((coordinate - low) cells_per_length) clamped to the 21 bits, whichever
+// way it is computed: at and around every integer, below the cube, past its last cell, on random
+// coordinates.
+TEST(MortonKeys, CellIndexIsTheFloorClamped) {
+  const double last = static_cast<double>(kMortonCellsPerAxis - 1);
+  const auto floor_then_clamp = [&](double scaled) {
+    const double f = std::floor(scaled);
+    return static_cast<std::uint32_t>(f < 0.0 ? 0.0 : (last < f ? last : f));
+  };
+  std::vector<double> scaled = {-1e300, -2.0,        -1.0,     -0.5,     -1e-300,
+                                -0.0,   0.0,         1e-300,   0.5,      last - 0.5,
+                                last,   last + 0.25, last + 1, 3 * last, 1e300};
+  for (double k = 1; k < 3 * kMortonCellsPerAxis; k *= 3) {
+    for (const double v : {k, std::nextafter(k, 0.0), std::nextafter(k, 2 * k)}) {
+      scaled.push_back(v);
+    }
+  }
+  std::mt19937_64 random(42);
+  std::uniform_real_distribution<double> anywhere(-10.0, last + 10.0);
+  for (int i = 0; i < 100000; ++i) scaled.push_back(anywhere(random));
+  for (const double v : scaled) {
+    // low 0 and one cell a unit: the scaled coordinate is the coordinate.
+    EXPECT_EQ(morton_cell_index(v, 0.0, 1.0), floor_then_clamp(v)) << v;
+  }
+}
+
 // Every cell's children split its range in order, leaves respect the capacity but at the deepest
 // level, and each cell's moments hold: the mass, the centre and b_max against its bodies.
 template <class T>
