@@ -440,7 +440,9 @@ TEST(TreeCode, RefusesBadArguments) {
 
 // Keys as the build meets them: spread over every bit; most of them in one small cluster (a
 // Plummer core in a cube set by its outskirts), so that a range stays larger than the cache after
-// its first digit and is distributed again; few distinct values; all one value.
+// its first digit and is distributed again; few distinct values; all one value; and keys whose
+// high bits are shared by runs of a few (as a leaf's bodies share them) or of many, their low
+// bits in no order (the in-cache passes sort the high bits, then each run by the rest).
 std::vector<std::uint64_t> keys_to_sort(int kind, std::size_t n, std::mt19937_64& random) {
   constexpr std::uint64_t kKeyMask = (std::uint64_t{1} << 63) - 1;
   std::vector<std::uint64_t> keys(n);
@@ -456,8 +458,14 @@ std::vector<std::uint64_t> keys_to_sort(int kind, std::size_t n, std::mt19937_64
       case 2:
         key = r % 5;
         break;
-      default:
+      case 3:
         key = 42;
+        break;
+      case 4:
+        key = (r % (n / 8 + 1)) << 40 | (random() & 0xff);
+        break;
+      default:
+        key = (r % 10) << 40 | (random() & 0xffff);
     }
   }
   return keys;
@@ -477,7 +485,7 @@ TEST(KeySort, IsOneStableSortByKey) {
   KeySortScratch scratch;
   for (const int threads : {1, 3, 16}) {
     tbb::task_arena arena(threads);
-    for (int kind = 0; kind < 4; ++kind) {
+    for (int kind = 0; kind < 6; ++kind) {
       for (const std::size_t n : sizes) {
         std::vector<std::uint64_t> keys = keys_to_sort(kind, n, random);
         std::vector<std::uint32_t> expected(n);

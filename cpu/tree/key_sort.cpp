@@ -102,6 +102,26 @@ void insertion_sort(KeyRange r, std::size_t n) {
   }
 }
 
+// The in-cache sort's passes cover the range's 32 highest varying bits at most; the keys that share
+// them are then sorted by the bits below, run by run: in a tree's keys such runs are a few bodies
+// of one leaf (32 bits are 10 2/3 levels), so the passes for the bits below are saved. The GPU's
+// sort takes the keys alike (gpu/tree/gpu_tree.cu, "by halves").
+constexpr int kSortedHighBits = 32;
+
+void sort_in_cache(KeyRange data, KeyRange spare, KeyRange result, std::size_t n, int top);
+
+// Sorts, stably, each run of `r`'s n keys that share their bits from `low` up by the bits below
+// `low` (`spare`: n keys' room beside them).
+void sort_runs_below(KeyRange r, KeyRange spare, std::size_t n, int low) {
+  for (std::size_t begin = 0; begin < n;) {
+    std::size_t end = begin + 1;
+    while (end < n && (r.keys[end] >> low) == (r.keys[begin] >> low)) ++end;
+    if (end - begin > 1)
+      sort_in_cache(r.at(begin), spare.at(begin), r.at(begin), end - begin, low - 1);
+    begin = end;
+  }
+}
+
 // Sorts the n keys of `data` by their bits [0, top], passing between `data` and `spare` (two
 // ranges of n), the result in `result` (one of the two). Every pass's digits are counted in one
 // read, and a pass whose digit all keys share is skipped.
@@ -111,10 +131,11 @@ void sort_in_cache(KeyRange data, KeyRange spare, KeyRange result, std::size_t n
     insertion_sort(result, n);
     return;
   }
-  const int passes = top / kDigitBits + 1;
+  const int low = std::max(0, top + 1 - kSortedHighBits);
+  const int passes = (top - low) / kDigitBits + 1;
   std::array<std::array<std::uint32_t, kDigits>, kKeyBits / kDigitBits> counts{};
   for (std::size_t i = 0; i < n; ++i) {
-    for (int p = 0; p < passes; ++p) ++counts[p][digit_of(data.keys[i], p * kDigitBits)];
+    for (int p = 0; p < passes; ++p) ++counts[p][digit_of(data.keys[i], low + p * kDigitBits)];
   }
   KeyRange from = data, to = spare;
   for (int p = 0; p < passes; ++p) {
@@ -122,9 +143,10 @@ void sort_in_cache(KeyRange data, KeyRange spare, KeyRange result, std::size_t n
     if (std::find(position.begin(), position.end(), n) != position.end()) continue;
     std::uint32_t next = 0;
     for (std::uint32_t& c : position) next += std::exchange(c, next);
-    scatter(from, to, 0, n, p * kDigitBits, position.data());
+    scatter(from, to, 0, n, low + p * kDigitBits, position.data());
     std::swap(from, to);
   }
+  if (low > 0) sort_runs_below(from, to, n, low);
   copy_range(from, result, n);
 }
 
