@@ -181,6 +181,9 @@ __device__ __forceinline__ CellMoments second_pass_fields_past_l1(const CellMome
 // codes").
 constexpr std::uint32_t kClimbBatch = 2;
 
+// The cells a warp of the climb takes at once: a lane each.
+constexpr int kClimbWarpCells = 32;
+
 // use(k, child) for each child in order, the children read kClimbBatch at a time by `load`, every
 // load of a batch issued before any of its uses.
 template <class Load, class Use>
@@ -222,29 +225,71 @@ __device__ __forceinline__ CellMoments moments_of_children_past_l1(const CellMom
   return parent_moments(first, centre, second, cube);
 }
 
-// Every leaf from its bodies, a thread a leaf; then the thread that completes a cell's children
-// (the last to arrive) computes that cell, and climbs on while it is the last. No level waits for
-// the whole grid's slowest cell, as the cooperative launch's levels wait; each cell's sums are the
-// same operations in the same order, so the same bits.
+// A warp's element of each of its 32 consecutive cells from `first` (its lanes' `mine`), stored
+// where the lane's bit of `lanes` is set, through `staging`: eight consecutive bytes a lane a
+// store, where a lane storing its own cell would touch a line of its own at each of the element's
+// fields (a cell's moments are 152 bytes: 19 stores, each to 32 lines). Every lane of the warp
+// calls it.
+template <class E>
+__device__ __forceinline__ void store_through_staging(E* out, std::uint32_t first, const E& mine,
+                                                      unsigned lanes, unsigned char* staging,
+                                                      int lane) {
+  static_assert(sizeof(E) % sizeof(std::uint64_t) == 0);
+  constexpr int kWords = sizeof(E) / sizeof(std::uint64_t);
+  reinterpret_cast<E*>(staging)[lane] = mine;
+  __syncwarp();
+  const auto* words = reinterpret_cast<const std::uint64_t*>(staging);
+  auto* target = reinterpret_cast<std::uint64_t*>(out + first);
+  for (int w = lane; w < kClimbWarpCells * kWords; w += kClimbWarpCells) {
+    if ((lanes >> (w / kWords)) & 1u) target[w] = words[w];
+  }
+  __syncwarp();
+}
+
+// Every leaf from its bodies, a thread a leaf, its moments stored by its warp together; then the
+// thread that completes a cell's children (the last to arrive) computes that cell, and climbs on
+// while it is the last. No level waits for the whole grid's slowest cell, as the cooperative
+// launch's levels wait; each cell's sums are the same operations in the same order, so the same
+// bits.
 template <class T>
 __global__ void __launch_bounds__(kClimbingThreads) climbing_moments_kernel(MomentsArgs<T> a) {
   const std::uint32_t cell_count = a.counters->cells;
   if (cell_count > a.capacity) return;
+  __shared__ alignas(32) unsigned char staging[kClimbingThreads * sizeof(CellMoments)];
+  static_assert(sizeof(CellMoments) >= sizeof(CellCriterion) &&
+                sizeof(CellMoments) >= sizeof(CellMultipole<T>));
+  const int lane = static_cast<int>(threadIdx.x % kClimbWarpCells);
+  unsigned char* warp_staging = staging + (threadIdx.x - lane) * sizeof(CellMoments);
   const BoundingCube cube = *a.cube;
   const std::uint32_t stride = gridDim.x * blockDim.x;
-  for (std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < cell_count; c += stride) {
-    const GpuCell leaf = a.cells[c];
-    if (leaf.child_count != 0) continue;
-    prefetch_l1(a.sorted + leaf.begin, leaf.end - leaf.begin);
-    const Box leaf_box = box_of(cell_cube(a.keys[leaf.begin], leaf.level, cube));
-    store_moments(a, c,
-                  moments_of_bodies<T>(a.sorted + leaf.begin, leaf.end - leaf.begin, leaf_box));
+  // The whole warp takes each round, so that it stores its leaves together.
+  for (std::uint32_t first = blockIdx.x * blockDim.x + threadIdx.x - lane; first < cell_count;
+       first += stride) {
+    const std::uint32_t c = first + lane;
+    GpuCell leaf{};
+    if (c < cell_count) leaf = a.cells[c];
+    const bool is_leaf = c < cell_count && leaf.child_count == 0;
+    CellMoments m{};
+    if (is_leaf) {
+      prefetch_l1(a.sorted + leaf.begin, leaf.end - leaf.begin);
+      const Box leaf_box = box_of(cell_cube(a.keys[leaf.begin], leaf.level, cube));
+      m = moments_of_bodies<T>(a.sorted + leaf.begin, leaf.end - leaf.begin, leaf_box);
+    }
+    const unsigned leaves = __ballot_sync(0xffffffffu, is_leaf);
+    store_through_staging(a.moments, first, m, leaves, warp_staging, lane);
+    store_through_staging(a.criterion, first,
+                          CellCriterion{m.centre.x, m.centre.y, m.centre.z, m.b_max}, leaves,
+                          warp_staging, lane);
+    store_through_staging(a.multipoles, first, round_multipole<T>(m, a.softening_squared), leaves,
+                          warp_staging, lane);
+    if (!is_leaf) continue;
     for (std::uint32_t child = c; child != 0;) {
       const std::uint32_t parent = a.parents[child];
       const GpuCell cell = a.cells[parent];
-      // Released: this thread's stores are seen by whichever thread acquires a later arrival.
-      // Acquired: the siblings' stores, each released by its own arrival, are seen by the loads
-      // below. One acquire-release add where two full fences stood around a relaxed one.
+      // Released: the stores of this cell (its warp's, ordered before by the warp's barrier) are
+      // seen by whichever thread acquires a later arrival. Acquired: the siblings' stores, each
+      // released by its own arrival, are seen by the loads below. One acquire-release add where
+      // two full fences stood around a relaxed one.
       cuda::atomic_ref<unsigned, cuda::thread_scope_device> arrivals(a.arrivals[parent]);
       if (arrivals.fetch_add(1u, cuda::memory_order_acq_rel) + 1u != cell.child_count) break;
       const Box box = box_of(cell_cube(a.keys[cell.begin], cell.level, cube));
