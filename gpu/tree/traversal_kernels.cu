@@ -29,10 +29,12 @@ constexpr int kWarpSize = 32;
 // target (kStreamLanes lanes, kTargetsPerLane targets a lane). Float32 in four quarters, eight
 // targets a lane, where one warp walks a group (the float32 walk at 1M 2% faster than in two
 // halves, four a lane, at 128 registers against 80); in two halves where a team walks it (four
-// quarters were 5% slower from 64K to 256K). Float64 in one, two targets a lane: four took it from
-// 120 registers to 150, and its walk 8% longer.
+// quarters were 5% slower from 64K to 256K). Float64 in two halves where one warp walks: a
+// whole warp a slot computed a walk of 33 to 64 targets as 64, its FP64 pipe the bound (at 1M
+// the walk 6% faster, at 128 registers against 96); in one where a team walks.
 template <class T, int kMembers>
-inline constexpr int kStreamsFor = std::is_same_v<T, float> ? (kMembers == 1 ? 4 : 2) : 1;
+inline constexpr int kStreamsFor = kMembers == 1 ? (std::is_same_v<T, float> ? 4 : 2)
+                                                 : (std::is_same_v<T, float> ? 2 : 1);
 template <int kStreams>
 inline constexpr int kStreamLanes = kWarpSize / kStreams;
 template <int kStreams>
