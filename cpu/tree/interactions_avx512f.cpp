@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "nbody/cpu/tree/interaction_kernels_impl.hpp"
+#include "nbody/cpu/tree/walk_avx512f_impl.hpp"
 
 namespace nbody::cpu::tree {
 namespace {
@@ -38,7 +39,9 @@ struct Sqrt {
 }  // namespace
 
 GroupKernels group_kernels_avx512f() {
-  return make_group_kernels<Arch, Rsqrt14, Sqrt, SeriesBatchInvSqrt<Rsqrt14>>();
+  GroupKernels kernels = make_group_kernels<Arch, Rsqrt14, Sqrt, SeriesBatchInvSqrt<Rsqrt14>>();
+  kernels.walk = &walk_avx512f;
+  return kernels;
 }
 
 // Float32 takes the rsqrt and a Newton step; float64 the rsqrt and its series (a body) or two

@@ -61,11 +61,14 @@ bool accepts(const Box& group, const CellCriterion& cell, TreeFloat64 theta_squa
   return theta_squared * squared_distance_to_box(group, cell.centre) > cell.b_max_squared;
 }
 
-// One walk's result, and its stack; kept per thread so the vectors are allocated once.
+// One walk's result, and its stack; kept per thread so the vectors are allocated once. The lists
+// are the first range_count and cell_count entries: an ISA's walk writes into vectors sized ahead.
 struct InteractionLists {
   std::vector<BodyRange> bodies;     // the bodies of opened leaves, as ranges of the sorted order
   std::vector<std::uint32_t> cells;  // accepted cells
   std::vector<std::uint32_t> stack;
+  std::vector<std::uint64_t> queue;  // an ISA's walk's
+  std::size_t range_count = 0, cell_count = 0;
 };
 
 // Adjacent leaves of the sorted order are merged into one range: fewer, longer inner loops.
@@ -98,13 +101,41 @@ void walk(const Octree<T>& tree, const Box& group, TreeFloat64 theta_squared,
         lists.stack.push_back(cell.first_child + k);
     }
   }
+  lists.range_count = lists.bodies.size();
+  lists.cell_count = lists.cells.size();
 }
 
-// The group kernel of TreeSettings::isa (empty: the widest this CPU has) in T. Throws UsageError
-// for an unknown ISA or one this CPU lacks, as --isa does.
+// The walk of the group kernels' ISA where it brings one (the same cells and leaves, in its
+// order), else the one above.
 template <class T>
-GroupKernel<T> group_kernel(const std::string& isa) {
-  const GroupKernels kernels = group_kernels_for(simd::resolve_isa(isa));
+void walk(const Octree<T>& tree, const Box& group, TreeFloat64 theta_squared, TreeWalk isa_walk,
+          InteractionLists& lists) {
+  if (isa_walk == nullptr) {
+    walk(tree, group, theta_squared, lists);
+    return;
+  }
+  // Room for every cell and leaf: a walk lists or queues each at most once.
+  if (lists.cells.size() < tree.cells.size() + kWalkSlack) {
+    lists.cells.resize(tree.cells.size() + kWalkSlack);
+    lists.queue.resize(tree.cells.size() + kWalkSlack);
+  }
+  if (lists.bodies.size() < tree.leaves.size() + kWalkSlack) {
+    lists.bodies.resize(tree.leaves.size() + kWalkSlack);
+  }
+  const WalkCounts counts = isa_walk({.cells = tree.cells.data(),
+                                      .criteria = tree.criteria.data(),
+                                      .group = group,
+                                      .theta_squared = theta_squared,
+                                      .accepted = lists.cells.data(),
+                                      .ranges = lists.bodies.data(),
+                                      .queue = lists.queue.data()});
+  lists.range_count = counts.ranges;
+  lists.cell_count = counts.cells;
+}
+
+// The group kernel in T of an ISA's kernels.
+template <class T>
+GroupKernel<T> group_kernel(const GroupKernels& kernels) {
   if constexpr (std::is_same_v<T, float>) {
     return kernels.f32;
   } else {
@@ -123,22 +154,25 @@ InteractionCounts evaluate_group(const Octree<T>& tree, const TargetGroup& group
           .target_begin = tree.group_begin(group),
           .target_end = tree.group_end(group),
           .ranges = lists.bodies.data(),
-          .range_count = lists.bodies.size(),
+          .range_count = lists.range_count,
           .cells = lists.cells.data(),
-          .cell_count = lists.cells.size(),
+          .cell_count = lists.cell_count,
           .multipoles = multipoles.data(),
           .softening_squared = softening_squared,
           .accelerations = accelerations.data()});
   std::uint64_t listed_bodies = 0;
-  for (const BodyRange& range : lists.bodies) listed_bodies += range.end - range.begin;
+  for (std::size_t r = 0; r < lists.range_count; ++r) {
+    listed_bodies += lists.bodies[r].end - lists.bodies[r].begin;
+  }
   const std::uint64_t targets = tree.group_end(group) - tree.group_begin(group);
-  return {.body_body = targets * listed_bodies, .body_cell = targets * lists.cells.size()};
+  return {.body_body = targets * listed_bodies, .body_cell = targets * lists.cell_count};
 }
 
 // One evaluation's traversal, its lists kept per thread between evaluations.
 template <class T>
 InteractionCounts traverse(const Octree<T>& tree, std::span<const CellMultipole<T>> multipoles,
                            T softening_squared, TreeFloat64 theta_squared, GroupKernel<T> kernel,
+                           TreeWalk isa_walk,
                            tbb::enumerable_thread_specific<InteractionLists>& scratch,
                            std::span<Vec3<T>> accelerations) {
   tbb::combinable<InteractionCounts> counts;
@@ -148,7 +182,7 @@ InteractionCounts traverse(const Octree<T>& tree, std::span<const CellMultipole<
                       InteractionCounts& local = counts.local();
                       for (std::size_t i = range.begin(); i != range.end(); ++i) {
                         const TargetGroup& group = tree.groups[i];
-                        walk(tree, tree.group_box(group), theta_squared, lists);
+                        walk(tree, tree.group_box(group), theta_squared, isa_walk, lists);
                         const InteractionCounts counted =
                             evaluate_group(tree, group, lists, multipoles, softening_squared,
                                            kernel, accelerations);
@@ -224,6 +258,7 @@ template <class T>
 struct TreeEvaluator<T>::Buffers {
   TreeSettings settings;
   GroupKernel<T> kernel;
+  TreeWalk walk;
   Octree<T> tree;
   BuildScratch build_scratch;
   std::vector<CellMultipole<T>> multipoles;
@@ -236,7 +271,11 @@ TreeEvaluator<T>::TreeEvaluator(const TreeSettings& settings) {
   check_settings(settings);
   buffers_ = std::make_unique<Buffers>();
   buffers_->settings = settings;
-  buffers_->kernel = group_kernel<T>(settings.isa);
+  // TreeSettings::isa (empty: the widest this CPU has); UsageError for an unknown ISA or one this
+  // CPU lacks, as --isa gives.
+  const GroupKernels kernels = group_kernels_for(simd::resolve_isa(settings.isa));
+  buffers_->kernel = group_kernel<T>(kernels);
+  buffers_->walk = kernels.walk;
 }
 
 template <class T>
@@ -265,7 +304,7 @@ const TreeForces<T>& TreeEvaluator<T>::evaluate(std::span<const Body<T>> bodies,
   result.seconds.build.moments += seconds_since(rounding_start);
   const SteadyClock::time_point traversal_start = SteadyClock::now();
   result.interactions = traverse<T>(b.tree, b.multipoles, static_cast<T>(softening_squared),
-                                    theta * theta, b.kernel, b.lists, result.accelerations);
+                                    theta * theta, b.kernel, b.walk, b.lists, result.accelerations);
   result.seconds.traversal = seconds_since(traversal_start);
   result.shape = {.cells = b.tree.cells.size(),
                   .leaves = b.tree.leaves.size(),

@@ -10,6 +10,7 @@
 
 #include "nbody/bodies.hpp"
 #include "nbody/cpu/tree/multipole.hpp"
+#include "nbody/cpu/tree/octree_build.hpp"
 #include "nbody/isas.hpp"
 
 namespace nbody::cpu::tree {
@@ -40,6 +41,30 @@ struct GroupWork {
 template <class T>
 using GroupKernel = void (*)(const GroupWork<T>& work);
 
+// One walk of the tree for a group of targets, as traversal.cpp's walk takes it: an ISA file may
+// bring its own, which must accept the same cells and open the same leaves (in any order: a sum
+// of the same terms within rounding). The lists are written from the start of `accepted` and
+// `ranges`, whose room the caller sizes, as that of `queue`, the walk's own.
+struct WalkWork {
+  const Cell* cells;
+  const CellCriterion* criteria;
+  Box group;
+  TreeFloat64 theta_squared;
+  std::uint32_t* accepted;  // room for every cell of the tree and kWalkSlack more
+  BodyRange* ranges;        // room for every leaf of the tree and kWalkSlack more
+  std::uint64_t* queue;     // room for every cell of the tree and kWalkSlack more
+};
+
+// Entries past its count a walk may write in each array (a vector's worth at a time).
+inline constexpr std::size_t kWalkSlack = 16;
+
+struct WalkCounts {
+  std::size_t cells;
+  std::size_t ranges;
+};
+
+using TreeWalk = WalkCounts (*)(const WalkWork& work);
+
 // The arithmetic vector instructions (FMA, add, subtract, multiply, divide, square root, rsqrt:
 // what the all-pairs hot-loop census counts) of one term of the group kernels' inner loops as
 // compiled: one source body, or one cell, against `lanes` targets. Every batch count (one, two
@@ -53,12 +78,12 @@ struct TermInstructions {
   int body_cell;
 };
 
-// One ISA's group kernels. Returned by a function of the ISA's own file, called only once the
-// CPU is known to run the ISA: two pointers, returned in registers, so that no instruction of the
-// ISA runs before.
+// One ISA's group kernels, and its walk where it brings one (null: traversal.cpp's). Returned by
+// a function of the ISA's own file, called only once the CPU is known to run the ISA.
 struct GroupKernels {
   GroupKernel<float> f32;
   GroupKernel<double> f64;
+  TreeWalk walk = nullptr;
 };
 
 // The instructions of their terms as the ISA's file counted them (GCC 12 at -O3, objdump of
