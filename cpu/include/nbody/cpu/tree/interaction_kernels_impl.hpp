@@ -94,6 +94,8 @@ NBODY_FORCE_INLINE void load_targets(const Body<T>* bodies, std::size_t first, s
 
 // kBatches batches of targets [first, first + kBatches lanes) against the lists, each lane summing
 // in the lists' order, as the scalar loop would; stores the results of the targets before `end`.
+// The batch loops are unrolled: GCC 12 otherwise keeps them as loops inside each source's, the
+// accumulators in memory (loaded and stored a term) and the cell's broadcasts spilled.
 template <class T, class Arch, class InvSqrt, std::size_t kBatches>
 NBODY_FORCE_INLINE void evaluate_targets(const GroupWork<T>& work, std::size_t first) {
   using Batch = xsimd::batch<T, Arch>;
@@ -108,6 +110,7 @@ NBODY_FORCE_INLINE void evaluate_targets(const GroupWork<T>& work, std::size_t f
     for (std::size_t j = work.ranges[r].begin; j < work.ranges[r].end; ++j) {
       const Body<T>& s = work.sources[j];
       const Batch sx(s.x), sy(s.y), sz(s.z), sm(s.m);
+#pragma GCC unroll 4
       for (std::size_t b = 0; b < kBatches; ++b) {
         accumulate_interaction<Batch, InvSqrt>(xi[b], yi[b], zi[b], sx, sy, sz, sm, eps2, ax[b],
                                                ay[b], az[b]);
@@ -116,6 +119,7 @@ NBODY_FORCE_INLINE void evaluate_targets(const GroupWork<T>& work, std::size_t f
   }
   for (std::size_t c = 0; c < work.cell_count; ++c) {
     const CellMultipole<T>& cell = work.multipoles[work.cells[c]];
+#pragma GCC unroll 4
     for (std::size_t b = 0; b < kBatches; ++b) {
       accumulate_cell<Batch, T, InvSqrt>(xi[b], yi[b], zi[b], cell, eps2, ax[b], ay[b], az[b]);
     }
