@@ -131,13 +131,20 @@ inline void list_leaves(__m512i bodies, std::uint32_t leaves, WalkLists& lists) 
   lists.range_count = n - joined + kBitsSet[starts];
 }
 
+// The tree as the walk reads it, its pointers copied out of WalkWork: read through `work` they
+// are loaded again after every store to the lists, which might alias them.
+struct WalkTree {
+  const Cell* cells;
+  const CellCriterion* criteria;
+};
+
 // Decides the `count` (1 to 8) children of a cell from `first`: lists those accepted and the
 // bodies of the leaves among the others, and queues the rest.
-inline void decide_children(const WalkWork& work, const LaneBox& box, std::uint32_t first,
+inline void decide_children(const WalkTree& tree, const LaneBox& box, std::uint32_t first,
                             std::uint32_t count, WalkLists& lists) {
-  const std::uint32_t accepted = accepted_cells(work.criteria, box, first, count);
+  const std::uint32_t accepted = accepted_cells(tree.criteria, box, first, count);
   // The children's cells, two 64-bit words each: bodies (a BodyRange) and children.
-  const auto* words = reinterpret_cast<const long long*>(work.cells + first);
+  const auto* words = reinterpret_cast<const long long*>(tree.cells + first);
   const std::uint64_t lanes = (std::uint64_t{1} << (2 * count)) - 1;
   const __m512i low = _mm512_maskz_loadu_epi64(static_cast<__mmask8>(lanes), words);
   const __m512i high = _mm512_maskz_loadu_epi64(static_cast<__mmask8>(lanes >> 8), words + 8);
@@ -161,6 +168,23 @@ inline void decide_children(const WalkWork& work, const LaneBox& box, std::uint3
   list_leaves(bodies, rest & ~parents, lists);
 }
 
+// The queue's decisions are independent, but each waits on its children's criteria and cells
+// (mostly in the L3 beyond a few thousand bodies) and only about three fit the core's window: so
+// they are asked for a few decisions ahead (the walk alone at 256K, Plummer: 11.5 -> 9.2 ms; 3 to
+// 10 ahead alike, 16 slower).
+constexpr std::size_t kPrefetchAhead = 4;
+
+inline void prefetch_children(const WalkTree& tree, std::uint64_t children) {
+  const auto* criteria = reinterpret_cast<const char*>(tree.criteria + first_child_of(children));
+  const auto* cells = reinterpret_cast<const char*>(tree.cells + first_child_of(children));
+  for (std::size_t line = 0; line < 8 * sizeof(CellCriterion); line += 64) {
+    _mm_prefetch(criteria + line, _MM_HINT_T0);
+  }
+  _mm_prefetch(criteria + 8 * sizeof(CellCriterion) - 1, _MM_HINT_T0);
+  _mm_prefetch(cells, _MM_HINT_T0);
+  _mm_prefetch(cells + 8 * sizeof(Cell) - 1, _MM_HINT_T0);
+}
+
 WalkCounts walk_avx512f(const WalkWork& work) {
   const LaneBox box{.low_x = _mm512_set1_pd(work.group.low.x),
                     .low_y = _mm512_set1_pd(work.group.low.y),
@@ -169,11 +193,15 @@ WalkCounts walk_avx512f(const WalkWork& work) {
                     .high_y = _mm512_set1_pd(work.group.high.y),
                     .high_z = _mm512_set1_pd(work.group.high.z),
                     .theta_squared = _mm512_set1_pd(work.theta_squared)};
+  const WalkTree tree{.cells = work.cells, .criteria = work.criteria};
   WalkLists lists{.accepted = work.accepted, .ranges = work.ranges, .queue = work.queue};
-  decide_children(work, box, 0, 1, lists);  // the root, as the one child of none
+  decide_children(tree, box, 0, 1, lists);  // the root, as the one child of none
   for (std::size_t next = 0; next != lists.queued; ++next) {
-    const std::uint64_t children = work.queue[next];
-    decide_children(work, box, first_child_of(children), child_count_of(children), lists);
+    if (next + kPrefetchAhead < lists.queued) {
+      prefetch_children(tree, lists.queue[next + kPrefetchAhead]);
+    }
+    const std::uint64_t children = lists.queue[next];
+    decide_children(tree, box, first_child_of(children), child_count_of(children), lists);
   }
   return {.cells = lists.cells, .ranges = lists.range_count};
 }
