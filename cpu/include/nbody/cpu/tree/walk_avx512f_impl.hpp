@@ -113,22 +113,15 @@ struct WalkLists {
 };
 
 // Lists the bodies of the leaves `leaves` (bits of the 8 children whose cells' bodies are
-// `bodies`, a BodyRange a lane): a run of adjacent leaves as one range, and the first joined to
-// the last range listed where it ends at its start, as append_range does.
+// `bodies`, a BodyRange a lane): a run of adjacent leaves as one range.
 inline void list_leaves(__m512i bodies, std::uint32_t leaves, WalkLists& lists) {
   const std::uint32_t starts = leaves & ~(leaves << 1);
   const std::uint32_t ends = leaves & ~(leaves >> 1);
   const __m512i first = _mm512_maskz_compress_epi64(static_cast<__mmask8>(starts), bodies);
   const __m512i last = _mm512_maskz_compress_epi64(static_cast<__mmask8>(ends), bodies);
-  __m512i runs = _mm512_mask_blend_epi32(0xaaaa, first, last);  // first's begins, last's ends
-  const std::size_t n = lists.range_count;
-  const BodyRange before = lists.ranges[n == 0 ? 0 : n - 1];
-  const auto begin = static_cast<std::uint32_t>(_mm512_cvtsi512_si32(runs));
-  const bool joined = n != 0 && starts != 0 && before.end == begin;
-  runs =
-      _mm512_mask_set1_epi32(runs, static_cast<__mmask16>(joined), static_cast<int>(before.begin));
-  _mm512_storeu_si512(lists.ranges + n - joined, runs);
-  lists.range_count = n - joined + kBitsSet[starts];
+  _mm512_storeu_si512(lists.ranges + lists.range_count,
+                      _mm512_mask_blend_epi32(0xaaaa, first, last));  // first's begins, last's ends
+  lists.range_count += kBitsSet[starts];
 }
 
 // The tree as the walk reads it, its pointers copied out of WalkWork: read through `work` they
