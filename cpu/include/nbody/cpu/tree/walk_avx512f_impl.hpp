@@ -167,15 +167,18 @@ inline void decide_children(const WalkTree& tree, const LaneBox& box, std::uint3
 // 10 ahead alike, 16 slower).
 constexpr std::size_t kPrefetchAhead = 4;
 
+// Every line of the children's criteria and cells (each contiguous), and none past them.
 inline void prefetch_children(const WalkTree& tree, std::uint64_t children) {
+  const std::size_t count = child_count_of(children);
   const auto* criteria = reinterpret_cast<const char*>(tree.criteria + first_child_of(children));
   const auto* cells = reinterpret_cast<const char*>(tree.cells + first_child_of(children));
-  for (std::size_t line = 0; line < 8 * sizeof(CellCriterion); line += 64) {
+  const std::size_t criteria_bytes = count * sizeof(CellCriterion);
+  for (std::size_t line = 0; line < criteria_bytes; line += 64) {
     _mm_prefetch(criteria + line, _MM_HINT_T0);
   }
-  _mm_prefetch(criteria + 8 * sizeof(CellCriterion) - 1, _MM_HINT_T0);
+  _mm_prefetch(criteria + criteria_bytes - 1, _MM_HINT_T0);
   _mm_prefetch(cells, _MM_HINT_T0);
-  _mm_prefetch(cells + 8 * sizeof(Cell) - 1, _MM_HINT_T0);
+  _mm_prefetch(cells + count * sizeof(Cell) - 1, _MM_HINT_T0);
 }
 
 WalkCounts walk_avx512f(const WalkWork& work) {
