@@ -258,6 +258,44 @@ TEST(TreeCode, ThetaZeroIsAllPairsInFloat64) {
                                          with_theta_zero_max(simd::simd_float64_tolerance(), 600));
 }
 
+// Every ISA's walk accepts the same cells and opens the same leaves: AVX-512F decides an opened
+// cell's children in vector lanes and queues the cells to open, the others pop and test them one
+// by one, by the same criterion's operations. The counts are the cells and bodies listed, so they
+// are equal exactly; the sums differ by their order only (each ISA is held to the reference above).
+template <class T>
+void expect_every_isa_walks_alike(std::uint64_t seed) {
+  const std::vector<std::string> isas = machine_isas();
+  for (const Input input : kInputs) {
+    for (const std::size_t n : kAwkwardSizes) {
+      const std::vector<Body<T>> bodies =
+          convert_precision<T, double>(as_seen_in<T>(make_input(input, n, seed)));
+      for (const TreeSettings& settings : kSettings) {
+        for (const double theta : {0.3, 0.6, 1.0}) {
+          const TreeForces<T> first =
+              evaluate_tree<T>(bodies, kSoftening, theta, with_isa(settings, isas.front()));
+          for (std::size_t k = 1; k < isas.size(); ++k) {
+            const TreeForces<T> other =
+                evaluate_tree<T>(bodies, kSoftening, theta, with_isa(settings, isas[k]));
+            const std::string what = name_of(input) + " N=" + std::to_string(n) +
+                                     " theta=" + std::to_string(theta) + " leaf capacity " +
+                                     std::to_string(settings.leaf_capacity) + ": " + isas.front() +
+                                     " against " + isas[k];
+            EXPECT_EQ(other.interactions.body_body, first.interactions.body_body) << what;
+            EXPECT_EQ(other.interactions.body_cell, first.interactions.body_cell) << what;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TreeCode, EveryIsaWalksTheSameCells) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_every_isa_walks_alike<float>(seed);
+  expect_every_isa_walks_alike<double>(seed);
+}
+
 // The bounds of docs/tolerances.md, "Tree codes" (float32, softening 0.01, the default settings,
 // N up to 4097): about 3 times the worst of 440 inputs per generator at N = 1000 and 88 at 4097.
 // Duplicates (20 bodies on each point, so N / 20 heavy points) make a sum of few, large
