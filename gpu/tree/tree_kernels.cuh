@@ -84,8 +84,8 @@ inline constexpr std::uint32_t kMaxKeyRun = 64;
 
 // The keys and indices, sorted by their high bits (stable), put in full order (by key, equal keys
 // by index), every run of keys sharing their high bits of up to kMaxKeyRun by a thread of its
-// own, and sorted[k] = input[indices[k]]; a longer run counted in counters->long_key_runs (and
-// then nothing is in order).
+// own, and sorted[k] = input[indices[k]]; a longer run counted in counters->long_key_runs and
+// left in the radix sort's order (its bodies gathered all the same).
 template <class T>
 void enqueue_sort_key_runs_and_gather(std::uint64_t* keys, std::uint32_t* indices,
                                       const Body<T>* input, std::uint32_t n, Body<T>* sorted,
