@@ -83,8 +83,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "targets a walk takes at most (8, 16, 32 or 64; 0: chosen by N)")
       ->check(CLI::IsMember({0, 8, 16, 32, 64}));
   app.add_option("--key-sort", options.key_sort,
-                 "how the keys are sorted: rank (up to 4096 bodies), merge, radix, "
-                 "radix-by-halves, or by-n (chosen by N)")
+                 fmt::format("how the keys are sorted: rank (up to {} bodies), merge, radix, "
+                             "radix-by-halves, or by-n (chosen by N)",
+                             tree::kRankSortCapacity))
       ->check(CLI::IsMember(kKeySorts));
   try {
     app.parse(argc, argv);
@@ -97,9 +98,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   try {
     nbody::finish_tree_bench_options(spellings, options);
     const bool too_many = std::any_of(options.sizes.begin(), options.sizes.end(),
-                                      [](std::size_t n) { return n > 4096; });
+                                      [](std::size_t n) { return n > tree::kRankSortCapacity; });
     if (options.key_sort == "rank" && too_many) {
-      throw nbody::UsageError("--key-sort: rank sorts at most 4096 bodies");
+      throw nbody::UsageError(
+          fmt::format("--key-sort: rank sorts at most {} bodies", tree::kRankSortCapacity));
     }
   } catch (const nbody::UsageError& e) {
     fmt::print(stderr, "gpu_tree_bench: {}\n", e.what());

@@ -212,7 +212,7 @@ __global__ void cell_counts_kernel(const std::uint64_t* keys, std::uint32_t n,
     for (std::uint32_t j = threadIdx.x; j <= threadIdx.x + leaf_capacity; ++j) {
       shared = max(shared, window_bits[j]);
     }
-    leaf = shared < 0 ? 0 : min(shared / 3 + 1, kDeepestLevel);
+    leaf = leaf_level_of_shared_bits(shared);
   }
   const int first = first_level_begun(keys, i);
   counts[i] = leaf >= first ? static_cast<std::uint32_t>(leaf - first + 1) : 0u;

@@ -352,7 +352,8 @@ GpuTreeEvaluator<T>::GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& sett
     throw std::invalid_argument("GpuTreeEvaluator: targets_per_walk must be 0, 8, 16, 32 or 64");
   }
   if (settings.key_sort == GpuKeySort::rank && n > kRankSortCapacity) {
-    throw std::invalid_argument("GpuTreeEvaluator: the rank sort takes at most 4096 bodies");
+    throw std::invalid_argument("GpuTreeEvaluator: the rank sort takes at most " +
+                                std::to_string(kRankSortCapacity) + " bodies");
   }
   if (n >= std::numeric_limits<std::uint32_t>::max()) {
     throw std::invalid_argument("GpuTreeEvaluator: at most 2^32 - 2 bodies");

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "nbody/bodies.hpp"
+#include "nbody/gpu/tree/gpu_tree.hpp"
 #include "nbody/morton_keys.hpp"
 #include "nbody/multipole_physics.hpp"
 #include "nbody/octree_levels.hpp"
@@ -59,10 +60,9 @@ template <class T>
 void enqueue_morton_keys(const Body<T>* bodies, std::uint32_t n, const BoundingCube* cube,
                          std::uint64_t* keys, std::uint32_t* indices, cudaStream_t stream);
 
-// Few keys are sorted by ranking each against all the others: spread over the SMs, n^2
-// comparisons cost less than the device-wide sort's passes, or one block's (measured on the H100:
-// docs/perf-notes.md, "Tree codes").
-inline constexpr std::uint32_t kRankSortCapacity = 4096;
+// Few keys (up to kRankSortCapacity) are sorted by ranking each against all the others: spread
+// over the SMs, n^2 comparisons cost less than the device-wide sort's passes, or one block's
+// (measured on the H100: docs/perf-notes.md, "Tree codes").
 
 // keys, indices = unsorted_keys and 0 .. n - 1 sorted by key (stable: equal keys by index), and
 // sorted[k] = input[indices[k]]; n <= kRankSortCapacity.

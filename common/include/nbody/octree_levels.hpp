@@ -37,6 +37,14 @@ NBODY_HOST_DEVICE inline int first_level_begun(const std::uint64_t* keys, std::u
   return i == 0 ? 0 : first_level_apart(keys[i - 1], keys[i]);
 }
 
+// A leaf's level from the most bits any capacity + 1 consecutive keys around its body share (-1:
+// no such window): below the deepest cell that holds such a window whole.
+NBODY_HOST_DEVICE inline int leaf_level_of_shared_bits(int shared) {
+  if (shared < 0) return 0;
+  const int level = shared / 3 + 1;
+  return level < kDeepestLevel ? level : kDeepestLevel;
+}
+
 // The deepest level at which a cell holds sorted body i (its leaf's level): the cell of level L
 // splits where some capacity + 1 consecutive keys around i share its prefix of 3 L bits.
 NBODY_HOST_DEVICE inline int leaf_level_of_body(const std::uint64_t* keys, std::uint32_t n,
@@ -49,9 +57,7 @@ NBODY_HOST_DEVICE inline int leaf_level_of_body(const std::uint64_t* keys, std::
     const int bits = shared_key_bits(keys[a], keys[a + capacity]);
     if (shared < bits) shared = bits;
   }
-  if (shared < 0) return 0;
-  const int level = shared / 3 + 1;
-  return level < kDeepestLevel ? level : kDeepestLevel;
+  return leaf_level_of_shared_bits(shared);
 }
 
 // The end of the cell of level `level` that begins at sorted body `begin`: the first body past it

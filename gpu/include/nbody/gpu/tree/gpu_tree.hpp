@@ -31,6 +31,9 @@ inline constexpr std::string_view kGpuTreeFloat64Parts =
 // run is longer than 64 keys (then that evaluation runs again, and every later one, by radix).
 enum class GpuKeySort { by_n, rank, merge, radix, radix_by_halves };
 
+// The most keys the rank sort takes (one block holds them all in shared memory).
+inline constexpr std::uint32_t kRankSortCapacity = 4096;
+
 struct GpuTreeSettings {
   // A cell with more bodies than this is split, unless it is at the deepest level.
   std::size_t leaf_capacity = 16;
@@ -48,7 +51,7 @@ struct GpuTreeSettings {
   // bodies, each walk from the whole group's box (so the same lists, and the same accelerations
   // to the bit, at every run length): 8, 16, 32 or 64; 0 chooses by the body count.
   int targets_per_walk = 0;
-  // by_n: rank up to 4096 bodies, merge up to 32K, radix_by_halves above.
+  // by_n: rank up to kRankSortCapacity bodies, merge up to 32K, radix_by_halves above.
   GpuKeySort key_sort = GpuKeySort::by_n;
 };
 
