@@ -389,20 +389,21 @@ TEST(GpuTree, EvaluatingAgainGivesTheSameResult) {
 
 // A team of warps walks each group, sharing its cells' tests, each warp evaluating what it lists:
 // the same interactions whatever the team's size, and the same sums to rounding (another order of
-// the terms).
-TEST(GpuTree, EveryTeamOfWarpsWalksAlike) {
-  SKIP_WITHOUT_GPU();
+// the terms; a warp walking alone splits its sources into four streams in float32, two in
+// float64, where a team's warps split them into two and one).
+template <class T>
+void expect_every_team_of_warps_alike(double unit_roundoff) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (const Input input : {Input::plummer, Input::two_plummers, Input::duplicates}) {
     const std::size_t n = 20000;
     const std::vector<Body<double>> bodies = make_input(input, n, seed);
-    GpuTreeEvaluator<float> alone(n, {.warps_per_walk = 1});
+    GpuTreeEvaluator<T> alone(n, {.warps_per_walk = 1});
     alone.set_bodies(bodies);
     const GpuTreeResult one = alone.evaluate(0.6, kSoftening);
     const std::vector<Vec3<double>> reference = alone.accelerations();
     for (const int members : {2, 4, 8, 16}) {
-      GpuTreeEvaluator<float> team(n, {.warps_per_walk = members});
+      GpuTreeEvaluator<T> team(n, {.warps_per_walk = members});
       team.set_bodies(bodies);
       const GpuTreeResult result = team.evaluate(0.6, kSoftening);
       const std::string what = fmt::format("{}, teams of {}", name_of(input), members);
@@ -416,10 +417,20 @@ TEST(GpuTree, EveryTeamOfWarpsWalksAlike) {
         magnitude +=
             std::pow(reference[i].x, 2) + std::pow(reference[i].y, 2) + std::pow(reference[i].z, 2);
       }
-      const double bound = 2 * scalar_tolerance(kFloat32UnitRoundoff).relative_l2_bound(n);
+      const double bound = 2 * scalar_tolerance(unit_roundoff).relative_l2_bound(n);
       EXPECT_LE(std::sqrt(difference), bound * std::sqrt(magnitude)) << what;
     }
   }
+}
+
+TEST(GpuTree, EveryTeamOfWarpsWalksAlike) {
+  SKIP_WITHOUT_GPU();
+  expect_every_team_of_warps_alike<float>(kFloat32UnitRoundoff);
+}
+
+TEST(GpuTree, EveryTeamOfWarpsWalksAlikeInFloat64) {
+  SKIP_WITHOUT_GPU();
+  expect_every_team_of_warps_alike<double>(kFloat64UnitRoundoff);
 }
 
 using SettingsVariants = std::initializer_list<std::pair<const char*, GpuTreeSettings>>;
