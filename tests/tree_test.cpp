@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -29,6 +31,7 @@
 #include "nbody/initial_conditions.hpp"
 #include "nbody/octree_levels.hpp"
 #include "nbody/reference.hpp"
+#include "nbody/tree_groups.hpp"
 
 namespace nbody::cpu::tree {
 namespace {
@@ -768,6 +771,146 @@ TEST(Octree, CellsReadBodyByBodyAreTheLevelBuildsCells) {
           ASSERT_TRUE(a.begin == b.begin && a.end == b.end && a.level == b.level &&
                       a.first_child == b.first_child && a.child_count == b.child_count)
               << "cell " << c << " of " << read.size() << ", capacity " << capacity;
+        }
+      }
+    }
+  }
+}
+
+// The tree as a plain serial build makes it: each level's cells split in turn, the leaves and the
+// groups collected depth first, the moments computed level by level from the deepest. The build's
+// parallel tasks (its subtrees of cells, its chunks of the upward pass) must give this tree cell
+// for cell, and its moments to the bit, as the GPU tree reproduces them.
+struct SerialTree {
+  std::vector<Cell> cells;
+  std::vector<std::uint32_t> level_begin, leaves;
+  std::vector<TargetGroup> groups;
+};
+
+void serial_cells(const std::vector<std::uint64_t>& keys, std::size_t leaf_capacity,
+                  SerialTree& tree) {
+  tree.cells.push_back({.begin = 0, .end = static_cast<std::uint32_t>(keys.size())});
+  tree.level_begin.push_back(0);
+  while (tree.level_begin.back() < tree.cells.size()) {
+    const std::uint32_t first = tree.level_begin.back();
+    const auto last = static_cast<std::uint32_t>(tree.cells.size());
+    tree.level_begin.push_back(last);
+    for (std::uint32_t c = first; c < last; ++c) {
+      const Cell parent = tree.cells[c];
+      if (parent.body_count() <= leaf_capacity || parent.level == kDeepestLevel) continue;
+      tree.cells[c].first_child = static_cast<std::uint32_t>(tree.cells.size());
+      for (std::uint32_t begin = parent.begin, end = begin; begin < parent.end; begin = end) {
+        const unsigned octant = child_octant(keys[begin], parent.level);
+        while (end < parent.end && child_octant(keys[end], parent.level) == octant) ++end;
+        tree.cells.push_back(
+            {.begin = begin, .end = end, .level = static_cast<std::uint8_t>(parent.level + 1)});
+        ++tree.cells[c].child_count;
+      }
+    }
+  }
+}
+
+void serial_leaves_below(std::uint32_t c, SerialTree& tree) {
+  const Cell cell = tree.cells[c];
+  if (cell.is_leaf()) tree.leaves.push_back(c);
+  for (std::uint32_t k = 0; k < cell.child_count; ++k) {
+    serial_leaves_below(cell.first_child + k, tree);
+  }
+}
+
+bool serial_can_be_group(const Cell& cell, std::uint32_t group_capacity) {
+  return can_be_target_group(cell.body_count(), cell.is_leaf(), group_capacity);
+}
+
+void serial_groups_below(std::uint32_t c, std::uint32_t group_capacity, SerialTree& tree) {
+  const Cell cell = tree.cells[c];
+  TargetGroup run{};
+  std::uint32_t run_bodies = 0;
+  for (std::uint32_t child = cell.first_child; child < cell.first_child + cell.child_count;
+       ++child) {
+    const Cell& sibling = tree.cells[child];
+    const bool joins =
+        serial_can_be_group(sibling, group_capacity) &&
+        !starts_new_group_run(run.cell_count, run_bodies, sibling.body_count(), group_capacity);
+    if (!joins && run.cell_count > 0) tree.groups.push_back(run);
+    if (!serial_can_be_group(sibling, group_capacity)) {
+      run = {};
+      serial_groups_below(child, group_capacity, tree);
+      continue;
+    }
+    if (!joins) run = {.first_cell = child}, run_bodies = 0;
+    ++run.cell_count;
+    run_bodies += sibling.body_count();
+  }
+  if (run.cell_count > 0) tree.groups.push_back(run);
+}
+
+template <class T>
+void expect_the_serial_builds_tree(const std::vector<Body<T>>& bodies,
+                                   const TreeSettings& settings) {
+  BuildSeconds seconds;
+  const Octree<T> tree = build_octree<T>(bodies, settings, seconds);
+  SerialTree serial;
+  serial_cells(tree.keys, settings.leaf_capacity, serial);
+  ASSERT_EQ(serial.level_begin, tree.level_begin);
+  ASSERT_EQ(serial.cells.size(), tree.cells.size());
+  for (std::size_t c = 0; c < serial.cells.size(); ++c) {
+    const Cell& a = serial.cells[c];
+    const Cell& b = tree.cells[c];
+    ASSERT_TRUE(a.begin == b.begin && a.end == b.end && a.level == b.level &&
+                a.first_child == b.first_child && a.child_count == b.child_count)
+        << "cell " << c;
+  }
+  serial_leaves_below(0, serial);
+  EXPECT_EQ(serial.leaves, tree.leaves);
+  const auto group_capacity = static_cast<std::uint32_t>(settings.group_capacity);
+  if (serial_can_be_group(serial.cells[0], group_capacity)) {
+    serial.groups.push_back({.first_cell = 0, .cell_count = 1});
+  } else {
+    serial_groups_below(0, group_capacity, serial);
+  }
+  ASSERT_EQ(serial.groups.size(), tree.groups.size());
+  for (std::size_t g = 0; g < serial.groups.size(); ++g) {
+    EXPECT_TRUE(serial.groups[g].first_cell == tree.groups[g].first_cell &&
+                serial.groups[g].cell_count == tree.groups[g].cell_count)
+        << "group " << g;
+  }
+  // Breadth first, so that a cell's children come after it.
+  std::vector<CellMoments> moments(serial.cells.size());
+  for (std::size_t c = serial.cells.size(); c-- > 0;) {
+    const Cell& cell = serial.cells[c];
+    const BoundingCube cube = cell_cube(tree.keys[cell.begin], cell.level, tree.cube);
+    moments[c] = cell.is_leaf() ? moments_of_bodies(std::span<const Body<T>>(tree.sorted_bodies)
+                                                        .subspan(cell.begin, cell.body_count()),
+                                                    cube)
+                                : moments_of_children(std::span<const CellMoments>(moments).subspan(
+                                                          cell.first_child, cell.child_count),
+                                                      cube);
+    const CellCriterion criterion{moments[c].centre, moments[c].b_max * moments[c].b_max};
+    ASSERT_EQ(std::memcmp(&moments[c], &tree.moments[c], sizeof(CellMoments)), 0) << "cell " << c;
+    ASSERT_EQ(std::memcmp(&criterion, &tree.criteria[c], sizeof(CellCriterion)), 0) << "cell " << c;
+  }
+}
+
+// Sizes of several of the build's subtrees and chunks of bodies, on one thread and on several.
+TEST(Octree, ParallelBuildIsTheSerialBuildToTheBit) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const Input input : kInputs) {
+    for (const std::size_t n : {std::size_t{20000}, std::size_t{70001}}) {
+      SCOPED_TRACE(name_of(input) + " N=" + std::to_string(n));
+      const std::vector<Body<double>> bodies = make_input(input, n, seed);
+      for (const TreeSettings& settings :
+           {TreeSettings{}, TreeSettings{.leaf_capacity = 1, .group_capacity = 1},
+            TreeSettings{.leaf_capacity = 4, .group_capacity = 10000}}) {
+        for (const int threads : {1, 3}) {
+          SCOPED_TRACE("leaf capacity " + std::to_string(settings.leaf_capacity) + ", " +
+                       std::to_string(threads) + " threads");
+          tbb::task_arena arena(threads);
+          arena.execute([&] {
+            expect_the_serial_builds_tree(convert_precision<float, double>(bodies), settings);
+            expect_the_serial_builds_tree(bodies, settings);
+          });
         }
       }
     }
