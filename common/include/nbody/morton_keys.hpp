@@ -77,18 +77,18 @@ NBODY_HOST_DEVICE inline std::uint64_t morton_key_of(double x, double y, double 
 }
 
 // The cube of the level-`level` cell (the root is level 0) that holds the keys sharing `key`'s top
-// 3 level bits.
+// 3 level bits. Its sides are divided by powers of two, which is exact as ldexp is (and rounds as
+// ldexp does below the normal range), without ldexp's library call on the host.
 NBODY_HOST_DEVICE inline BoundingCube cell_cube(std::uint64_t key, int level,
                                                 const BoundingCube& cube) {
-  using std::ldexp;
   const int dropped = kMortonBitsPerAxis - level;
-  const double cell_side = ldexp(cube.size, -kMortonBitsPerAxis);
+  const double cell_side = cube.size / static_cast<double>(kMortonCellsPerAxis);
   const auto corner = [&](std::uint64_t axis_bits, double low) {
     const std::uint32_t index = (compact_bits_by_three(axis_bits) >> dropped) << dropped;
     return low + static_cast<double>(index) * cell_side;
   };
   return {corner(key >> 2, cube.x), corner(key >> 1, cube.y), corner(key, cube.z),
-          ldexp(cube.size, -level)};
+          cube.size / static_cast<double>(std::uint32_t{1} << level)};
 }
 
 // The octant (0 .. 7) of the child of a level-`level` cell that holds `key`.
