@@ -1,5 +1,5 @@
-// The octree build: Morton keys, a parallel sort (nbody/cpu/tree/key_sort.hpp), the cells level
-// by level, the upward pass.
+// The octree build: Morton keys, a parallel sort (nbody/cpu/tree/key_sort.hpp), the cells (the
+// top level by level, then a subtree a task), the upward pass.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -96,23 +96,38 @@ bool splits(const Cell& cell, const TreeSettings& settings) {
   return cell.body_count() > settings.leaf_capacity && cell.level < kDeepestLevel;
 }
 
+// The cells phase splits the top of the tree level by level, each level's cells in parallel, down
+// to cells of at most kBodiesASubtree bodies. Each of these that splits roots a subtree, which one
+// task builds whole, level by level while its keys are in its core's cache, with its groups. The
+// subtrees' cells of each level are then placed among the top's (a level's cells are in the order
+// of their bodies, so a subtree's are consecutive there), and a second task a subtree copies them
+// there and collects its leaves. The tasks wait for one another twice rather than twice a level,
+// and the serial work is the top's, a few cells a subtree. The tree is the level-by-level build's,
+// cell for cell.
+constexpr std::uint32_t kBodiesASubtree = 8192;
+constexpr std::uint32_t kNoSubtree = std::numeric_limits<std::uint32_t>::max();
+
+bool splits_at_top(const Cell& cell, const TreeSettings& settings) {
+  return cell.body_count() > kBodiesASubtree && splits(cell, settings);
+}
+
 // Appends the children of the cells [first, last) (one level) after them, setting each parent's
 // first_child and child_count. The octants are found in parallel; the offsets by a scan.
-void split_level(std::uint32_t first, std::uint32_t last, std::span<const std::uint64_t> keys,
-                 const TreeSettings& settings, std::vector<OctantBounds>& bounds,
-                 std::vector<Cell>& cells) {
+void split_top_level(std::uint32_t first, std::uint32_t last, std::span<const std::uint64_t> keys,
+                     const TreeSettings& settings, std::vector<OctantBounds>& bounds,
+                     std::vector<Cell>& cells) {
   bounds.resize(last - first);
   tbb::parallel_for(tbb::blocked_range<std::uint32_t>(first, last, kCellsATask),
                     [&](const tbb::blocked_range<std::uint32_t>& range) {
                       for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
-                        if (splits(cells[c], settings))
+                        if (splits_at_top(cells[c], settings))
                           bounds[c - first] = octant_bounds(cells[c], keys);
                       }
                     });
   auto next = static_cast<std::uint32_t>(cells.size());
   for (std::uint32_t c = first; c < last; ++c) {
     Cell& parent = cells[c];
-    if (!splits(parent, settings)) continue;
+    if (!splits_at_top(parent, settings)) continue;
     parent.first_child = next;
     const OctantBounds& b = bounds[c - first];
     unsigned nonempty = 0;
@@ -139,6 +154,27 @@ void split_level(std::uint32_t first, std::uint32_t last, std::span<const std::u
                     });
 }
 
+// The top of the tree, breadth first: `level_begin` as Octree's, `placed` each cell's index among
+// the tree's cells of its level, `subtree` the subtree each root (kNoSubtree for the others).
+struct TopCells {
+  std::vector<Cell> cells;
+  std::vector<std::uint32_t> level_begin, placed, subtree;
+};
+
+std::uint8_t append_children(const Cell& parent, std::span<const std::uint64_t> keys,
+                             std::vector<Cell>& cells) {
+  const OctantBounds b = octant_bounds(parent, keys);
+  std::uint8_t count = 0;
+  for (unsigned octant = 0; octant < 8; ++octant) {
+    if (b[octant] == b[octant + 1]) continue;
+    cells.push_back(Cell{.begin = b[octant],
+                         .end = b[octant + 1],
+                         .level = static_cast<std::uint8_t>(parent.level + 1)});
+    ++count;
+  }
+  return count;
+}
+
 std::uint32_t group_capacity_of(const TreeSettings& settings) {
   return static_cast<std::uint32_t>(
       std::min<std::size_t>(settings.group_capacity, std::numeric_limits<std::uint32_t>::max()));
@@ -148,26 +184,26 @@ bool can_be_group(const Cell& cell, const TreeSettings& settings) {
   return can_be_target_group(cell.body_count(), cell.is_leaf(), group_capacity_of(settings));
 }
 
-// The groups below `c`, a cell that cannot be one (nbody/tree_groups.hpp): runs of its children
-// that can be, and the groups below the others. Depth first, children in octant order, so that the
-// groups come in the sorted order of their bodies and neighbouring walks, which visit mostly the
-// same cells, run in turn.
-template <class T>
-void collect_groups_below(std::uint32_t c, const TreeSettings& settings, Octree<T>& tree) {
-  const Cell cell = tree.cells[c];
+// The groups among the children of `cell` (which cannot be one; nbody/tree_groups.hpp): runs of
+// those that can be, given to `group`, and the others given to `below`. Depth first, children in
+// octant order, so that the groups come in the sorted order of their bodies and neighbouring
+// walks, which visit mostly the same cells, run in turn.
+template <class Group, class Below>
+void collect_group_runs(const Cell& cell, std::span<const Cell> cells, const TreeSettings& settings,
+                        Group&& group, Below&& below) {
   TargetGroup run{};
   std::uint32_t run_bodies = 0;
   const auto close_run = [&] {
-    if (run.cell_count > 0) tree.groups.push_back(run);
+    if (run.cell_count > 0) group(run);
     run = {};
     run_bodies = 0;
   };
   for (std::uint32_t child = cell.first_child; child < cell.first_child + cell.child_count;
        ++child) {
-    const Cell& sibling = tree.cells[child];
+    const Cell& sibling = cells[child];
     if (!can_be_group(sibling, settings)) {
       close_run();
-      collect_groups_below(child, settings, tree);
+      below(child);
       continue;
     }
     if (starts_new_group_run(run.cell_count, run_bodies, sibling.body_count(),
@@ -181,38 +217,283 @@ void collect_groups_below(std::uint32_t c, const TreeSettings& settings, Octree<
   close_run();
 }
 
-// The leaves depth first, children in octant order: in the sorted order of their bodies.
-template <class T>
-void collect_leaves_and_groups(const TreeSettings& settings, Octree<T>& tree) {
-  std::vector<std::uint32_t> stack{0};
-  while (!stack.empty()) {
-    const std::uint32_t c = stack.back();
-    stack.pop_back();
-    const Cell& cell = tree.cells[c];
-    if (cell.is_leaf()) tree.leaves.push_back(c);
-    for (std::uint32_t k = cell.child_count; k-- > 0;) stack.push_back(cell.first_child + k);
+void collect_groups_below(const Cell& cell, std::span<const Cell> cells,
+                          const TreeSettings& settings, std::vector<TargetGroup>& groups) {
+  collect_group_runs(
+      cell, cells, settings, [&](const TargetGroup& group) { groups.push_back(group); },
+      [&](std::uint32_t child) { collect_groups_below(cells[child], cells, settings, groups); });
+}
+
+// The leaves below `cell` depth first, children in octant order: in the sorted order of their
+// bodies. A path down holds at most kDeepestLevel + 1 cells, so the stack at most 7 cells a level
+// and 8 more.
+void collect_leaves_below(const Cell& cell, std::span<const Cell> cells, std::uint32_t* leaves) {
+  std::array<std::uint32_t, 8 * (kDeepestLevel + 2)> stack;
+  std::size_t size = 0;
+  for (std::uint32_t k = cell.child_count; k-- > 0;) stack[size++] = cell.first_child + k;
+  while (size > 0) {
+    const std::uint32_t c = stack[--size];
+    const Cell& below = cells[c];
+    if (below.is_leaf()) *leaves++ = c;
+    for (std::uint32_t k = below.child_count; k-- > 0;) stack[size++] = below.first_child + k;
   }
-  if (can_be_group(tree.cells[0], settings)) {
-    tree.groups.push_back({.first_cell = 0, .cell_count = 1});
+}
+
+// Builds the cells below `subtree.root` breadth first, and collects their leaves and groups.
+void build_subtree(std::span<const std::uint64_t> keys, const TreeSettings& settings,
+                   SubtreeCells& subtree) {
+  std::vector<Cell>& cells = subtree.cells;
+  cells.clear();
+  subtree.level_start.fill(0);
+  Cell root = subtree.root;
+  // The subtree's keys are asked for at once, so that their misses overlap: its largest cells'
+  // octants are found by binary searches, each step of which would otherwise wait for its miss.
+  for (std::uint32_t k = root.begin; k < root.end; k += 8) __builtin_prefetch(&keys[k]);
+  root.first_child = 0;
+  root.child_count = append_children(root, keys, cells);
+  std::uint32_t first = 0;
+  for (int level = root.level + 1; level <= kDeepestLevel; ++level) {
+    subtree.level_start[level] = first;
+    const auto last = static_cast<std::uint32_t>(cells.size());
+    for (std::uint32_t c = first; c < last; ++c) {
+      if (!splits(cells[c], settings)) continue;
+      const Cell parent = cells[c];
+      cells[c].first_child = static_cast<std::uint32_t>(cells.size());
+      cells[c].child_count = append_children(parent, keys, cells);
+    }
+    first = last;
+  }
+  subtree.level_start[kDeepestLevel + 1] = first;
+  subtree.leaf_count = static_cast<std::uint32_t>(
+      std::count_if(cells.begin(), cells.end(), [](const Cell& cell) { return cell.is_leaf(); }));
+  subtree.groups.clear();
+  if (!can_be_group(root, settings)) collect_groups_below(root, cells, settings, subtree.groups);
+  subtree.root.child_count = root.child_count;
+}
+
+std::uint32_t level_size(const SubtreeCells& subtree, std::size_t level) {
+  return subtree.level_start[level + 1] - subtree.level_start[level];
+}
+
+// The top of the tree: the cells of more than kBodiesASubtree bodies split level by level, and a
+// subtree for each of their children that splits, in the order of their bodies.
+template <class T>
+void build_top(const Octree<T>& tree, const TreeSettings& settings, BuildScratch& scratch,
+               TopCells& top) {
+  top.cells.assign(1, Cell{.begin = 0, .end = static_cast<std::uint32_t>(tree.keys.size())});
+  top.level_begin.assign(1, 0);
+  while (top.level_begin.back() < top.cells.size()) {
+    const std::uint32_t first = top.level_begin.back();
+    const auto last = static_cast<std::uint32_t>(top.cells.size());
+    top.level_begin.push_back(last);
+    split_top_level(first, last, tree.keys, settings, scratch.octant_bounds, top.cells);
+  }
+  std::vector<std::uint32_t> roots;
+  for (std::uint32_t t = 0; t < top.cells.size(); ++t) {
+    if (top.cells[t].is_leaf() && splits(top.cells[t], settings)) roots.push_back(t);
+  }
+  std::sort(roots.begin(), roots.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return top.cells[a].begin < top.cells[b].begin;
+  });
+  top.subtree.assign(top.cells.size(), kNoSubtree);
+  scratch.subtrees.resize(roots.size());
+  for (std::uint32_t s = 0; s < roots.size(); ++s) {
+    scratch.subtrees[s].root = top.cells[roots[s]];
+    scratch.subtrees[s].top_index = roots[s];
+    top.subtree[roots[s]] = s;
+  }
+}
+
+// Each level's cells, the top's and the subtrees', placed in the order of their bodies (a
+// subtree's after every top cell that begins before its root); the tree's level_begin from them.
+template <class T>
+void place_levels(TopCells& top, std::span<SubtreeCells> subtrees, Octree<T>& tree) {
+  const std::size_t top_levels = top.level_begin.size() - 1;
+  std::size_t levels = top_levels;
+  for (const SubtreeCells& subtree : subtrees) {
+    while (levels <= kDeepestLevel && level_size(subtree, levels) > 0) ++levels;
+  }
+  top.placed.resize(top.cells.size());
+  tree.level_begin.assign(1, 0);
+  for (std::size_t level = 0; level < levels; ++level) {
+    std::uint32_t placed = 0;
+    std::size_t s = 0;
+    const auto place_subtrees_before = [&](std::uint32_t body) {
+      for (; s < subtrees.size() && subtrees[s].root.begin < body; ++s) {
+        subtrees[s].placed_at[level] = placed;
+        placed += level_size(subtrees[s], level);
+      }
+    };
+    if (level < top_levels) {
+      for (std::uint32_t t = top.level_begin[level]; t < top.level_begin[level + 1]; ++t) {
+        place_subtrees_before(top.cells[t].begin);
+        top.placed[t] = placed++;
+      }
+    }
+    place_subtrees_before(std::numeric_limits<std::uint32_t>::max());
+    tree.level_begin.push_back(tree.level_begin.back() + placed);
+  }
+}
+
+template <class T>
+std::uint32_t placed_top_cell(const TopCells& top, std::uint32_t t, const Octree<T>& tree) {
+  return tree.level_begin[top.cells[t].level] + top.placed[t];
+}
+
+// Copies the top's cells to their places in the tree, each root given its subtree's children.
+template <class T>
+void place_top_cells(const TopCells& top, std::span<SubtreeCells> subtrees, Octree<T>& tree) {
+  for (std::uint32_t t = 0; t < top.cells.size(); ++t) {
+    Cell cell = top.cells[t];
+    const std::size_t below = cell.level + std::size_t{1};
+    if (top.subtree[t] != kNoSubtree) {
+      cell.first_child = tree.level_begin[below] + subtrees[top.subtree[t]].placed_at[below];
+    } else if (!cell.is_leaf()) {
+      cell.first_child = tree.level_begin[below] + top.placed[cell.first_child];
+    }
+    tree.cells[placed_top_cell(top, t, tree)] = cell;
+    if (top.subtree[t] != kNoSubtree) subtrees[top.subtree[t]].root_placed = top.placed[t];
+  }
+}
+
+// One of the top's leaves or groups (of top cells), or in its place (subtree) a subtree's.
+template <class Item>
+struct TopEntry {
+  Item item{};
+  std::uint32_t subtree = kNoSubtree;
+};
+
+// The top's leaves and subtrees depth first (collect_leaves_below).
+void collect_top_leaves(const TopCells& top, std::vector<TopEntry<std::uint32_t>>& entries) {
+  std::array<std::uint32_t, 8 * (kDeepestLevel + 2)> stack{0};
+  std::size_t size = 1;
+  while (size > 0) {
+    const std::uint32_t t = stack[--size];
+    const Cell& cell = top.cells[t];
+    if (top.subtree[t] != kNoSubtree) {
+      entries.push_back({.subtree = top.subtree[t]});
+      continue;
+    }
+    if (cell.is_leaf()) entries.push_back({.item = t});
+    for (std::uint32_t k = cell.child_count; k-- > 0;) stack[size++] = cell.first_child + k;
+  }
+}
+
+// The top's groups and subtrees (collect_group_runs).
+void collect_top_groups_below(const Cell& cell, const TopCells& top, const TreeSettings& settings,
+                              std::vector<TopEntry<TargetGroup>>& entries) {
+  collect_group_runs(
+      cell, top.cells, settings, [&](const TargetGroup& group) { entries.push_back({group}); },
+      [&](std::uint32_t child) {
+        if (top.subtree[child] != kNoSubtree) {
+          entries.push_back({.subtree = top.subtree[child]});
+        } else {
+          collect_top_groups_below(top.cells[child], top, settings, entries);
+        }
+      });
+}
+
+void collect_top_groups(const TopCells& top, const TreeSettings& settings,
+                        std::vector<TopEntry<TargetGroup>>& entries) {
+  if (can_be_group(top.cells[0], settings)) {
+    entries.push_back({TargetGroup{.first_cell = 0, .cell_count = 1}});
+  } else if (top.subtree[0] != kNoSubtree) {
+    entries.push_back({.subtree = top.subtree[0]});
   } else {
-    collect_groups_below(0, settings, tree);
+    collect_top_groups_below(top.cells[0], top, settings, entries);
+  }
+}
+
+// Sizes `out` for the top's entries with the subtrees' in their place, and writes the top's own
+// (`place` turns one into the tree's numbering) and where each subtree's go.
+template <class Item, class Count, class Place>
+void place_entries(std::span<const TopEntry<Item>> entries, std::span<SubtreeCells> subtrees,
+                   Count&& count, std::size_t SubtreeCells::*at, Place&& place,
+                   std::vector<Item>& out) {
+  std::size_t total = 0;
+  for (const TopEntry<Item>& entry : entries) {
+    total += entry.subtree == kNoSubtree ? 1 : count(subtrees[entry.subtree]);
+  }
+  out.resize(total);
+  std::size_t next = 0;
+  for (const TopEntry<Item>& entry : entries) {
+    if (entry.subtree == kNoSubtree) {
+      out[next++] = place(entry.item);
+    } else {
+      subtrees[entry.subtree].*at = next;
+      next += count(subtrees[entry.subtree]);
+    }
+  }
+}
+
+// Copies a subtree's cells, leaves and groups to their places in the tree.
+template <class T>
+void place_subtree(const SubtreeCells& subtree, Octree<T>& tree) {
+  // What each level's cells add to their index here to have it in the tree (modulo 2^32).
+  std::array<std::uint32_t, kDeepestLevel + 2> shift{};
+  const std::size_t levels = tree.level_begin.size() - 1;
+  for (std::size_t level = subtree.root.level + std::size_t{1}; level < levels; ++level) {
+    shift[level] = tree.level_begin[level] + subtree.placed_at[level] - subtree.level_start[level];
+  }
+  for (std::size_t level = subtree.root.level + std::size_t{1}; level < levels; ++level) {
+    for (std::uint32_t c = subtree.level_start[level]; c < subtree.level_start[level + 1]; ++c) {
+      // Copied whole and then given its first child: a copy of a Cell built on the stack would
+      // read its 14 bytes across the two stores that wrote them, which the core cannot forward.
+      Cell& cell = tree.cells[c + shift[level]];
+      cell = subtree.cells[c];
+      if (!cell.is_leaf()) cell.first_child += shift[level + 1];
+    }
+  }
+  // The leaves depth first here, from the cells just copied, rather than copied from a list of
+  // the task that built the subtree: a leaf's place would cost a lookup of its level.
+  const Cell& root = tree.cells[tree.level_begin[subtree.root.level] + subtree.root_placed];
+  collect_leaves_below(root, tree.cells, tree.leaves.data() + subtree.leaves_at);
+  for (std::size_t k = 0; k < subtree.groups.size(); ++k) {
+    TargetGroup group = subtree.groups[k];
+    group.first_cell += shift[subtree.cells[group.first_cell].level];
+    tree.groups[subtree.groups_at + k] = group;
   }
 }
 
 template <class T>
 void build_cells(const TreeSettings& settings, Octree<T>& tree, BuildScratch& scratch) {
-  tree.cells.assign(1, Cell{.begin = 0, .end = static_cast<std::uint32_t>(tree.keys.size())});
-  tree.level_begin.assign(1, 0);
-  tree.leaves.clear();
-  tree.groups.clear();
-  // At most kDeepestLevel + 1 levels: a cell of the deepest level is never split.
-  while (tree.level_begin.back() < tree.cells.size()) {
-    const std::uint32_t first = tree.level_begin.back();
-    const auto last = static_cast<std::uint32_t>(tree.cells.size());
-    tree.level_begin.push_back(last);
-    split_level(first, last, tree.keys, settings, scratch.octant_bounds, tree.cells);
+  TopCells top;
+  build_top(tree, settings, scratch, top);
+  const std::span<SubtreeCells> subtrees(scratch.subtrees);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, subtrees.size(), 1),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      for (std::size_t s = range.begin(); s != range.end(); ++s) {
+                        build_subtree(tree.keys, settings, subtrees[s]);
+                      }
+                    });
+  for (const SubtreeCells& subtree : subtrees) {
+    top.cells[subtree.top_index].child_count = subtree.root.child_count;
   }
-  collect_leaves_and_groups(settings, tree);
+  place_levels(top, subtrees, tree);
+  tree.cells.resize(tree.level_begin.back());
+  place_top_cells<T>(top, subtrees, tree);
+  const auto place_cell = [&](std::uint32_t t) { return placed_top_cell(top, t, tree); };
+  std::vector<TopEntry<std::uint32_t>> leaf_entries;
+  collect_top_leaves(top, leaf_entries);
+  place_entries<std::uint32_t>(
+      leaf_entries, subtrees, [](const SubtreeCells& subtree) { return subtree.leaf_count; },
+      &SubtreeCells::leaves_at, place_cell, tree.leaves);
+  std::vector<TopEntry<TargetGroup>> group_entries;
+  collect_top_groups(top, settings, group_entries);
+  place_entries<TargetGroup>(
+      group_entries, subtrees, [](const SubtreeCells& subtree) { return subtree.groups.size(); },
+      &SubtreeCells::groups_at,
+      [&](TargetGroup group) {
+        group.first_cell = place_cell(group.first_cell);
+        return group;
+      },
+      tree.groups);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, subtrees.size(), 1),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      for (std::size_t s = range.begin(); s != range.end(); ++s) {
+                        place_subtree(subtrees[s], tree);
+                      }
+                    });
 }
 
 // The upward pass: each level from the deepest up, its cells in parallel, a leaf from its bodies

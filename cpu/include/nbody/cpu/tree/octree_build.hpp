@@ -103,12 +103,29 @@ struct Octree {
   TreeFloat64 cell_size(const Cell& cell) const { return std::ldexp(cube.size, -cell.level); }
 };
 
-// What a build needs besides the tree: the key sort's second buffers and the split's octant
-// bounds. Kept with the tree between builds (TreeEvaluator), so that a run that rebuilds its tree
-// every evaluation allocates its memory, and the OS zeroes it, once rather than at every build.
+// The cells below one cell of the tree's top, built by one task of the cells phase
+// (cpu/tree/octree_build.cpp says how), with their groups and the count of their leaves.
+struct SubtreeCells {
+  Cell root;  // as the top holds it, without its children
+  std::uint32_t top_index = 0;
+  std::vector<Cell> cells;  // below the root, breadth first; first_child indexes these
+  // Its cells of level L are [level_start[L], level_start[L + 1]) of `cells`, and the tree's cells
+  // of level L from placed_at[L] on (counted from the level's first).
+  std::array<std::uint32_t, kDeepestLevel + 2> level_start{}, placed_at{};
+  std::uint32_t root_placed = 0;             // the root's index among the tree's cells of its level
+  std::uint32_t leaf_count = 0;              // of `cells`
+  std::vector<TargetGroup> groups;           // of `cells` (none where the root can be a group)
+  std::size_t leaves_at = 0, groups_at = 0;  // where they go in the tree's leaves and groups
+};
+
+// What a build needs besides the tree: the key sort's second buffers, the split's octant bounds
+// and the subtrees of the cells phase. Kept with the tree between builds (TreeEvaluator), so that
+// a run that rebuilds its tree every evaluation allocates its memory, and the OS zeroes it, once
+// rather than at every build.
 struct BuildScratch {
   KeySortScratch sort;
   std::vector<std::array<std::uint32_t, 9>> octant_bounds;
+  std::vector<SubtreeCells> subtrees;
 };
 
 // Builds the octree of `bodies` (at least one, fewer than 2^32) into `tree`, reusing its buffers
