@@ -496,6 +496,12 @@ void build_cells(const TreeSettings& settings, Octree<T>& tree, BuildScratch& sc
                     });
 }
 
+// A cell's cube comes from the key of its first body, a line the upward pass reads for nothing
+// else: a miss a cell at 1M, which the core would wait for. The keys are asked for this many cells
+// ahead, so that their misses overlap with the arithmetic of the cells before (2 to 16 ahead gave
+// about the same).
+constexpr std::uint32_t kCellsAheadOfTheirKeys = 4;
+
 // The upward pass: each level from the deepest up, its cells in parallel, a leaf from its bodies
 // and any other cell from its children (finished one level below).
 template <class T>
@@ -509,6 +515,9 @@ void compute_moments(Octree<T>& tree) {
                                           kCellsATask),
         [&](const tbb::blocked_range<std::uint32_t>& range) {
           for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
+            if (c + kCellsAheadOfTheirKeys < range.end()) {
+              __builtin_prefetch(&tree.keys[tree.cells[c + kCellsAheadOfTheirKeys].begin]);
+            }
             const Cell& cell = tree.cells[c];
             const BoundingCube cube = cell_cube(tree.keys[cell.begin], cell.level, tree.cube);
             const CellMoments moments =
