@@ -50,15 +50,24 @@ void morton_keys(std::span<const Body<T>> bodies, Octree<T>& tree) {
                     });
 }
 
+// The bodies are read in the order of their keys, at random in the input's order: a miss each,
+// which the hardware cannot foresee. They are asked for this many bodies ahead, so that many
+// misses overlap (64 to 256 ahead gave about the same at 1M; 8 and 16 no gain).
+constexpr std::size_t kBodiesAheadOfTheirGather = 128;
+
 template <class T>
 void gather_sorted(std::span<const Body<T>> bodies, Octree<T>& tree) {
   tree.sorted_bodies.resize(bodies.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bodies.size(), kBodiesATask),
-                    [&](const tbb::blocked_range<std::size_t>& range) {
-                      for (std::size_t k = range.begin(); k != range.end(); ++k) {
-                        tree.sorted_bodies[k] = bodies[tree.input_index[k]];
-                      }
-                    });
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(0, bodies.size(), kBodiesATask),
+      [&](const tbb::blocked_range<std::size_t>& range) {
+        for (std::size_t k = range.begin(); k != range.end(); ++k) {
+          if (k + kBodiesAheadOfTheirGather < range.end()) {
+            __builtin_prefetch(&bodies[tree.input_index[k + kBodiesAheadOfTheirGather]]);
+          }
+          tree.sorted_bodies[k] = bodies[tree.input_index[k]];
+        }
+      });
 }
 
 // Where each octant of `cell` starts in the sorted keys, and where the last one ends: octant o
