@@ -579,6 +579,27 @@ TEST(MortonKeys, InterleaveAndQuantize) {
   EXPECT_EQ(morton_cell_index(bodies[1].z, cube.z, per_length), 0u);
 }
 
+// The build's keys spread their bits by a table (nbody/cpu/tree/morton.hpp): the same bits as the
+// shared arithmetic for every 21-bit index, so the same keys for every body.
+TEST(MortonKeys, LookedUpSpreadIsTheSpread) {
+  for (std::uint32_t index = 0; index < kMortonCellsPerAxis; ++index) {
+    ASSERT_EQ(spread_bits_by_three_looked_up(index), spread_bits_by_three(index)) << index;
+  }
+  for (const Input input : kInputs) {
+    const std::vector<Body<double>> bodies = make_input(input, 4097, 3);
+    const std::vector<Body<float>> floats = convert_precision<float, double>(bodies);
+    const BoundingCube cube = bounding_cube<double>(bodies);
+    const BoundingCube float_cube = bounding_cube<float>(floats);
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      const Body<double>& b = bodies[i];
+      const Body<float>& f = floats[i];
+      ASSERT_EQ(morton_key(b, cube), morton_key_of(b.x, b.y, b.z, cube)) << name_of(input) << i;
+      ASSERT_EQ(morton_key(f, float_cube), morton_key_of(f.x, f.y, f.z, float_cube))
+          << name_of(input) << i;
+    }
+  }
+}
+
 // The cell index is floor((coordinate - low) cells_per_length) clamped to the 21 bits, whichever
 // way it is computed: at and around every integer, below the cube, past its last cell, on random
 // coordinates.

@@ -3,6 +3,7 @@
 // tree (nbody/morton_keys.hpp); here are the host's bounding cube of a body set and the key of a
 // body.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -71,9 +72,29 @@ BoundingCube bounding_cube(std::span<const Body<T>> bodies) {
   return cube_around(extremes_of(bodies));
 }
 
+// spread_bits_by_three of every 7-bit value.
+inline constexpr std::array<std::uint64_t, 128> kSpreadSevenBits = [] {
+  std::array<std::uint64_t, 128> spread{};
+  for (std::uint32_t bits = 0; bits < 128; ++bits) spread[bits] = spread_bits_by_three(bits);
+  return spread;
+}();
+
+// spread_bits_by_three by three lookups of 7 bits, in place of five rounds of shifts and masks:
+// the same bits (tree_test checks every 21-bit index) in a third of the instructions, which the
+// build's loop over every body's key was spending most of its time on.
+inline std::uint64_t spread_bits_by_three_looked_up(std::uint32_t index) {
+  return kSpreadSevenBits[index & 127] | (kSpreadSevenBits[(index >> 7) & 127] << 21) |
+         (kSpreadSevenBits[(index >> 14) & 127] << 42);
+}
+
+// morton_key_of's key, its bits spread by spread_bits_by_three_looked_up.
 template <class T>
 std::uint64_t morton_key(const Body<T>& body, const BoundingCube& cube) {
-  return morton_key_of(body.x, body.y, body.z, cube);
+  const double cells_per_length = static_cast<double>(kMortonCellsPerAxis) / cube.size;
+  const auto spread = [&](double coordinate, double low) {
+    return spread_bits_by_three_looked_up(morton_cell_index(coordinate, low, cells_per_length));
+  };
+  return (spread(body.x, cube.x) << 2) | (spread(body.y, cube.y) << 1) | spread(body.z, cube.z);
 }
 
 }  // namespace nbody::cpu::tree
