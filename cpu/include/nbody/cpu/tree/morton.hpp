@@ -30,18 +30,21 @@ struct Extremes {
   TreeFloat64 high[3];
 };
 
-// The extremes of `bodies` (at least one).
+// The extremes of `bodies` (at least one). Compared in T: converting to float64 keeps every value
+// and its order, so the extremes are those of the converted coordinates, with one conversion each
+// at the end rather than three a body.
 template <class T>
 Extremes extremes_of(std::span<const Body<T>> bodies) {
-  Extremes e{{bodies[0].x, bodies[0].y, bodies[0].z}, {bodies[0].x, bodies[0].y, bodies[0].z}};
+  T low[3] = {bodies[0].x, bodies[0].y, bodies[0].z};
+  T high[3] = {bodies[0].x, bodies[0].y, bodies[0].z};
   for (const Body<T>& b : bodies) {
-    const TreeFloat64 p[3] = {b.x, b.y, b.z};
+    const T p[3] = {b.x, b.y, b.z};
     for (int axis = 0; axis < 3; ++axis) {
-      e.low[axis] = std::min(e.low[axis], p[axis]);
-      e.high[axis] = std::max(e.high[axis], p[axis]);
+      low[axis] = std::min(low[axis], p[axis]);
+      high[axis] = std::max(high[axis], p[axis]);
     }
   }
-  return e;
+  return {{low[0], low[1], low[2]}, {high[0], high[1], high[2]}};
 }
 
 // The extremes of two sets together: exact, so any split of a set gives its own extremes.
