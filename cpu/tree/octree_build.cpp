@@ -2,6 +2,7 @@
 // top level by level, then a subtree a task), the upward pass.
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -120,6 +121,20 @@ bool splits_at_top(const Cell& cell, const TreeSettings& settings) {
   return cell.body_count() > kBodiesASubtree && splits(cell, settings);
 }
 
+// The children of `parent` (its nonempty octants, in order) written from `out` on; their count.
+template <class Out>
+std::uint8_t write_children(const Cell& parent, const OctantBounds& bounds, Out out) {
+  std::uint8_t count = 0;
+  for (unsigned octant = 0; octant < 8; ++octant) {
+    if (bounds[octant] == bounds[octant + 1]) continue;
+    *out++ = Cell{.begin = bounds[octant],
+                  .end = bounds[octant + 1],
+                  .level = static_cast<std::uint8_t>(parent.level + 1)};
+    ++count;
+  }
+  return count;
+}
+
 // Appends the children of the cells [first, last) (one level) after them, setting each parent's
 // first_child and child_count. The octants are found in parallel; the offsets by a scan.
 void split_top_level(std::uint32_t first, std::uint32_t last, std::span<const std::uint64_t> keys,
@@ -150,15 +165,8 @@ void split_top_level(std::uint32_t first, std::uint32_t last, std::span<const st
                       for (std::uint32_t c = range.begin(); c != range.end(); ++c) {
                         const Cell& parent = cells[c];
                         if (parent.is_leaf()) continue;
-                        const OctantBounds& b = bounds[c - first];
-                        std::uint32_t child = parent.first_child;
-                        for (unsigned octant = 0; octant < 8; ++octant) {
-                          if (b[octant] == b[octant + 1]) continue;
-                          cells[child++] =
-                              Cell{.begin = b[octant],
-                                   .end = b[octant + 1],
-                                   .level = static_cast<std::uint8_t>(parent.level + 1)};
-                        }
+                        write_children(parent, bounds[c - first],
+                                       cells.begin() + parent.first_child);
                       }
                     });
 }
@@ -172,16 +180,7 @@ struct TopCells {
 
 std::uint8_t append_children(const Cell& parent, std::span<const std::uint64_t> keys,
                              std::vector<Cell>& cells) {
-  const OctantBounds b = octant_bounds(parent, keys);
-  std::uint8_t count = 0;
-  for (unsigned octant = 0; octant < 8; ++octant) {
-    if (b[octant] == b[octant + 1]) continue;
-    cells.push_back(Cell{.begin = b[octant],
-                         .end = b[octant + 1],
-                         .level = static_cast<std::uint8_t>(parent.level + 1)});
-    ++count;
-  }
-  return count;
+  return write_children(parent, octant_bounds(parent, keys), std::back_inserter(cells));
 }
 
 std::uint32_t group_capacity_of(const TreeSettings& settings) {

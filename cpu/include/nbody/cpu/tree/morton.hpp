@@ -93,11 +93,8 @@ inline std::uint64_t spread_bits_by_three_looked_up(std::uint32_t index) {
 // morton_key_of's key, its bits spread by spread_bits_by_three_looked_up.
 template <class T>
 std::uint64_t morton_key(const Body<T>& body, const BoundingCube& cube) {
-  const double cells_per_length = static_cast<double>(kMortonCellsPerAxis) / cube.size;
-  const auto spread = [&](double coordinate, double low) {
-    return spread_bits_by_three_looked_up(morton_cell_index(coordinate, low, cells_per_length));
-  };
-  return (spread(body.x, cube.x) << 2) | (spread(body.y, cube.y) << 1) | spread(body.z, cube.z);
+  return morton_key_of(body.x, body.y, body.z, cube,
+                       [](std::uint32_t index) { return spread_bits_by_three_looked_up(index); });
 }
 
 }  // namespace nbody::cpu::tree
