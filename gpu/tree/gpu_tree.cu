@@ -332,7 +332,8 @@ void GpuTreeEvaluator<T>::State::enqueue_walks(double theta_squared, T softening
                               .softening_squared = softening_squared,
                               .accelerations = accelerations.data(),
                               .counters = counters.data(),
-                              .targets_per_walk = walk_shape<T>(n, settings).targets};
+                              .targets_per_walk = walk_shape<T>(n, settings).targets,
+                              .cell_capacity = cell_capacity};
   enqueue_traversal<T>(args, walk_launch, stream.get());
 }
 

@@ -477,6 +477,10 @@ __global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize,
   // A warp's stack, or a team's: its warps' stacks end to end.
   const std::size_t warp = std::size_t{blockIdx.x} * kWarps + (kMembers > 1 ? 0 : warp_in_block);
   std::uint32_t* stack = args.stacks + warp * kTraversalStackCapacity;
+  // A tree built from keys the sort by halves left out of order, or cut off at the cells'
+  // capacity, is built and walked again once the host has read the counters; walked now, its links
+  // may lead a walk round in circles.
+  if (args.counters->long_key_runs != 0 || args.counters->cells > args.cell_capacity) return;
   const unsigned walk_count = args.counters->walks;
   unsigned long long body_body = 0, body_cell = 0;
   for (;;) {

@@ -199,6 +199,7 @@ struct TraversalArgs {
   Vec3<T>* accelerations;  // in the input order
   TreeCounters* counters;
   std::uint32_t targets_per_walk;  // as the walks were marked
+  std::uint32_t cell_capacity;     // of the cells' buffers
 };
 
 // The persistent walk kernel's launch: teams of `members` warps (1, 2, 4, 8 or 16) walk each group
