@@ -179,7 +179,7 @@ void register_tree(Registry& registry) {
        .algorithm = Algorithm::barnes_hut,
        .role = Role::optimized,
        .multithreaded = true,
-       .optimizations = {"octree of Morton-sorted keys (Bonsai's build), leaves of 16 bodies",
+       .optimizations = {"octree of Morton-sorted keys (Bonsai's build), leaves of 24 bodies",
                          "monopole and quadrupole moments about the centre of mass, in float64",
                          "Salmon-Warren opening criterion, one walk per group of up to 64 targets "
                          "(runs of sibling cells)",

@@ -59,7 +59,7 @@ struct TreeBenchOptions {
   std::size_t check_bodies = 4096;
   std::uint64_t seed = 1;
   double softening = 0.01;
-  std::size_t leaf_capacity = 16;  // the trees' defaults (TreeSettings, GpuTreeSettings)
+  std::size_t leaf_capacity = 24;  // the trees' defaults (TreeSettings, GpuTreeSettings)
   std::size_t group_capacity = 64;
   std::string json_path;  // empty: no JSON
 };

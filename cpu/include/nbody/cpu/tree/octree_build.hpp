@@ -21,7 +21,9 @@ namespace nbody::cpu::tree {
 struct TreeSettings {
   // A cell with more bodies than this is split, unless it is at the deepest level: its bodies
   // share one key (they lie within 2^-21 of the cube's side), and no split could separate them.
-  std::size_t leaf_capacity = 16;
+  // The error does not move with it; 24 builds fewer cells than 16 for as long a walk, on both
+  // sides (docs/perf-notes.md, "Leaves of 24").
+  std::size_t leaf_capacity = 24;
   // The targets that share one walk of the tree (as Bonsai's groups): runs of consecutive sibling
   // cells of at most this many bodies together, or a leaf holding more (TargetGroup). Larger
   // groups walk less often and fill the SIMD lanes better, but their lists are longer (the

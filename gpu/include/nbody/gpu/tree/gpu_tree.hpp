@@ -35,8 +35,9 @@ enum class GpuKeySort { by_n, rank, merge, radix, radix_by_halves };
 inline constexpr std::uint32_t kRankSortCapacity = 4096;
 
 struct GpuTreeSettings {
-  // A cell with more bodies than this is split, unless it is at the deepest level.
-  std::size_t leaf_capacity = 16;
+  // A cell with more bodies than this is split, unless it is at the deepest level (the CPU tree's
+  // default, so that both build the same tree).
+  std::size_t leaf_capacity = 24;
   // The targets that share one walk: runs of sibling cells of at most this many bodies together,
   // or a leaf holding more (nbody/tree_groups.hpp, as the CPU tree's).
   std::size_t group_capacity = 64;
