@@ -22,9 +22,9 @@ DeviceBuffer<E> upload(const std::vector<E>& host) {
   return device;
 }
 
-// One walk of a tree of one leaf holding two bodies, its criterion never accepting it, so that a
-// walk that runs lists both bodies for both targets: four body-body terms.
-TreeCounters walk_one_leaf(const TreeCounters& before, std::uint32_t cell_capacity) {
+// One walk of a tree of one leaf holding two bodies (buffers of one cell), its criterion never
+// accepting it, so that a walk that runs lists both bodies for both targets: four body-body terms.
+TreeCounters walk_one_leaf(const TreeCounters& before) {
   const auto cells = upload(std::vector<GpuCell>{{.begin = 0, .end = 2}});
   const auto criterion = upload(std::vector<CellCriterion>{{0.5, 0.5, 0.5, 1e30}});
   CellMoments leaf;
@@ -53,7 +53,7 @@ TreeCounters walk_one_leaf(const TreeCounters& before, std::uint32_t cell_capaci
                                   .accelerations = accelerations.data(),
                                   .counters = counters.data(),
                                   .targets_per_walk = kTargetsPerWalk,
-                                  .cell_capacity = cell_capacity};
+                                  .cell_capacity = 1};
   enqueue_traversal<float>(args, launch, nullptr);
   check_cuda(cudaDeviceSynchronize());
   TreeCounters after;
@@ -79,8 +79,15 @@ class GpuTreeWalkGuard : public ::testing::Test {
   }
 };
 
+// The walk kernel returns before taking a walk.
+void expect_not_walked(const TreeCounters& before) {
+  const TreeCounters after = walk_one_leaf(before);
+  EXPECT_EQ(after.next_walk, 0u) << "a walk was taken";
+  EXPECT_EQ(after.body_body, 0u);
+}
+
 TEST_F(GpuTreeWalkGuard, WalksASoundTree) {
-  const TreeCounters after = walk_one_leaf(counters_of_built_tree(), 1);
+  const TreeCounters after = walk_one_leaf(counters_of_built_tree());
   EXPECT_EQ(after.body_body, 4u);
   EXPECT_GE(after.next_walk, 1u);
   EXPECT_EQ(after.stack_overflow, 0u);
@@ -89,17 +96,13 @@ TEST_F(GpuTreeWalkGuard, WalksASoundTree) {
 TEST_F(GpuTreeWalkGuard, SkipsATreeFromKeysLeftOutOfOrder) {
   TreeCounters before = counters_of_built_tree();
   before.long_key_runs = 1;
-  const TreeCounters after = walk_one_leaf(before, 1);
-  EXPECT_EQ(after.next_walk, 0u) << "a walk was taken";
-  EXPECT_EQ(after.body_body, 0u);
+  expect_not_walked(before);
 }
 
 TEST_F(GpuTreeWalkGuard, SkipsATreeCutOffAtTheCellsCapacity) {
   TreeCounters before = counters_of_built_tree();
-  before.cells = 2;
-  const TreeCounters after = walk_one_leaf(before, 1);
-  EXPECT_EQ(after.next_walk, 0u) << "a walk was taken";
-  EXPECT_EQ(after.body_body, 0u);
+  before.cells = 2;  // more than the buffers' one
+  expect_not_walked(before);
 }
 
 }  // namespace
