@@ -24,6 +24,7 @@
 #include "nbody/cpu/tree/octree.hpp"
 #include "nbody/cpu/tree/precision.hpp"
 #include "nbody/tree_formulation.hpp"
+#include "nbody/tree_groups.hpp"
 
 namespace nbody::cpu {
 namespace {
@@ -179,10 +180,13 @@ void register_tree(Registry& registry) {
        .algorithm = Algorithm::barnes_hut,
        .role = Role::optimized,
        .multithreaded = true,
-       .optimizations = {"octree of Morton-sorted keys (Bonsai's build), leaves of 24 bodies",
+       .optimizations = {fmt::format("octree of Morton-sorted keys (Bonsai's build), leaves of {} "
+                                     "bodies",
+                                     kDefaultLeafCapacity),
                          "monopole and quadrupole moments about the centre of mass, in float64",
-                         "Salmon-Warren opening criterion, one walk per group of up to 64 targets "
-                         "(runs of sibling cells)",
+                         fmt::format("Salmon-Warren opening criterion, one walk per group of up "
+                                     "to {} targets (runs of sibling cells)",
+                                     kDefaultGroupCapacity),
                          "the tree's buffers kept from one evaluation to the next",
                          "interaction lists evaluated in SIMD lanes (the run-time ISA)",
                          "all cores with oneTBB (--threads sets the count)",

@@ -17,6 +17,7 @@
 #include "nbody/physics.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/sizes.hpp"
+#include "nbody/tree_groups.hpp"
 
 namespace nbody {
 
@@ -59,8 +60,8 @@ struct TreeBenchOptions {
   std::size_t check_bodies = 4096;
   std::uint64_t seed = 1;
   double softening = 0.01;
-  std::size_t leaf_capacity = 24;  // the trees' defaults (TreeSettings, GpuTreeSettings)
-  std::size_t group_capacity = 64;
+  std::size_t leaf_capacity = kDefaultLeafCapacity;
+  std::size_t group_capacity = kDefaultGroupCapacity;
   std::string json_path;  // empty: no JSON
 };
 

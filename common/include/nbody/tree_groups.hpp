@@ -6,11 +6,18 @@
 // siblings of at most group_capacity bodies together. The children of a cell just over the
 // capacity so form one or two groups rather than eight small ones, which would leave most SIMD
 // lanes and warp lanes idle and walk the tree four times as often.
+#include <cstddef>
 #include <cstdint>
 
 #include "nbody/host_device.hpp"
 
 namespace nbody {
+
+// The trees' defaults, one for both sides, so that both build and walk the same tree. The error
+// does not move with the leaf capacity; 24 builds fewer cells than 16 for as long a walk, on both
+// sides (docs/perf-notes.md, "Leaves of 24").
+inline constexpr std::size_t kDefaultLeafCapacity = 24;
+inline constexpr std::size_t kDefaultGroupCapacity = 64;
 
 NBODY_HOST_DEVICE inline bool can_be_target_group(std::uint32_t bodies, bool is_leaf,
                                                   std::uint32_t group_capacity) {

@@ -15,20 +15,19 @@
 #include "nbody/cpu/tree/key_sort.hpp"
 #include "nbody/cpu/tree/morton.hpp"
 #include "nbody/cpu/tree/multipole.hpp"
+#include "nbody/tree_groups.hpp"
 
 namespace nbody::cpu::tree {
 
 struct TreeSettings {
   // A cell with more bodies than this is split, unless it is at the deepest level: its bodies
   // share one key (they lie within 2^-21 of the cube's side), and no split could separate them.
-  // The error does not move with it; 24 builds fewer cells than 16 for as long a walk, on both
-  // sides (docs/perf-notes.md, "Leaves of 24").
-  std::size_t leaf_capacity = 24;
+  std::size_t leaf_capacity = kDefaultLeafCapacity;
   // The targets that share one walk of the tree (as Bonsai's groups): runs of consecutive sibling
   // cells of at most this many bodies together, or a leaf holding more (TargetGroup). Larger
   // groups walk less often and fill the SIMD lanes better, but their lists are longer (the
   // criterion is met from the group's box).
-  std::size_t group_capacity = 64;
+  std::size_t group_capacity = kDefaultGroupCapacity;
   // The ISA of the walk's interactions, as ExecutionOptions::isa spells it ("sse4.2", "avx2",
   // "avx512f"); empty: the widest this CPU has, as the all-pairs SIMD formulations choose it.
   std::string isa;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "nbody/bodies.hpp"
+#include "nbody/tree_groups.hpp"
 
 namespace nbody::gpu::tree {
 
@@ -35,12 +36,11 @@ enum class GpuKeySort { by_n, rank, merge, radix, radix_by_halves };
 inline constexpr std::uint32_t kRankSortCapacity = 4096;
 
 struct GpuTreeSettings {
-  // A cell with more bodies than this is split, unless it is at the deepest level (the CPU tree's
-  // default, so that both build the same tree).
-  std::size_t leaf_capacity = 24;
+  // A cell with more bodies than this is split, unless it is at the deepest level.
+  std::size_t leaf_capacity = kDefaultLeafCapacity;
   // The targets that share one walk: runs of sibling cells of at most this many bodies together,
   // or a leaf holding more (nbody/tree_groups.hpp, as the CPU tree's).
-  std::size_t group_capacity = 64;
+  std::size_t group_capacity = kDefaultGroupCapacity;
   int gpu_device = 0;  // CUDA ordinal
   // The warps that walk each group together, sharing its cells' tests and each evaluating what it
   // lists: 1, 2, 4, 8 or 16; 0 chooses by the body count.
