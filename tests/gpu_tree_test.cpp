@@ -522,6 +522,29 @@ TEST(GpuTree, EveryRunOfTargetsWalksAlikeInFloat64) {
   expect_every_run_of_targets_alike<double>(seed);
 }
 
+// Each walk's lists are its own, so the order the walks are queued in changes no interaction and
+// no acceleration's bit.
+template <class T>
+void expect_every_walk_order_alike(std::uint64_t seed) {
+  expect_settings_alike<T>(seed, {1, 2, 7, 31, 1000, 4097, 20000},
+                           {.walk_order = GpuWalkOrder::targets},
+                           {{"shallowest first", {.walk_order = GpuWalkOrder::shallowest_first}}});
+}
+
+TEST(GpuTree, EveryWalkOrderGivesTheSameAccelerationsInFloat32) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_every_walk_order_alike<float>(seed);
+}
+
+TEST(GpuTree, EveryWalkOrderGivesTheSameAccelerationsInFloat64) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_every_walk_order_alike<double>(seed);
+}
+
 // A Plummer sphere with `count` of its bodies moved within 1e-4 of another one: keys sharing their
 // high half, their low halves in no order; a run the sort by halves orders (40) or one too long,
 // after which it sorts every key whole (100).

@@ -46,13 +46,19 @@ const std::map<std::string, tree::GpuKeySort> kKeySorts = {
     {"radix", tree::GpuKeySort::radix},
     {"radix-by-halves", tree::GpuKeySort::radix_by_halves}};
 
+const std::map<std::string, tree::GpuWalkOrder> kWalkOrders = {
+    {"by-n", tree::GpuWalkOrder::by_n},
+    {"targets", tree::GpuWalkOrder::targets},
+    {"shallowest-first", tree::GpuWalkOrder::shallowest_first}};
+
 // The options both tree benches take, and the device.
 struct Options : nbody::TreeBenchOptions {
   int device = 0;
-  int warps_per_walk = 0;         // 0: the evaluator's choice by N
-  int moments_lanes = 0;          // 0: the evaluator's choice by N
-  int targets_per_walk = 0;       // 0: the evaluator's choice by N
-  std::string key_sort = "by-n";  // a name of kKeySorts
+  int warps_per_walk = 0;           // 0: the evaluator's choice by N
+  int moments_lanes = 0;            // 0: the evaluator's choice by N
+  int targets_per_walk = 0;         // 0: the evaluator's choice by N
+  std::string key_sort = "by-n";    // a name of kKeySorts
+  std::string walk_order = "by-n";  // a name of kWalkOrders
 };
 
 // One (N, theta): the medians over the timed repetitions.
@@ -87,6 +93,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                              "radix-by-halves, or by-n (chosen by N)",
                              tree::kRankSortCapacity))
       ->check(CLI::IsMember(kKeySorts));
+  app.add_option("--walk-order", options.walk_order,
+                 "the order the walks are queued in: targets (their sorted order), "
+                 "shallowest-first (the shallowest groups' walks first), or by-n (chosen by N)")
+      ->check(CLI::IsMember(kWalkOrders));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -147,13 +157,13 @@ Row measure(tree::GpuTreeEvaluator<T>& evaluator, double theta,
 void print_header(const Options& options) {
   fmt::print(
       "# gpu_tree_bench: device {}, leaf capacity {}, group capacity {}, warps a walk {}, "
-      "moments lanes a cell {}, targets a walk {}, key sort {}\n",
+      "moments lanes a cell {}, targets a walk {}, key sort {}, walk order {}\n",
       options.device, options.leaf_capacity, options.group_capacity,
       options.warps_per_walk == 0 ? std::string("by N") : std::to_string(options.warps_per_walk),
       options.moments_lanes == 0 ? std::string("by N") : std::to_string(options.moments_lanes),
       options.targets_per_walk == 0 ? std::string("by N")
                                     : std::to_string(options.targets_per_walk),
-      options.key_sort);
+      options.key_sort, options.walk_order);
   fmt::print("# ic {}, precision {}, seed {}, softening {}, reps {} (medians; after 1 warm-up)\n",
              nbody::to_string(options.ic), options.precision, options.seed, options.softening,
              options.reps);
@@ -229,7 +239,8 @@ std::vector<Row> run_all(const Options& options) {
                                             .warps_per_walk = options.warps_per_walk,
                                             .moments_lanes = options.moments_lanes,
                                             .targets_per_walk = options.targets_per_walk,
-                                            .key_sort = kKeySorts.at(options.key_sort)});
+                                            .key_sort = kKeySorts.at(options.key_sort),
+                                            .walk_order = kWalkOrders.at(options.walk_order)});
     evaluator.set_bodies(sample.seen);
     for (const double theta : options.thetas) {
       rows.push_back(measure<T>(evaluator, theta, sample, options));
@@ -267,7 +278,8 @@ int main(int argc, char** argv) {
                                        {"warps_per_walk", options.warps_per_walk},
                                        {"moments_lanes", options.moments_lanes},
                                        {"targets_per_walk", options.targets_per_walk},
-                                       {"key_sort", options.key_sort}}},
+                                       {"key_sort", options.key_sort},
+                                       {"walk_order", options.walk_order}}},
                                      {"float64_parts", tree::kGpuTreeFloat64Parts},
                                      {"rows", json_rows}};
     try {

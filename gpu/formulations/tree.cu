@@ -62,7 +62,8 @@ constexpr double kFloat64CellTermInstructions = 37;
 // gather (and written there) and the leaves' moments; keys and indices written, the keys read by
 // CUB's histogram, then read and written by each of its passes (8 bits a pass, 8 for 63 bits), the
 // index read by the gather and the keys by the cells' build; a body's cell count written and
-// scanned; its walk head written and read by the selection of the walks. A cell: its 16-byte
+// scanned; its walk head written and read by the selection of the walks, where they are selected
+// (appended instead, a walk of about 45 bodies is written once: left out). A cell: its 16-byte
 // record emitted, placed and read, its key, its level and slot through the sort by level, its
 // float64 moments written and read by its parent, its 32-byte criterion and its rounded multipole
 // written.
@@ -71,9 +72,9 @@ struct BuildTraffic {
   static constexpr double kKey = sizeof(std::uint64_t), kIndex = sizeof(std::uint32_t);
   static constexpr double kWalkHead = 3 * kIndex, kCellRecord = 16, kCriterion = 32;
   static constexpr int kSortPasses = 8;
-  static constexpr double per_body() {
+  static constexpr double per_body(bool walks_selected) {
     return 5.0 * sizeof(Body<T>) + 3 * kKey + 2 * kIndex + kSortPasses * 2 * (kKey + kIndex) +
-           3 * kIndex + 2 * kWalkHead;
+           3 * kIndex + (walks_selected ? 2 * kWalkHead : 0);
   }
   static constexpr double per_cell() {
     return 3 * kCellRecord + kKey + 2 * kIndex + 2.0 * sizeof(CellMoments) + kCriterion +
@@ -88,12 +89,14 @@ template <class T>
 TreeCostModel cost_model(std::size_t n, std::size_t cells) {
   constexpr bool f64 = std::is_same_v<T, double>;
   using Traffic = BuildTraffic<T>;
+  const bool walks_selected = tree::walk_order_for(n, {}) == tree::GpuWalkOrder::targets;
   char build_basis[256];
   std::snprintf(build_basis, sizeof build_basis,
                 "%.0f B a body (keys, CUB's radix sort of %d passes, the gather, the leaves' "
-                "bodies, the walks' selection) and %.0f B a cell (its record, moments, criterion "
-                "and multipole), each read or written once",
-                Traffic::per_body(), Traffic::kSortPasses, Traffic::per_cell());
+                "bodies%s) and %.0f B a cell (its record, moments, criterion and multipole), each "
+                "read or written once",
+                Traffic::per_body(walks_selected), Traffic::kSortPasses,
+                walks_selected ? ", the walks' selection" : "", Traffic::per_cell());
   char walk_basis[128];
   std::snprintf(walk_basis, sizeof walk_basis,
                 "%.0f and %.0f %s instructions a body-body and body-cell term (SASS)",
@@ -108,7 +111,7 @@ TreeCostModel cost_model(std::size_t n, std::size_t cells) {
                       .cost_unit = "float32 interactions of the mix (12 FP32 + MUFU.RSQ)",
                       .cost_basis = walk_basis,
                       .build_ceiling = kGpuMemoryBandwidthCeiling,
-                      .build_bytes = Traffic::per_body() * static_cast<double>(n) +
+                      .build_bytes = Traffic::per_body(walks_selected) * static_cast<double>(n) +
                                      Traffic::per_cell() * static_cast<double>(cells),
                       .build_basis = build_basis};
   if (f64) {
@@ -243,7 +246,9 @@ void register_tree(Registry& registry) {
                     "group of up to 64 (runs of sibling cells), fewer where the groups are few, "
                     "each from the whole group's box; interaction lists in shared memory; 16, 8, "
                     "4, 2 or 1 warps to a walk as the groups are few or many, sharing one stack "
-                    "and testing 32 cells each at once",
+                    "and testing 32 cells each at once; up to 128K bodies the walks queued as the "
+                    "cells are read, breadth first, so that the shallowest groups' (the longest) "
+                    "start first, above in their targets' order",
                     f64 ? "two targets a lane, each source read from shared memory serving both"
                         : "eight targets a lane where one warp walks (each quarter of the warp "
                           "taking every fourth source), four where a team walks (each half "

@@ -16,6 +16,7 @@ namespace nbody::gpu::tree::detail {
 namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kWarpSize = 32;
 
 __device__ BoundsPartial empty_bounds() {
   return {{DBL_MAX, DBL_MAX, DBL_MAX}, {-DBL_MAX, -DBL_MAX, -DBL_MAX}};
@@ -360,30 +361,29 @@ __device__ bool can_be_group(const GpuCell& cell, std::uint32_t group_capacity) 
   return can_be_target_group(cell.end - cell.begin, cell.child_count == 0, group_capacity);
 }
 
-// Marks the walks of the group of sibling cells [first_cell, first_cell + cell_count): one per
-// run of targets_per_walk of its bodies.
-__device__ void mark_walks(const GpuCell* cells, std::uint32_t first_cell, std::uint32_t cell_count,
-                           std::uint32_t targets_per_walk, WalkItem* walk_heads,
-                           TreeCounters* counters) {
-  atomicAdd(&counters->groups, 1u);
+// The walks of the group of sibling cells [first_cell, first_cell + cell_count), one per run of
+// targets_per_walk of its bodies: each given to emit(index, walk), index counting from 0.
+template <class Emit>
+__device__ std::uint32_t group_walks(const GpuCell* cells, std::uint32_t first_cell,
+                                     std::uint32_t cell_count, std::uint32_t targets_per_walk,
+                                     Emit&& emit) {
+  const std::uint32_t begin = cells[first_cell].begin;
   const std::uint32_t end = cells[first_cell + cell_count - 1].end;
-  for (std::uint32_t b = cells[first_cell].begin; b < end; b += targets_per_walk) {
-    walk_heads[b] = WalkItem{b, first_cell, cell_count};
+  std::uint32_t k = 0;
+  for (std::uint32_t b = begin; b < end; b += targets_per_walk, ++k) {
+    emit(k, WalkItem{b, first_cell, cell_count});
   }
+  return k;
 }
 
-// The groups just below each cell that cannot be one (nbody/tree_groups.hpp): runs of its
-// children that can be; the root alone when it can be one. Nothing where the cells overflowed
-// their capacity (the evaluation is run again).
-__global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t capacity,
-                                  std::uint32_t group_capacity, std::uint32_t targets_per_walk,
-                                  WalkItem* walk_heads, TreeCounters* counters) {
-  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
-  const std::uint32_t cell_count = counters->cells;
-  if (cell_count > capacity || c >= cell_count) return;
+// The groups just below cell c that cannot be one (nbody/tree_groups.hpp): runs of its children
+// that can be; the root alone when it can be one. Each is given to visit(first_cell, cell_count).
+template <class Visit>
+__device__ void visit_groups_below(const GpuCell* cells, std::uint32_t c,
+                                   std::uint32_t group_capacity, Visit&& visit) {
   const GpuCell cell = cells[c];
   if (can_be_group(cell, group_capacity)) {
-    if (c == 0) mark_walks(cells, 0, 1, targets_per_walk, walk_heads, counters);
+    if (c == 0) visit(0u, 1u);
     return;
   }
   std::uint32_t run_first = 0, run_cells = 0, run_bodies = 0;
@@ -393,9 +393,7 @@ __global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t capacity,
     const std::uint32_t bodies = sibling.end - sibling.begin;
     const bool ends_run = !can_be_group(sibling, group_capacity) ||
                           starts_new_group_run(run_cells, run_bodies, bodies, group_capacity);
-    if (ends_run && run_cells > 0) {
-      mark_walks(cells, run_first, run_cells, targets_per_walk, walk_heads, counters);
-    }
+    if (ends_run && run_cells > 0) visit(run_first, run_cells);
     if (!can_be_group(sibling, group_capacity)) {
       run_cells = 0;
     } else if (ends_run) {
@@ -407,8 +405,61 @@ __global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t capacity,
       run_bodies += bodies;
     }
   }
-  if (run_cells > 0)
-    mark_walks(cells, run_first, run_cells, targets_per_walk, walk_heads, counters);
+  if (run_cells > 0) visit(run_first, run_cells);
+}
+
+// Each cell's groups and a head for each of their walks at its first target's place in
+// walk_heads. Nothing where the cells overflowed their capacity (the evaluation is run again).
+__global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t capacity,
+                                  std::uint32_t group_capacity, std::uint32_t targets_per_walk,
+                                  WalkItem* walk_heads, TreeCounters* counters) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t cell_count = counters->cells;
+  if (cell_count > capacity || c >= cell_count) return;
+  visit_groups_below(cells, c, group_capacity, [&](std::uint32_t first, std::uint32_t count) {
+    atomicAdd(&counters->groups, 1u);
+    group_walks(cells, first, count, targets_per_walk,
+                [&](std::uint32_t, const WalkItem& walk) { walk_heads[walk.first_target] = walk; });
+  });
+}
+
+// Each cell's groups and their walks, appended to `walks`: a warp reserves its cells' walks with
+// one atomic, so a warp's follow one another in its cells' order, and the cells being breadth
+// first, the shallowest groups' walks come about first. Nothing where the cells overflowed their
+// capacity.
+__global__ void append_walks_kernel(const GpuCell* cells, std::uint32_t capacity,
+                                    std::uint32_t group_capacity, std::uint32_t targets_per_walk,
+                                    WalkItem* walks, TreeCounters* counters) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t cell_count = counters->cells;
+  const bool present = cell_count <= capacity && c < cell_count;
+  const auto count_only = [](std::uint32_t, const WalkItem&) {};
+  std::uint32_t groups = 0, walk_count = 0;
+  if (present) {
+    visit_groups_below(cells, c, group_capacity, [&](std::uint32_t first, std::uint32_t count) {
+      ++groups;
+      walk_count += group_walks(cells, first, count, targets_per_walk, count_only);
+    });
+  }
+  const unsigned lane = threadIdx.x % kWarpSize;
+  std::uint32_t through = walk_count;  // this lane's walks and the lower lanes'
+  for (int offset = 1; offset < kWarpSize; offset <<= 1) {
+    const std::uint32_t lower = __shfl_up_sync(kFullMask, through, offset);
+    if (lane >= static_cast<unsigned>(offset)) through += lower;
+  }
+  const std::uint32_t warp_walks = __shfl_sync(kFullMask, through, kWarpSize - 1);
+  const std::uint32_t warp_groups = __reduce_add_sync(kFullMask, groups);
+  std::uint32_t base = 0;
+  if (lane == 0 && warp_walks > 0) {
+    base = atomicAdd(&counters->walks, warp_walks);
+    atomicAdd(&counters->groups, warp_groups);
+  }
+  std::uint32_t next = __shfl_sync(kFullMask, base, 0) + through - walk_count;
+  if (walk_count == 0) return;
+  visit_groups_below(cells, c, group_capacity, [&](std::uint32_t first, std::uint32_t count) {
+    next += group_walks(cells, first, count, targets_per_walk,
+                        [&](std::uint32_t k, const WalkItem& walk) { walks[next + k] = walk; });
+  });
 }
 
 constexpr int kThreads = 256;
@@ -507,6 +558,14 @@ void enqueue_walk_heads(const GpuCell* cells, std::uint32_t capacity, std::uint3
                         TreeCounters* counters, cudaStream_t stream) {
   walk_heads_kernel<<<blocks_for(capacity), kThreads, 0, stream>>>(
       cells, capacity, group_capacity, targets_per_walk, walk_heads, counters);
+  check_launch();
+}
+
+void enqueue_appended_walks(const GpuCell* cells, std::uint32_t capacity,
+                            std::uint32_t group_capacity, std::uint32_t targets_per_walk,
+                            WalkItem* walks, TreeCounters* counters, cudaStream_t stream) {
+  append_walks_kernel<<<blocks_for(capacity), kThreads, 0, stream>>>(
+      cells, capacity, group_capacity, targets_per_walk, walks, counters);
   check_launch();
 }
 

@@ -44,6 +44,10 @@ GpuKeySort key_sort_by_n(std::size_t n) {
   return GpuKeySort::radix_by_halves;
 }
 
+// The walks' order: where teams walk, the few walks of each team are led by the longest; above,
+// one warp walks each of many short walks, which gain more from the walks running at once sharing
+// their cells (measured on the H200: docs/perf-notes.md, "Tree codes").
+
 struct IsWalk {
   __device__ bool operator()(const WalkItem& item) const { return item.first_target != kNoWalk; }
 };
@@ -123,6 +127,14 @@ MomentsLaunch moments_launch(std::size_t n, const GpuTreeSettings& settings) {
 enum Phase { kStart, kKeys, kSort, kBuild, kMoments, kTraversal, kPhaseEvents };
 
 }  // namespace
+
+// The walks' order: where teams walk, the few walks of each team are led by the longest; above,
+// one warp walks each of many short walks, which gain more from the walks running at once sharing
+// their cells (measured on the H200: docs/perf-notes.md, "Tree codes").
+GpuWalkOrder walk_order_for(std::size_t n, const GpuTreeSettings& settings) {
+  if (settings.walk_order != GpuWalkOrder::by_n) return settings.walk_order;
+  return n <= 131072 ? GpuWalkOrder::shallowest_first : GpuWalkOrder::targets;
+}
 
 std::optional<std::string> gpu_tree_unavailable_reason(int ordinal) {
   int count = 0;
@@ -280,8 +292,7 @@ void GpuTreeEvaluator<T>::State::enqueue_sort() {
   }
 }
 
-// The cells from the sorted keys, and the groups, and their walks in the sorted order of their
-// targets (neighbouring walks, which visit mostly the same cells, start together).
+// The cells from the sorted keys, and the groups, and their walks in walk_order_for's order.
 template <class T>
 void GpuTreeEvaluator<T>::State::enqueue_cells_and_groups() {
   const auto count = static_cast<std::uint32_t>(n);
@@ -298,10 +309,16 @@ void GpuTreeEvaluator<T>::State::enqueue_cells_and_groups() {
                                .cub_bytes = cell_build_cub.size()};
   enqueue_cells(keys.data(), count, static_cast<std::uint32_t>(settings.leaf_capacity), build,
                 cells.data(), parents.data(), counters.data(), stream.get());
+  const std::uint32_t targets_per_walk = walk_shape<T>(n, settings).targets;
+  const auto group_capacity = static_cast<std::uint32_t>(settings.group_capacity);
+  if (walk_order_for(n, settings) == GpuWalkOrder::shallowest_first) {
+    enqueue_appended_walks(cells.data(), cell_capacity, group_capacity, targets_per_walk,
+                           walks.data(), counters.data(), stream.get());
+    return;
+  }
   check_cuda(cudaMemsetAsync(walk_heads.data(), 0xff, walk_heads.bytes(), stream.get()));
-  enqueue_walk_heads(
-      cells.data(), cell_capacity, static_cast<std::uint32_t>(settings.group_capacity),
-      walk_shape<T>(n, settings).targets, walk_heads.data(), counters.data(), stream.get());
+  enqueue_walk_heads(cells.data(), cell_capacity, group_capacity, targets_per_walk,
+                     walk_heads.data(), counters.data(), stream.get());
   unsigned int* selected = &counters.data()->walks;
   std::size_t bytes = 0;
   check_cuda(cub::DeviceSelect::If(nullptr, bytes, walk_heads.data(), walks.data(), selected, count,

@@ -33,7 +33,7 @@ struct TreeCounters {
   // The cells of level L are [level_first[L], level_first[L + 1]), L <= depth.
   unsigned int level_first[kDeepestLevel + 2] = {};
   unsigned int groups = 0;
-  unsigned int walks = 0;      // written by the selection of the walks
+  unsigned int walks = 0;      // written by the selection of the walks, or their appending
   unsigned int next_walk = 0;  // the walks' work queue
   unsigned int stack_overflow = 0;
   // Runs of more than kMaxKeyRun keys sharing their sorted high bits: the sort by halves left
@@ -144,6 +144,12 @@ inline constexpr std::uint32_t kNoWalk = ~std::uint32_t{0};
 void enqueue_walk_heads(const GpuCell* cells, std::uint32_t capacity, std::uint32_t group_capacity,
                         std::uint32_t targets_per_walk, WalkItem* walk_heads,
                         TreeCounters* counters, cudaStream_t stream);
+
+// The same groups and walks, the walks written to walks[0, counters->walks) (zeroed before) in
+// about the cells' order, breadth first: the shallowest groups' walks first.
+void enqueue_appended_walks(const GpuCell* cells, std::uint32_t capacity,
+                            std::uint32_t group_capacity, std::uint32_t targets_per_walk,
+                            WalkItem* walks, TreeCounters* counters, cudaStream_t stream);
 
 // The criterion's view of a cell, float64: its centre of mass and b_max.
 struct alignas(32) CellCriterion {

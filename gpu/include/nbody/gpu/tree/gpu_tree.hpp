@@ -35,6 +35,15 @@ enum class GpuKeySort { by_n, rank, merge, radix, radix_by_halves };
 // The most keys the rank sort takes (one block holds them all in shared memory).
 inline constexpr std::uint32_t kRankSortCapacity = 4096;
 
+// The order in which the walks are queued for the SMs; every order gives the same accelerations to
+// the bit (each walk's lists are its own). targets: their targets' sorted order, so that the walks
+// running at once share most of their cells; shallowest_first: appended as the cells are read,
+// breadth first (a warp's cells' walks together, the warps in the order they reserve their
+// places), so that the shallowest groups' walks, those of the sparse outskirts whose large boxes
+// open most of the tree, start first rather than hold up the launch at its end; it also saves
+// the selection's launches.
+enum class GpuWalkOrder { by_n, targets, shallowest_first };
+
 struct GpuTreeSettings {
   // A cell with more bodies than this is split, unless it is at the deepest level.
   std::size_t leaf_capacity = kDefaultLeafCapacity;
@@ -54,7 +63,12 @@ struct GpuTreeSettings {
   int targets_per_walk = 0;
   // by_n: rank up to kRankSortCapacity bodies, merge up to 32K, radix_by_halves above.
   GpuKeySort key_sort = GpuKeySort::by_n;
+  // by_n: shallowest_first up to 128K bodies, targets above.
+  GpuWalkOrder walk_order = GpuWalkOrder::by_n;
 };
+
+// The order of the walks an evaluator of n bodies with `settings` queues them in (never by_n).
+GpuWalkOrder walk_order_for(std::size_t n, const GpuTreeSettings& settings);
 
 // Device seconds of each phase, from CUDA events.
 struct GpuTreeSeconds {
