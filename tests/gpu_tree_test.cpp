@@ -528,7 +528,11 @@ template <class T>
 void expect_every_walk_order_alike(std::uint64_t seed) {
   expect_settings_alike<T>(seed, {1, 2, 7, 31, 1000, 4097, 20000},
                            {.walk_order = GpuWalkOrder::targets},
-                           {{"shallowest first", {.walk_order = GpuWalkOrder::shallowest_first}}});
+                           {{"shallowest first", {.walk_order = GpuWalkOrder::shallowest_first}},
+                            {"shallowest first, the groups above level 6 in runs of 8",
+                             {.walk_order = GpuWalkOrder::shallowest_first,
+                              .shallow_group_levels = 6,
+                              .shallow_group_targets = 8}}});
 }
 
 TEST(GpuTree, EveryWalkOrderGivesTheSameAccelerationsInFloat32) {

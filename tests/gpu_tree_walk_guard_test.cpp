@@ -33,8 +33,8 @@ TreeCounters walk_one_leaf(const TreeCounters& before) {
   const auto multipoles = upload(std::vector<CellMultipole<float>>(1));
   const auto bodies = upload(std::vector<Body<float>>{{0, 0, 0, 0.5f}, {1, 1, 1, 0.5f}});
   const auto input_index = upload(std::vector<std::uint32_t>{0, 1});
-  const auto walks =
-      upload(std::vector<WalkItem>{{.first_target = 0, .first_cell = 0, .cell_count = 1}});
+  const auto walks = upload(std::vector<WalkItem>{
+      {.first_target = 0, .end_target = 2, .first_cell = 0, .cell_count = 1}});
   const auto counters = upload(std::vector<TreeCounters>{before});
   const TraversalLaunch launch = traversal_launch<float>(0, 1);
   DeviceBuffer<std::uint32_t> stacks(std::size_t(launch.blocks) * launch.warps_per_block *
@@ -52,7 +52,6 @@ TreeCounters walk_one_leaf(const TreeCounters& before) {
                                   .softening_squared = 0.01f,
                                   .accelerations = accelerations.data(),
                                   .counters = counters.data(),
-                                  .targets_per_walk = kTargetsPerWalk,
                                   .cell_capacity = 1};
   enqueue_traversal<float>(args, launch, nullptr);
   check_cuda(cudaDeviceSynchronize());

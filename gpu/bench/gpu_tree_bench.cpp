@@ -59,6 +59,8 @@ struct Options : nbody::TreeBenchOptions {
   int targets_per_walk = 0;         // 0: the evaluator's choice by N
   std::string key_sort = "by-n";    // a name of kKeySorts
   std::string walk_order = "by-n";  // a name of kWalkOrders
+  int shallow_group_levels = -1;    // -1: the evaluator's choice by N
+  int shallow_group_targets = 16;
 };
 
 // One (N, theta): the medians over the timed repetitions.
@@ -97,6 +99,13 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "the order the walks are queued in: targets (their sorted order), "
                  "shallowest-first (the shallowest groups' walks first), or by-n (chosen by N)")
       ->check(CLI::IsMember(kWalkOrders));
+  app.add_option("--shallow-group-levels", options.shallow_group_levels,
+                 "where the walks go shallowest first, groups above this level are walked in "
+                 "shorter runs (0: none; -1: chosen by N)")
+      ->check(CLI::Range(-1, 22));
+  app.add_option("--shallow-group-targets", options.shallow_group_targets,
+                 "targets a walk of such a group takes at most (8, 16, 32 or 64)")
+      ->check(CLI::IsMember({8, 16, 32, 64}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -157,13 +166,17 @@ Row measure(tree::GpuTreeEvaluator<T>& evaluator, double theta,
 void print_header(const Options& options) {
   fmt::print(
       "# gpu_tree_bench: device {}, leaf capacity {}, group capacity {}, warps a walk {}, "
-      "moments lanes a cell {}, targets a walk {}, key sort {}, walk order {}\n",
+      "moments lanes a cell {}, targets a walk {}, key sort {}, walk order {}, shallow groups' "
+      "levels {} ({} targets a walk)\n",
       options.device, options.leaf_capacity, options.group_capacity,
       options.warps_per_walk == 0 ? std::string("by N") : std::to_string(options.warps_per_walk),
       options.moments_lanes == 0 ? std::string("by N") : std::to_string(options.moments_lanes),
       options.targets_per_walk == 0 ? std::string("by N")
                                     : std::to_string(options.targets_per_walk),
-      options.key_sort, options.walk_order);
+      options.key_sort, options.walk_order,
+      options.shallow_group_levels < 0 ? std::string("by N")
+                                       : std::to_string(options.shallow_group_levels),
+      options.shallow_group_targets);
   fmt::print("# ic {}, precision {}, seed {}, softening {}, reps {} (medians; after 1 warm-up)\n",
              nbody::to_string(options.ic), options.precision, options.seed, options.softening,
              options.reps);
@@ -233,14 +246,17 @@ std::vector<Row> run_all(const Options& options) {
     const nbody::Snapshot snapshot = nbody::make_initial_condition(options.ic, n, options.seed);
     const nbody::ReferenceSample sample =
         nbody::make_reference_sample<T>(snapshot.bodies, options.check_bodies, options.softening);
-    tree::GpuTreeEvaluator<T> evaluator(n, {.leaf_capacity = options.leaf_capacity,
-                                            .group_capacity = options.group_capacity,
-                                            .gpu_device = options.device,
-                                            .warps_per_walk = options.warps_per_walk,
-                                            .moments_lanes = options.moments_lanes,
-                                            .targets_per_walk = options.targets_per_walk,
-                                            .key_sort = kKeySorts.at(options.key_sort),
-                                            .walk_order = kWalkOrders.at(options.walk_order)});
+    tree::GpuTreeEvaluator<T> evaluator(n,
+                                        {.leaf_capacity = options.leaf_capacity,
+                                         .group_capacity = options.group_capacity,
+                                         .gpu_device = options.device,
+                                         .warps_per_walk = options.warps_per_walk,
+                                         .moments_lanes = options.moments_lanes,
+                                         .targets_per_walk = options.targets_per_walk,
+                                         .key_sort = kKeySorts.at(options.key_sort),
+                                         .walk_order = kWalkOrders.at(options.walk_order),
+                                         .shallow_group_levels = options.shallow_group_levels,
+                                         .shallow_group_targets = options.shallow_group_targets});
     evaluator.set_bodies(sample.seen);
     for (const double theta : options.thetas) {
       rows.push_back(measure<T>(evaluator, theta, sample, options));
@@ -279,7 +295,9 @@ int main(int argc, char** argv) {
                                        {"moments_lanes", options.moments_lanes},
                                        {"targets_per_walk", options.targets_per_walk},
                                        {"key_sort", options.key_sort},
-                                       {"walk_order", options.walk_order}}},
+                                       {"walk_order", options.walk_order},
+                                       {"shallow_group_levels", options.shallow_group_levels},
+                                       {"shallow_group_targets", options.shallow_group_targets}}},
                                      {"float64_parts", tree::kGpuTreeFloat64Parts},
                                      {"rows", json_rows}};
     try {

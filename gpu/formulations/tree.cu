@@ -248,7 +248,8 @@ void register_tree(Registry& registry) {
                     "4, 2 or 1 warps to a walk as the groups are few or many, sharing one stack "
                     "and testing 32 cells each at once; up to 128K bodies the walks queued as the "
                     "cells are read, breadth first, so that the shallowest groups' (the longest) "
-                    "start first, above in their targets' order",
+                    "start first (from 32K, a group of cells an eighth of the root cube's side or "
+                    "larger walked in runs of 16 targets), above in their targets' order",
                     f64 ? "two targets a lane, each source read from shared memory serving both"
                         : "eight targets a lane where one warp walks (each quarter of the warp "
                           "taking every fourth source), four where a team walks (each half "

@@ -362,18 +362,22 @@ __device__ bool can_be_group(const GpuCell& cell, std::uint32_t group_capacity) 
 }
 
 // The walks of the group of sibling cells [first_cell, first_cell + cell_count), one per run of
-// targets_per_walk of its bodies: each given to emit(index, walk), index counting from 0.
+// `run` of its bodies: each given to emit(index, walk), index counting from 0.
 template <class Emit>
 __device__ std::uint32_t group_walks(const GpuCell* cells, std::uint32_t first_cell,
-                                     std::uint32_t cell_count, std::uint32_t targets_per_walk,
-                                     Emit&& emit) {
+                                     std::uint32_t cell_count, std::uint32_t run, Emit&& emit) {
   const std::uint32_t begin = cells[first_cell].begin;
   const std::uint32_t end = cells[first_cell + cell_count - 1].end;
   std::uint32_t k = 0;
-  for (std::uint32_t b = begin; b < end; b += targets_per_walk, ++k) {
-    emit(k, WalkItem{b, first_cell, cell_count});
+  for (std::uint32_t b = begin; b < end; b += run, ++k) {
+    emit(k, WalkItem{b, min(b + run, end), first_cell, cell_count});
   }
   return k;
+}
+
+__device__ std::uint32_t run_of(const GpuCell* cells, std::uint32_t first_cell,
+                                const WalkRuns& runs) {
+  return cells[first_cell].level < runs.shallow_levels ? runs.shallow_targets : runs.targets;
 }
 
 // The groups just below cell c that cannot be one (nbody/tree_groups.hpp): runs of its children
@@ -428,8 +432,8 @@ __global__ void walk_heads_kernel(const GpuCell* cells, std::uint32_t capacity,
 // first, the shallowest groups' walks come about first. Nothing where the cells overflowed their
 // capacity.
 __global__ void append_walks_kernel(const GpuCell* cells, std::uint32_t capacity,
-                                    std::uint32_t group_capacity, std::uint32_t targets_per_walk,
-                                    WalkItem* walks, TreeCounters* counters) {
+                                    std::uint32_t group_capacity, WalkRuns runs, WalkItem* walks,
+                                    TreeCounters* counters) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t cell_count = counters->cells;
   const bool present = cell_count <= capacity && c < cell_count;
@@ -438,7 +442,7 @@ __global__ void append_walks_kernel(const GpuCell* cells, std::uint32_t capacity
   if (present) {
     visit_groups_below(cells, c, group_capacity, [&](std::uint32_t first, std::uint32_t count) {
       ++groups;
-      walk_count += group_walks(cells, first, count, targets_per_walk, count_only);
+      walk_count += group_walks(cells, first, count, run_of(cells, first, runs), count_only);
     });
   }
   const unsigned lane = threadIdx.x % kWarpSize;
@@ -457,7 +461,7 @@ __global__ void append_walks_kernel(const GpuCell* cells, std::uint32_t capacity
   std::uint32_t next = __shfl_sync(kFullMask, base, 0) + through - walk_count;
   if (walk_count == 0) return;
   visit_groups_below(cells, c, group_capacity, [&](std::uint32_t first, std::uint32_t count) {
-    next += group_walks(cells, first, count, targets_per_walk,
+    next += group_walks(cells, first, count, run_of(cells, first, runs),
                         [&](std::uint32_t k, const WalkItem& walk) { walks[next + k] = walk; });
   });
 }
@@ -562,10 +566,10 @@ void enqueue_walk_heads(const GpuCell* cells, std::uint32_t capacity, std::uint3
 }
 
 void enqueue_appended_walks(const GpuCell* cells, std::uint32_t capacity,
-                            std::uint32_t group_capacity, std::uint32_t targets_per_walk,
-                            WalkItem* walks, TreeCounters* counters, cudaStream_t stream) {
+                            std::uint32_t group_capacity, const WalkRuns& runs, WalkItem* walks,
+                            TreeCounters* counters, cudaStream_t stream) {
   append_walks_kernel<<<blocks_for(capacity), kThreads, 0, stream>>>(
-      cells, capacity, group_capacity, targets_per_walk, walks, counters);
+      cells, capacity, group_capacity, runs, walks, counters);
   check_launch();
 }
 

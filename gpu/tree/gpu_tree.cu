@@ -44,6 +44,16 @@ GpuKeySort key_sort_by_n(std::size_t n) {
   return GpuKeySort::radix_by_halves;
 }
 
+// Where teams of warps take walks of 64 targets, few each, a group of cells an eighth of the root
+// cube's side or larger (levels 0 to 3: there, only the sparse outskirts) is walked in shorter
+// runs: its long walk had held the launch at 64K. Below 32K the walks take 32 targets or fewer, and
+// those levels hold ordinary groups of a uniform sphere (measured on the H200: docs/perf-notes.md,
+// "Tree codes").
+int shallow_group_levels(std::size_t n, const GpuTreeSettings& settings) {
+  if (settings.shallow_group_levels >= 0) return settings.shallow_group_levels;
+  return n > 32768 && n <= 131072 ? 4 : 0;
+}
+
 // The walks' order: where teams walk, the few walks of each team are led by the longest; above,
 // one warp walks each of many short walks, which gain more from the walks running at once sharing
 // their cells (measured on the H200: docs/perf-notes.md, "Tree codes").
@@ -312,8 +322,12 @@ void GpuTreeEvaluator<T>::State::enqueue_cells_and_groups() {
   const std::uint32_t targets_per_walk = walk_shape<T>(n, settings).targets;
   const auto group_capacity = static_cast<std::uint32_t>(settings.group_capacity);
   if (walk_order_for(n, settings) == GpuWalkOrder::shallowest_first) {
-    enqueue_appended_walks(cells.data(), cell_capacity, group_capacity, targets_per_walk,
-                           walks.data(), counters.data(), stream.get());
+    const WalkRuns runs{
+        .targets = targets_per_walk,
+        .shallow_levels = static_cast<std::uint32_t>(shallow_group_levels(n, settings)),
+        .shallow_targets = static_cast<std::uint32_t>(settings.shallow_group_targets)};
+    enqueue_appended_walks(cells.data(), cell_capacity, group_capacity, runs, walks.data(),
+                           counters.data(), stream.get());
     return;
   }
   check_cuda(cudaMemsetAsync(walk_heads.data(), 0xff, walk_heads.bytes(), stream.get()));
@@ -349,7 +363,6 @@ void GpuTreeEvaluator<T>::State::enqueue_walks(double theta_squared, T softening
                               .softening_squared = softening_squared,
                               .accelerations = accelerations.data(),
                               .counters = counters.data(),
-                              .targets_per_walk = walk_shape<T>(n, settings).targets,
                               .cell_capacity = cell_capacity};
   enqueue_traversal<T>(args, walk_launch, stream.get());
 }
@@ -368,6 +381,13 @@ GpuTreeEvaluator<T>::GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& sett
   }
   if (const int t = settings.targets_per_walk; t != 0 && t != 8 && t != 16 && t != 32 && t != 64) {
     throw std::invalid_argument("GpuTreeEvaluator: targets_per_walk must be 0, 8, 16, 32 or 64");
+  }
+  if (const int t = settings.shallow_group_targets; t != 8 && t != 16 && t != 32 && t != 64) {
+    throw std::invalid_argument("GpuTreeEvaluator: shallow_group_targets must be 8, 16, 32 or 64");
+  }
+  if (settings.shallow_group_levels < -1 || settings.shallow_group_levels > kDeepestLevel + 1) {
+    throw std::invalid_argument("GpuTreeEvaluator: shallow_group_levels must be in [-1, " +
+                                std::to_string(kDeepestLevel + 1) + "]");
   }
   if (settings.key_sort == GpuKeySort::rank && n > kRankSortCapacity) {
     throw std::invalid_argument("GpuTreeEvaluator: the rank sort takes at most " +

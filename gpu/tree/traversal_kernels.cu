@@ -488,8 +488,7 @@ __global__ void __launch_bounds__(kBlockWarps<kMembers>* kWarpSize,
     if (w >= walk_count) break;
     const WalkItem item = args.walks[w];
     const std::uint32_t first = item.first_target;
-    const std::uint32_t group_end = args.cells[item.first_cell + item.cell_count - 1].end;
-    const std::uint32_t end = min(first + args.targets_per_walk, group_end);
+    const std::uint32_t end = item.end_target;
     Box group = args.moments[item.first_cell].box;
     for (std::uint32_t k = 1; k < item.cell_count; ++k) {
       widen_box(group, args.moments[item.first_cell + k].box);

@@ -128,12 +128,23 @@ void enqueue_cells(const std::uint64_t* keys, std::uint32_t n, std::uint32_t lea
 // the group makes).
 inline constexpr std::uint32_t kTargetsPerWalk = 64;
 
-// A walk: its first target, and its group: the sibling cells [first_cell, first_cell +
-// cell_count), as the CPU's TargetGroup. An entry never written has first_target kNoWalk.
+// A walk: its targets [first_target, end_target), and its group: the sibling cells [first_cell,
+// first_cell + cell_count), as the CPU's TargetGroup. An entry never written has first_target
+// kNoWalk.
 struct WalkItem {
   std::uint32_t first_target;
+  std::uint32_t end_target;
   std::uint32_t first_cell;
   std::uint32_t cell_count;
+};
+
+// How a group's bodies are cut into walks: runs of `targets`, or of `shallow_targets` for a group
+// whose cells sit at a level below `shallow_levels` (the sparse outskirts' long walks, spread over
+// more teams; 0: none). At most kTargetsPerWalk each.
+struct WalkRuns {
+  std::uint32_t targets = kTargetsPerWalk;
+  std::uint32_t shallow_levels = 0;
+  std::uint32_t shallow_targets = kTargetsPerWalk;
 };
 inline constexpr std::uint32_t kNoWalk = ~std::uint32_t{0};
 
@@ -145,11 +156,11 @@ void enqueue_walk_heads(const GpuCell* cells, std::uint32_t capacity, std::uint3
                         std::uint32_t targets_per_walk, WalkItem* walk_heads,
                         TreeCounters* counters, cudaStream_t stream);
 
-// The same groups and walks, the walks written to walks[0, counters->walks) (zeroed before) in
-// about the cells' order, breadth first: the shallowest groups' walks first.
+// The same groups, their walks cut as `runs` says, written to walks[0, counters->walks) (zeroed
+// before) in about the cells' order, breadth first: the shallowest groups' walks first.
 void enqueue_appended_walks(const GpuCell* cells, std::uint32_t capacity,
-                            std::uint32_t group_capacity, std::uint32_t targets_per_walk,
-                            WalkItem* walks, TreeCounters* counters, cudaStream_t stream);
+                            std::uint32_t group_capacity, const WalkRuns& runs, WalkItem* walks,
+                            TreeCounters* counters, cudaStream_t stream);
 
 // The criterion's view of a cell, float64: its centre of mass and b_max.
 struct alignas(32) CellCriterion {
@@ -204,8 +215,7 @@ struct TraversalArgs {
   T softening_squared;
   Vec3<T>* accelerations;  // in the input order
   TreeCounters* counters;
-  std::uint32_t targets_per_walk;  // as the walks were marked
-  std::uint32_t cell_capacity;     // of the cells' buffers
+  std::uint32_t cell_capacity;  // of the cells' buffers
 };
 
 // The persistent walk kernel's launch: teams of `members` warps (1, 2, 4, 8 or 16) walk each group

@@ -65,6 +65,12 @@ struct GpuTreeSettings {
   GpuKeySort key_sort = GpuKeySort::by_n;
   // by_n: shallowest_first up to 128K bodies, targets above.
   GpuWalkOrder walk_order = GpuWalkOrder::by_n;
+  // Where the walks are queued shallowest first, a group whose cells sit at a level below this one
+  // is walked in runs of shallow_group_targets (8, 16, 32 or 64) of its bodies, each from the whole
+  // group's box as every walk: its long walk spread over more teams. 0: none; -1: 4 above 32K
+  // bodies (up to 128K, where the walks are so queued), none below.
+  int shallow_group_levels = -1;
+  int shallow_group_targets = 16;
 };
 
 // The order of the walks an evaluator of n bodies with `settings` queues them in (never by_n).
