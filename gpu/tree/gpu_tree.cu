@@ -47,16 +47,12 @@ GpuKeySort key_sort_by_n(std::size_t n) {
 // Where teams of warps take walks of 64 targets, few each, a group of cells an eighth of the root
 // cube's side or larger (levels 0 to 3: there, only the sparse outskirts) is walked in shorter
 // runs: its long walk had held the launch at 64K. Below 32K the walks take 32 targets or fewer, and
-// those levels hold ordinary groups of a uniform sphere (measured on the H200: docs/perf-notes.md,
+// those levels hold a uniform input's ordinary groups (measured on the H200: docs/perf-notes.md,
 // "Tree codes").
 int shallow_group_levels(std::size_t n, const GpuTreeSettings& settings) {
   if (settings.shallow_group_levels >= 0) return settings.shallow_group_levels;
   return n > 32768 && n <= 131072 ? 4 : 0;
 }
-
-// The walks' order: where teams walk, the few walks of each team are led by the longest; above,
-// one warp walks each of many short walks, which gain more from the walks running at once sharing
-// their cells (measured on the H200: docs/perf-notes.md, "Tree codes").
 
 struct IsWalk {
   __device__ bool operator()(const WalkItem& item) const { return item.first_target != kNoWalk; }
