@@ -596,12 +596,26 @@ TEST(GpuTree, EveryKeySortBuildsTheSameTreeInFloat64) {
   expect_every_key_sort_alike<double>(seed);
 }
 
+// Up to 128K bodies, where teams of warps walk, the walks go shallowest first; above, in their
+// targets' order; a setting other than by_n is taken as it is.
+TEST(GpuTree, ChoosesTheWalksOrderByN) {
+  EXPECT_EQ(walk_order_for(1, {}), GpuWalkOrder::shallowest_first);
+  EXPECT_EQ(walk_order_for(131072, {}), GpuWalkOrder::shallowest_first);
+  EXPECT_EQ(walk_order_for(131073, {}), GpuWalkOrder::targets);
+  EXPECT_EQ(walk_order_for(1 << 20, {.walk_order = GpuWalkOrder::shallowest_first}),
+            GpuWalkOrder::shallowest_first);
+  EXPECT_EQ(walk_order_for(1000, {.walk_order = GpuWalkOrder::targets}), GpuWalkOrder::targets);
+}
+
 TEST(GpuTree, RefusesBadArguments) {
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.leaf_capacity = 0}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.group_capacity = 0}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.warps_per_walk = 3}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.moments_lanes = 2}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(3, {.targets_per_walk = 12}), std::invalid_argument);
+  EXPECT_THROW(GpuTreeEvaluator<float>(3, {.shallow_group_levels = -2}), std::invalid_argument);
+  EXPECT_THROW(GpuTreeEvaluator<float>(3, {.shallow_group_levels = 23}), std::invalid_argument);
+  EXPECT_THROW(GpuTreeEvaluator<float>(3, {.shallow_group_targets = 12}), std::invalid_argument);
   EXPECT_THROW(GpuTreeEvaluator<float>(4097, {.key_sort = GpuKeySort::rank}),
                std::invalid_argument);
   SKIP_WITHOUT_GPU();
