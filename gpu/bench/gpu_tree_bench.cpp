@@ -27,6 +27,7 @@
 #include "nbody/files.hpp"
 #include "nbody/gpu/tree/gpu_tree.hpp"
 #include "nbody/initial_conditions.hpp"
+#include "nbody/morton_keys.hpp"
 #include "nbody/physics.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/sizes.hpp"
@@ -102,7 +103,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--shallow-group-levels", options.shallow_group_levels,
                  "where the walks go shallowest first, groups above this level are walked in "
                  "shorter runs (0: none; -1: chosen by N)")
-      ->check(CLI::Range(-1, 22));
+      ->check(CLI::Range(-1, nbody::kDeepestLevel + 1));
   app.add_option("--shallow-group-targets", options.shallow_group_targets,
                  "targets a walk of such a group takes at most (8, 16, 32 or 64)")
       ->check(CLI::IsMember({8, 16, 32, 64}));

@@ -375,10 +375,11 @@ GpuTreeEvaluator<T>::GpuTreeEvaluator(std::size_t n, const GpuTreeSettings& sett
   if (const int l = settings.moments_lanes; l != 0 && l != 1 && l != 4 && l != 8) {
     throw std::invalid_argument("GpuTreeEvaluator: moments_lanes must be 0, 1, 4 or 8");
   }
-  if (const int t = settings.targets_per_walk; t != 0 && t != 8 && t != 16 && t != 32 && t != 64) {
+  const auto is_run_length = [](int t) { return t == 8 || t == 16 || t == 32 || t == 64; };
+  if (settings.targets_per_walk != 0 && !is_run_length(settings.targets_per_walk)) {
     throw std::invalid_argument("GpuTreeEvaluator: targets_per_walk must be 0, 8, 16, 32 or 64");
   }
-  if (const int t = settings.shallow_group_targets; t != 8 && t != 16 && t != 32 && t != 64) {
+  if (!is_run_length(settings.shallow_group_targets)) {
     throw std::invalid_argument("GpuTreeEvaluator: shallow_group_targets must be 8, 16, 32 or 64");
   }
   if (settings.shallow_group_levels < -1 || settings.shallow_group_levels > kDeepestLevel + 1) {
